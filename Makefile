@@ -1,0 +1,29 @@
+# Every target creates its own virtualenv and installs the project from pyproject.toml,
+# so `make test` and `make demo` work on a fresh machine with only Python 3 and Java 17.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: test demo lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	PYSPARK_PYTHON=$(abspath $(PY)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q tests
+
+demo: $(STAMP)
+	$(PY) -m broker_sim.demo
+
+lint: $(STAMP)
+	$(PY) -m ruff check broker_sim connector tests benchmarks
+
+bench: $(STAMP)
+	$(PY) benchmarks/broker_throughput.py
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,164 @@
+"""The APIs pyq implements, their version ranges, and request/response codecs.
+
+Version selection lives here and nowhere else: :data:`APIS` maps each api key to its
+request and response schemas, whose ``valid`` ranges are exactly what the broker
+advertises in ApiVersions. Both the broker and the client encode and decode through the
+functions below (sans-I/O: bytes in, :class:`~broker_sim.protocol.schema.Data` out).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import MalformedFrame
+from .framing import frame
+from .header import (
+    RequestHeader,
+    peek_request_header,
+    read_request_header,
+    read_response_header,
+    request_header_version,
+    response_header_version,
+    write_request_header,
+    write_response_header,
+)
+from .messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from .messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
+from .messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+from .messages.fetch import FetchRequest, FetchResponse
+from .messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from .messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
+from .messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
+from .messages.metadata import MetadataRequest, MetadataResponse
+from .messages.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from .messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from .messages.produce import ProduceRequest, ProduceResponse
+from .schema import Data, Message
+
+
+class ApiKey:
+    PRODUCE = 0
+    FETCH = 1
+    LIST_OFFSETS = 2
+    METADATA = 3
+    OFFSET_COMMIT = 8
+    OFFSET_FETCH = 9
+    FIND_COORDINATOR = 10
+    API_VERSIONS = 18
+    CREATE_TOPICS = 19
+    DELETE_TOPICS = 20
+    INIT_PRODUCER_ID = 22
+
+
+@dataclass(frozen=True)
+class ApiSpec:
+    key: int
+    name: str
+    request: Message
+    response: Message
+
+    @property
+    def min_version(self) -> int:
+        return max(self.request.min_version, self.response.min_version)
+
+    @property
+    def max_version(self) -> int:
+        return min(self.request.max_version, self.response.max_version)
+
+    def supports(self, version: int) -> bool:
+        return self.min_version <= version <= self.max_version
+
+
+def _spec(name: str, request: Message, response: Message) -> ApiSpec:
+    assert request.api_key == response.api_key
+    return ApiSpec(request.api_key, name, request, response)
+
+
+APIS: dict[int, ApiSpec] = {s.key: s for s in [
+    _spec("Produce", ProduceRequest, ProduceResponse),
+    _spec("Fetch", FetchRequest, FetchResponse),
+    _spec("ListOffsets", ListOffsetsRequest, ListOffsetsResponse),
+    _spec("Metadata", MetadataRequest, MetadataResponse),
+    _spec("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse),
+    _spec("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse),
+    _spec("FindCoordinator", FindCoordinatorRequest, FindCoordinatorResponse),
+    _spec("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
+    _spec("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
+    _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
+    _spec("InitProducerId", InitProducerIdRequest, InitProducerIdResponse),
+]}
+
+
+class UnknownApiKey(MalformedFrame):
+    def __init__(self, api_key: int) -> None:
+        super().__init__(f"unknown api key {api_key}")
+        self.api_key = api_key
+
+
+class UnsupportedApiVersion(MalformedFrame):
+    def __init__(self, header: RequestHeader) -> None:
+        spec = APIS[header.api_key]
+        super().__init__(f"{spec.name} v{header.api_version} is not supported "
+                         f"(supported: v{spec.min_version}-v{spec.max_version})")
+        self.header = header
+
+
+def spec_for(api_key: int) -> ApiSpec:
+    spec = APIS.get(api_key)
+    if spec is None:
+        raise UnknownApiKey(api_key)
+    return spec
+
+
+def supported_versions() -> list[Data]:
+    """The ApiVersions ``api_keys`` list: exactly what this codec implements."""
+    return [Data(api_key=s.key, min_version=s.min_version, max_version=s.max_version)
+            for s in sorted(APIS.values(), key=lambda s: s.key)]
+
+
+def encode_request(api_key: int, version: int, correlation_id: int, client_id: str | None,
+                   body: Any) -> bytes:
+    spec = spec_for(api_key)
+    flexible = spec.request.is_flexible(version)
+    out = bytearray()
+    write_request_header(out, RequestHeader(api_key, version, correlation_id, client_id),
+                         request_header_version(flexible))
+    spec.request.encode_into(out, version, body)
+    return frame(out)
+
+
+def decode_request(payload: Any) -> tuple[RequestHeader, Data]:
+    """Decode one request frame (without its size prefix).
+
+    Raises UnknownApiKey / UnsupportedApiVersion (after the header is known, so the
+    caller can still answer ApiVersions) or MalformedFrame.
+    """
+    buf = memoryview(payload)
+    api_key, version, _ = peek_request_header(buf)
+    spec = spec_for(api_key)
+    if not spec.supports(version):
+        # The header version of an unknown version is unknowable; v1 is enough to
+        # identify the client for the UNSUPPORTED_VERSION answer.
+        header, _ = read_request_header(buf, 1)
+        raise UnsupportedApiVersion(header)
+    flexible = spec.request.is_flexible(version)
+    header, pos = read_request_header(buf, request_header_version(flexible))
+    return header, spec.request.decode(version, buf, pos)
+
+
+def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytes:
+    spec = spec_for(api_key)
+    flexible = spec.response.is_flexible(version)
+    out = bytearray()
+    write_response_header(out, correlation_id, response_header_version(api_key, flexible))
+    spec.response.encode_into(out, version, body)
+    return frame(out)
+
+
+def decode_response(api_key: int, version: int, payload: Any) -> tuple[int, Data]:
+    spec = spec_for(api_key)
+    buf = memoryview(payload)
+    flexible = spec.response.is_flexible(version)
+    correlation_id, pos = read_response_header(buf, response_header_version(api_key, flexible))
+    return correlation_id, spec.response.decode(version, buf, pos)

@@ -1,0 +1,81 @@
+"""Size-prefixed framing, sans-I/O: feed received bytes, take out complete frames.
+
+Every Kafka request and response is ``int32 size`` followed by ``size`` bytes. The
+decoder checks the size the moment its four bytes arrive, so a peer that claims a 2 GiB
+frame is refused before a byte of its body is buffered or allocated.
+
+>>> d = FrameDecoder(max_frame_size=100)
+>>> d.feed(b"\\x00\\x00\\x00\\x02ab\\x00\\x00")
+>>> d.next_frame()
+b'ab'
+>>> d.next_frame() is None      # half a size prefix buffered
+True
+"""
+
+from __future__ import annotations
+
+import struct
+
+from .errors import MalformedFrame
+
+_SIZE = struct.Struct(">i")
+
+
+class FrameTooLarge(MalformedFrame):
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"frame of {size} bytes exceeds the limit of {limit} bytes")
+        self.size = size
+        self.limit = limit
+
+
+class FrameDecoder:
+    """Buffers bytes of one connection and yields whole frames (without their prefix).
+
+    Owned by one thread (the connection's network processor or the client's I/O thread).
+    """
+
+    def __init__(self, max_frame_size: int) -> None:
+        self.max_frame_size = max_frame_size
+        self._buf = bytearray()
+        self._pos = 0
+        self._need: int | None = None
+
+    def feed(self, data: bytes) -> None:
+        self._buf += data
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buf) - self._pos
+
+    def next_frame(self) -> bytes | None:
+        buf, pos = self._buf, self._pos
+        if self._need is None:
+            if len(buf) - pos < 4:
+                return None
+            size = _SIZE.unpack_from(buf, pos)[0]
+            if size < 0:
+                raise MalformedFrame(f"negative frame size {size}")
+            if size > self.max_frame_size:
+                raise FrameTooLarge(size, self.max_frame_size)
+            self._need = size
+            pos += 4
+            self._pos = pos
+        need = self._need
+        if len(buf) - pos < need:
+            self._compact()
+            return None
+        frame = bytes(buf[pos : pos + need])
+        self._pos = pos + need
+        self._need = None
+        if self._pos > 65536 and self._pos * 2 > len(buf):
+            self._compact()
+        return frame
+
+    def _compact(self) -> None:
+        if self._pos:
+            del self._buf[: self._pos]
+            self._pos = 0
+
+
+def frame(payload: bytes | bytearray) -> bytes:
+    return _SIZE.pack(len(payload)) + payload
