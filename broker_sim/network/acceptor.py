@@ -1,0 +1,70 @@
+"""The acceptor: accepts connections on one listener and deals them to processors.
+
+Runs on its own thread. A new connection is first counted against ConnectionQuotas (one
+past ``max.connections.per.ip`` is closed at once, with one log line), then handed to the
+next processor in round-robin order; from then on only that processor touches it.
+"""
+
+from __future__ import annotations
+
+import logging
+import selectors
+import socket
+import threading
+
+from .connection_quotas import ConnectionQuotas, TooManyConnections
+from .processor import Processor
+
+log = logging.getLogger(__name__)
+
+
+class Acceptor(threading.Thread):
+    def __init__(self, host: str, port: int, processors: list[Processor], quotas: ConnectionQuotas,
+                 backlog: int = 128) -> None:
+        super().__init__(name="network-acceptor", daemon=True)
+        self.processors = processors
+        self.quotas = quotas
+        self._sock = socket.create_server((host, port), backlog=backlog, reuse_port=False)
+        self._sock.setblocking(False)
+        self.host, self.port = self._sock.getsockname()[:2]
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._sock, selectors.EVENT_READ)
+        self._running = threading.Event()
+        self._running.set()
+        self._next = 0
+
+    def run(self) -> None:
+        try:
+            while self._running.is_set():
+                try:
+                    self.run_once(0.5)
+                except Exception:
+                    log.exception("acceptor: unexpected error in its loop")
+        finally:
+            self._selector.close()
+            self._sock.close()
+
+    def run_once(self, timeout: float) -> None:
+        if not self._selector.select(timeout):
+            return
+        while True:
+            try:
+                sock, addr = self._sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as e:
+                log.warning("acceptor: accept failed: %s", e)
+                return
+            ip, port = addr[0], addr[1]
+            try:
+                self.quotas.inc(ip)
+            except TooManyConnections as e:
+                log.warning("refused connection from %s:%d: %s", ip, port, e)
+                sock.close()
+                continue
+            processor = self.processors[self._next % len(self.processors)]
+            self._next += 1
+            processor.accept(sock, ip, port)
+
+    def shutdown(self) -> None:
+        self._running.clear()

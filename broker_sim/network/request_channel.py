@@ -1,0 +1,79 @@
+"""The hand-off between network processors and request handler threads.
+
+Processors put parsed :class:`Request`\\ s on one bounded queue (``queued.max.requests``);
+when it is full a processor blocks, which stops it reading from its sockets: back
+pressure reaches the clients through TCP instead of through unbounded memory. Handlers
+take requests off the queue and, when the answer is ready (at once, or later from the
+purgatory), call :meth:`RequestChannel.send_response`, which puts the response on the
+owning processor's response queue and wakes that processor. Handlers never touch sockets.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.header import RequestHeader
+
+if TYPE_CHECKING:
+    from .processor import Processor
+
+
+@dataclass
+class Request:
+    processor_id: int
+    connection_id: str
+    client_address: str
+    header: RequestHeader
+    body: Any
+    size: int
+    received_ns: int = field(default_factory=time.monotonic_ns)
+
+
+@dataclass
+class Response:
+    """``payload`` is the framed response, or None when the API sends no response
+    (acks=0 produce): the processor then only unmutes the connection."""
+
+    request: Request
+    payload: bytes | None
+    close_connection: bool = False
+
+
+class RequestChannel:
+    """Thread-safe: any number of processors and handlers use one channel."""
+
+    def __init__(self, queue_size: int) -> None:
+        self._requests: queue.Queue[Request | None] = queue.Queue(maxsize=queue_size)
+        self._processors: dict[int, Processor] = {}
+
+    def add_processor(self, processor: Processor) -> None:
+        self._processors[processor.processor_id] = processor
+
+    def send_request(self, request: Request) -> None:
+        self._requests.put(request)
+
+    def receive_request(self, timeout: float | None = None) -> Request | None:
+        try:
+            return self._requests.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def send_response(self, response: Response) -> None:
+        processor = self._processors.get(response.request.processor_id)
+        if processor is not None:
+            processor.enqueue_response(response)
+
+    def wake_handlers(self, count: int) -> None:
+        """Unblock ``count`` handlers waiting in receive_request (used at shutdown)."""
+        for _ in range(count):
+            try:
+                self._requests.put_nowait(None)
+            except queue.Full:
+                break
+
+    @property
+    def queued(self) -> int:
+        return self._requests.qsize()

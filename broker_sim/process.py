@@ -1,0 +1,90 @@
+"""Run a broker as a separate OS process (for tests, the demo and local clusters).
+
+The child is ``python -m broker_sim`` with its output going to a log file in the data
+directory; :meth:`BrokerProcess.start` waits for its ``listening on HOST:PORT`` line, so
+with ``port=0`` the caller learns the ephemeral port the broker picked. Stopping is by the
+child's own process id: SIGTERM for a clean shutdown, SIGKILL to simulate a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+_LISTENING = re.compile(r"^listening on (\S+):(\d+)$", re.M)
+
+
+class BrokerProcess:
+    def __init__(self, data_dir: Path, port: int = 0, broker_id: int = 0, host: str = "127.0.0.1",
+                 overrides: dict[str, str] | None = None, python: str = sys.executable) -> None:
+        self.data_dir = Path(data_dir)
+        self.requested_port = port
+        self.broker_id = broker_id
+        self.host = host
+        self.overrides = dict(overrides or {})
+        self.python = python
+        self.port: int | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log_path = self.data_dir / f"broker-{broker_id}.out"
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> BrokerProcess:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        port = self.port if self.port is not None else self.requested_port  # restart keeps the port
+        cmd = [self.python, "-m", "broker_sim", "--data-dir", str(self.data_dir), "--host", self.host,
+               "--port", str(port), "--broker-id", str(self.broker_id)]
+        for k, v in self.overrides.items():
+            cmd += ["--override", f"{k}={v}"]
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        with open(self.log_path, "ab") as out:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.log_path.read_bytes()[offset:].decode(errors="replace")
+            m = _LISTENING.search(text)
+            if m:
+                self.port = int(m.group(2))
+                return self
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"broker exited with code {self.proc.returncode}:\n{text[-3000:]}")
+            time.sleep(0.05)
+        self.kill()
+        raise TimeoutError(f"broker did not report its listen address within {timeout}s")
+
+    def stop(self, timeout: float = 15.0) -> int | None:
+        """SIGTERM and wait; SIGKILL if it does not exit in time. Returns the exit code."""
+        if self.proc is None or self.proc.poll() is not None:
+            return None if self.proc is None else self.proc.returncode
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return None
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def __enter__(self) -> BrokerProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

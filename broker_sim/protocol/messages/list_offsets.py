@@ -1,0 +1,55 @@
+"""ListOffsets (key 2), v1-5: the offset for a timestamp (-1 latest, -2 earliest).
+
+Request::
+
+    replica_id int32, isolation_level int8 (v2+),
+    topics [name string, partitions [partition_index int32,
+            current_leader_epoch int32 (v4+), timestamp int64]]
+
+Response::
+
+    throttle_time_ms int32 (v2+),
+    topics [name string, partitions [partition_index int32, error_code int16,
+            timestamp int64, offset int64, leader_epoch int32 (v4+)]]
+
+Kafka's schema gives ``replica_id`` no default (so 0 here); consumers send -1.
+Flexible only from v6.
+"""
+
+from ..primitives import Array, Int8, Int16, Int32, Int64, String
+from ..schema import Field, Message, Struct
+
+ListOffsetsPartition = Struct("ListOffsetsPartition", [
+    Field("partition_index", Int32),
+    Field("current_leader_epoch", Int32, versions="4+", default=-1),
+    Field("timestamp", Int64),
+])
+
+ListOffsetsTopic = Struct("ListOffsetsTopic", [
+    Field("name", String),
+    Field("partitions", Array(ListOffsetsPartition)),
+])
+
+ListOffsetsRequest = Message("ListOffsetsRequest", api_key=2, valid="1-5", flexible="6+", fields=[
+    Field("replica_id", Int32),
+    Field("isolation_level", Int8, versions="2+"),
+    Field("topics", Array(ListOffsetsTopic)),
+])
+
+ListOffsetsPartitionResponse = Struct("ListOffsetsPartitionResponse", [
+    Field("partition_index", Int32),
+    Field("error_code", Int16),
+    Field("timestamp", Int64, versions="1+", default=-1),
+    Field("offset", Int64, versions="1+", default=-1),
+    Field("leader_epoch", Int32, versions="4+", default=-1),
+])
+
+ListOffsetsTopicResponse = Struct("ListOffsetsTopicResponse", [
+    Field("name", String),
+    Field("partitions", Array(ListOffsetsPartitionResponse)),
+])
+
+ListOffsetsResponse = Message("ListOffsetsResponse", api_key=2, valid="1-5", flexible="6+", fields=[
+    Field("throttle_time_ms", Int32, versions="2+"),
+    Field("topics", Array(ListOffsetsTopicResponse)),
+])

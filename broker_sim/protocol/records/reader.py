@@ -1,0 +1,191 @@
+"""Decode the records of RecordBatch v2 batches: what a consumer does with a fetch.
+
+A record set is batches back to back (header layout in :mod:`.batch_header`); each batch
+is CRC-checked, its records section decompressed as a whole when ``attributes & 7`` names
+a codec, then walked record by record (zig-zag varints, layout in :mod:`.record`). Record
+values are made absolute here::
+
+    offset    = base_offset + offsetDelta
+    timestamp = base_timestamp + timestampDelta     (CREATE_TIME, attribute bit 3 clear)
+              = max_timestamp                      (LOG_APPEND_TIME, bit 3 set)
+
+Worked example, the record bytes ``0e 00 0a 02 02 6b 01 00`` in a batch with
+base_offset 100 and base_timestamp 1000 decode to
+``Record(offset=101, timestamp=1005, key=b"k", value=None, headers=[])``.
+
+Control batches (attribute bit 5: transaction commit/abort markers) are **skipped** by
+:func:`iter_records` unless ``include_control=True``, in which case their records come
+back with ``is_control=True``; :func:`decode_batch` always decodes them (flagged).
+
+Malformed record bytes raise :class:`~broker_sim.protocol.errors.CorruptMessage`, never
+``IndexError``; a partial batch at the end of a record set (a fetch cut at its size
+limit) is ignored by :func:`iter_records`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import CorruptMessage, MalformedFrame
+from ..primitives import read_varint
+from .batch_header import HEADER_SIZE, BatchHeader, iter_batches, validate_batch
+from .compression import NONE, decompress
+from .record import Header, Record
+
+
+def decode_batch(buf: Any, pos: int = 0) -> tuple[BatchHeader, list[Record]]:
+    """Validate the batch at ``pos`` of ``buf`` and decode all of its records.
+
+    Raises CorruptMessage if the batch is truncated, fails its CRC, or its records do not
+    parse; UnsupportedCompressionType for codec ids 5-7.
+    """
+    header = validate_batch(buf, pos)
+    return header, decode_records(buf, pos, header)
+
+
+def iter_records(buf: Any, *, include_control: bool = False) -> Iterator[Record]:
+    """Yield every record of every whole batch in ``buf`` (a fetch's record set).
+
+    A trailing partial batch is ignored. Control batches are skipped unless
+    ``include_control`` is true (their records then have ``is_control=True``).
+    """
+    for pos, header in iter_batches(buf):
+        if header.is_control and not include_control:
+            continue
+        yield from decode_records(buf, pos, header)
+
+
+def decode_records(buf: Any, pos: int, header: BatchHeader) -> list[Record]:
+    """The records of the already validated batch ``header`` that starts at ``pos``."""
+    count = header.records_count
+    if count == 0:
+        return []
+    start = pos + HEADER_SIZE
+    end = pos + header.size
+    codec = header.compression
+    if codec == NONE:
+        data = bytes(memoryview(buf)[start:end])
+    else:
+        data = decompress(codec, memoryview(buf)[start:end])
+    if count > len(data):  # every record takes at least 7 bytes; refuse absurd counts early
+        raise CorruptMessage(f"record batch claims {count} records in {len(data)} bytes")
+    try:
+        return _decode(data, count, header)
+    except (IndexError, MalformedFrame, UnicodeDecodeError) as e:
+        raise CorruptMessage(f"record batch at offset {header.base_offset} has malformed records: {e}") from e
+
+
+def _decode(data: bytes, count: int, header: BatchHeader) -> list[Record]:
+    # The hot loop: one-byte varints (the usual case for every field but lengths of
+    # 64 bytes and more) are decoded inline; longer ones go through read_varint.
+    base_offset = header.base_offset
+    base_ts = header.base_timestamp
+    log_append = header.timestamp_type == 1
+    append_ts = header.max_timestamp
+    is_control = header.is_control
+    n = len(data)
+    records: list[Record] = []
+    add = records.append
+    pos = 0
+    for _ in range(count):
+        b = data[pos]
+        if b < 0x80:
+            length = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            length, pos = read_varint(data, pos)
+        rec_end = pos + length
+        if length < 6 or rec_end > n:
+            raise CorruptMessage(f"record length {length} does not fit the batch")
+        pos += 1  # attributes (int8, unused)
+
+        b = data[pos]
+        if b < 0x80:
+            ts_delta = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            ts_delta, pos = read_varint(data, pos)
+
+        b = data[pos]
+        if b < 0x80:
+            offset_delta = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            offset_delta, pos = read_varint(data, pos)
+
+        b = data[pos]
+        if b < 0x80:
+            klen = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            klen, pos = read_varint(data, pos)
+        if klen >= 0:
+            key: bytes | None = data[pos : pos + klen]
+            pos += klen
+        elif klen == -1:
+            key = None
+        else:
+            raise CorruptMessage(f"negative key length {klen}")
+
+        b = data[pos]
+        if b < 0x80:
+            vlen = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            vlen, pos = read_varint(data, pos)
+        if vlen >= 0:
+            value: bytes | None = data[pos : pos + vlen]
+            pos += vlen
+        elif vlen == -1:
+            value = None
+        else:
+            raise CorruptMessage(f"negative value length {vlen}")
+
+        if data[pos] == 0:  # no headers, the usual case
+            pos += 1
+            headers: list[Any] = []
+        else:
+            headers, pos = _decode_headers(data, pos, rec_end)
+
+        if pos != rec_end:
+            raise CorruptMessage(f"record length {length} does not match its fields")
+        add(Record(
+            base_offset + offset_delta,
+            append_ts if log_append else base_ts + ts_delta,
+            key,
+            value,
+            headers,
+            is_control,
+        ))
+    if pos != n:
+        raise CorruptMessage(f"{n - pos} bytes left over after the batch's {count} records")
+    return records
+
+
+def _decode_headers(data: bytes, pos: int, rec_end: int) -> tuple[list[Any], int]:
+    count, pos = read_varint(data, pos)
+    if count < 0 or 2 * count > rec_end - pos:  # each header takes at least 2 bytes
+        raise CorruptMessage(f"record header count {count} does not fit the record")
+    headers = []
+    for _ in range(count):
+        klen, pos = read_varint(data, pos)
+        if klen < 0:
+            raise CorruptMessage(f"negative header key length {klen}")
+        end = pos + klen
+        if end > rec_end:
+            raise CorruptMessage("header key runs past the end of the record")
+        hkey = data[pos:end].decode("utf-8")
+        vlen, pos = read_varint(data, end)
+        if vlen >= 0:
+            end = pos + vlen
+            if end > rec_end:
+                raise CorruptMessage("header value runs past the end of the record")
+            hvalue: bytes | None = data[pos:end]
+            pos = end
+        elif vlen == -1:
+            hvalue = None
+        else:
+            raise CorruptMessage(f"negative header value length {vlen}")
+        headers.append(Header(hkey, hvalue))
+    return headers, pos

@@ -1,0 +1,141 @@
+"""Broker configuration: Kafka's option names and defaults, typed and validated once.
+
+Options arrive as strings (command line ``--override name=value`` or a dict); each is
+parsed by its declared type and checked against its rule here, at construction, with an
+error naming the option, the value given and what is allowed:
+
+>>> BrokerConfig.from_properties({"num.io.threads": "0"})
+Traceback (most recent call last):
+...
+broker_sim.server.config.ConfigError: num.io.threads=0 is not allowed: must be at least 1
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..log.config import LogConfig
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _parse_overrides(text: str) -> dict[str, int]:
+    """``"127.0.0.1:5,10.0.0.1:200"`` -> {ip: limit}."""
+    out: dict[str, int] = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        ip, _, n = item.rpartition(":")
+        out[ip] = int(n)
+    return out
+
+
+def _parse_bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("true", "1", "yes"):
+        return True
+    if low in ("false", "0", "no"):
+        return False
+    raise ValueError("must be true or false")
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    broker_id: int = 0
+    host: str = "127.0.0.1"
+    port: int = 9092
+    data_dir: Path = Path("pyq-data")
+    advertised_host: str | None = None
+    num_network_threads: int = 2
+    num_io_threads: int = 4
+    queued_max_requests: int = 500
+    socket_request_max_bytes: int = 100 * 1024 * 1024
+    max_connections_per_ip: int = 1000
+    max_connections_per_ip_overrides: dict[str, int] = field(default_factory=dict)
+    auto_create_topics_enable: bool = False
+    num_partitions: int = 1
+    default_replication_factor: int = 1
+    message_max_bytes: int = 1048588
+    log_retention_check_interval_ms: int = 300_000
+    log: LogConfig = field(default_factory=LogConfig)
+    cluster_id: str = "pyq-cluster"
+
+    def __post_init__(self) -> None:
+        rules = [
+            ("broker.id", self.broker_id, 0), ("port", self.port, 0),
+            ("num.network.threads", self.num_network_threads, 1),
+            ("num.io.threads", self.num_io_threads, 1),
+            ("queued.max.requests", self.queued_max_requests, 1),
+            ("socket.request.max.bytes", self.socket_request_max_bytes, 1024),
+            ("max.connections.per.ip", self.max_connections_per_ip, 1),
+            ("num.partitions", self.num_partitions, 1),
+            ("default.replication.factor", self.default_replication_factor, 1),
+            ("message.max.bytes", self.message_max_bytes, 0),
+            ("log.retention.check.interval.ms", self.log_retention_check_interval_ms, 1),
+        ]
+        for name, value, minimum in rules:
+            if value < minimum:
+                raise ConfigError(f"{name}={value} is not allowed: must be at least {minimum}")
+        if self.port > 65535:
+            raise ConfigError(f"port={self.port} is not allowed: must be at most 65535")
+
+    @property
+    def advertised(self) -> str:
+        return self.advertised_host or self.host
+
+    @classmethod
+    def from_properties(cls, props: dict[str, str], **explicit: Any) -> BrokerConfig:
+        """Build from Kafka-named string properties; ``explicit`` keyword values win."""
+        simple: dict[str, tuple[str, Any]] = {
+            "broker.id": ("broker_id", int), "node.id": ("broker_id", int),
+            "host": ("host", str), "port": ("port", int),
+            "log.dirs": ("data_dir", Path), "log.dir": ("data_dir", Path),
+            "advertised.host.name": ("advertised_host", str),
+            "num.network.threads": ("num_network_threads", int),
+            "num.io.threads": ("num_io_threads", int),
+            "queued.max.requests": ("queued_max_requests", int),
+            "socket.request.max.bytes": ("socket_request_max_bytes", int),
+            "max.connections.per.ip": ("max_connections_per_ip", int),
+            "max.connections.per.ip.overrides": ("max_connections_per_ip_overrides", _parse_overrides),
+            "auto.create.topics.enable": ("auto_create_topics_enable", _parse_bool),
+            "num.partitions": ("num_partitions", int),
+            "default.replication.factor": ("default_replication_factor", int),
+            "message.max.bytes": ("message_max_bytes", int),
+            "log.retention.check.interval.ms": ("log_retention_check_interval_ms", int),
+            "cluster.id": ("cluster_id", str),
+        }
+        # Broker-wide log defaults use Kafka's "log." prefixed names.
+        log_names = {
+            "log.segment.bytes": "segment.bytes", "log.roll.ms": "segment.ms",
+            "log.retention.bytes": "retention.bytes", "log.retention.ms": "retention.ms",
+            "log.index.interval.bytes": "index.interval.bytes",
+        }
+        values: dict[str, Any] = {}
+        log_props: dict[str, str] = {}
+        for name, raw in props.items():
+            if name in simple:
+                attr, parse = simple[name]
+                try:
+                    values[attr] = parse(raw)
+                except ValueError as e:
+                    raise ConfigError(f"{name}={raw!r} is not allowed: {e}") from e
+            elif name in log_names:
+                log_props[log_names[name]] = raw
+            elif name == "log.retention.hours":
+                log_props["retention.ms"] = str(int(raw) * 3_600_000)
+            else:
+                known = sorted(set(simple) | set(log_names) | {"log.retention.hours"})
+                raise ConfigError(f"unknown broker option {name!r}; known options: {', '.join(known)}")
+        if log_props:
+            try:
+                values["log"] = LogConfig.from_properties(log_props)
+            except ValueError as e:
+                raise ConfigError(str(e)) from e
+        values.update(explicit)
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> BrokerConfig:
+        return dataclasses.replace(self, **changes)

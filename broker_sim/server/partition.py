@@ -1,0 +1,52 @@
+"""One topic-partition hosted by this broker: its log, leader epoch and high watermark.
+
+Invariant: ``log.high_watermark <= log.log_end_offset``; consumers only ever read below
+the high watermark. With a single replica the high watermark follows the log end offset
+at every append (the leader is the whole ISR). Replication replaces that rule with "the
+minimum log end offset over the ISR".
+
+Threading: appends are serialised by the log's own lock; reads run concurrently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..log import Log
+
+
+@dataclass
+class AppendResult:
+    base_offset: int
+    last_offset: int
+    log_start_offset: int
+
+
+class Partition:
+    def __init__(self, topic: str, index: int, log: Log, broker_id: int, leader_epoch: int = 0) -> None:
+        self.topic = topic
+        self.index = index
+        self.log = log
+        self.leader_id = broker_id
+        self.leader_epoch = leader_epoch
+        self.replicas = [broker_id]
+        self.isr = [broker_id]
+        # A single replica's log is its own ISR: everything appended is committed.
+        self.log.high_watermark = self.log.log_end_offset
+
+    def append_records_to_leader(self, records: bytes | memoryview) -> AppendResult:
+        info = self.log.append_as_leader(records, self.leader_epoch)
+        self.log.high_watermark = self.log.log_end_offset
+        return AppendResult(info.first_offset, info.last_offset, self.log.log_start_offset)
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log.high_watermark
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset

@@ -1,0 +1,41 @@
+"""Shared fixtures: broker processes stopped by their own pids in teardown."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from broker_sim.process import BrokerProcess
+
+# Spark workers must start the venv's interpreter (set before any SparkSession exists).
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+
+@pytest.fixture
+def broker_factory(tmp_path: Path) -> Iterator:
+    """Start broker processes on ephemeral ports; every one is stopped at teardown."""
+    started: list[BrokerProcess] = []
+
+    def start(data_dir: Path | None = None, **kwargs) -> BrokerProcess:
+        proc = BrokerProcess(data_dir or tmp_path / f"broker{len(started)}", **kwargs)
+        started.append(proc)
+        return proc.start()
+
+    yield start
+    for proc in started:
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    """One broker for a whole test module (tests use distinct topic names)."""
+    proc = BrokerProcess(tmp_path_factory.mktemp("shared-broker"),
+                         overrides={"auto.create.topics.enable": "false"})
+    proc.start()
+    yield proc
+    proc.stop()
