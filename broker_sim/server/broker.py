@@ -40,7 +40,7 @@ class Broker:
         for info in self.topics.all():
             self.replica_manager.create_partitions(info)
         known = set(self.topics.names())
-        for topic in {t for (t, _p) in self.log_manager.partitions()} - known:
+        for topic in {tp.topic for tp in self.log_manager.all_logs()} - known:
             log.info("deleting the logs of %s: the topic no longer exists", topic)
             self.log_manager.delete_topic(topic)
         self.group_offsets = GroupOffsetStore(data_dir / "group-offsets.jsonl")

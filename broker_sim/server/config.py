@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..log.config import LogConfig
+from ..protocol.errors import KafkaError
 
 
 class ConfigError(ValueError):
@@ -132,7 +133,7 @@ class BrokerConfig:
         if log_props:
             try:
                 values["log"] = LogConfig.from_properties(log_props)
-            except ValueError as e:
+            except KafkaError as e:  # InvalidConfig, naming the option
                 raise ConfigError(str(e)) from e
         values.update(explicit)
         return cls(**values)

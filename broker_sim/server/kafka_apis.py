@@ -16,11 +16,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from ..log import LogConfig
 from ..network.request_channel import Request, RequestChannel, Response
 from ..protocol import api
 from ..protocol.api import ApiKey
 from ..protocol.errors import (
-    InvalidConfig,
     InvalidReplicationFactor,
     InvalidRequest,
     InvalidRequiredAcks,
@@ -216,8 +216,8 @@ class KafkaApis:
                     elif p.timestamp == EARLIEST_TIMESTAMP:
                         out.offset = part.log_start_offset
                     else:
-                        found = part.log.offset_for_timestamp(p.timestamp)
-                        if found is not None and found[0] < part.high_watermark:
+                        found = part.log.offset_for_timestamp(p.timestamp, max_offset=part.high_watermark)
+                        if found is not None:
                             out.offset, out.timestamp = found
                 except KafkaError as e:
                     out.error_code = e.code
@@ -293,12 +293,8 @@ class KafkaApis:
                     raise InvalidReplicationFactor(
                         f"replication factor {rf} is larger than the number of brokers (1)")
                 configs = {c.name: c.value for c in t.configs}
-                if configs:
-                    try:
-                        self.replica_manager.log_manager.default_config.__class__.from_properties(
-                            configs, base=self.replica_manager.log_manager.default_config)
-                    except ValueError as e:
-                        raise InvalidConfig(str(e)) from e
+                if configs:  # raises InvalidConfig naming the option
+                    LogConfig.from_properties(configs, self.replica_manager.log_manager.default_config)
                 info = self.topics.create(t.name, partitions, rf, configs, validate_only=body.validate_only)
                 if not body.validate_only:
                     self.replica_manager.create_partitions(info)

@@ -39,6 +39,13 @@ class Partition:
         self.log.high_watermark = self.log.log_end_offset
         return AppendResult(info.first_offset, info.last_offset, self.log.log_start_offset)
 
+    def bytes_available(self, offset: int, upper: int, enough: int) -> int:
+        """Bytes of whole batches in [offset, upper), counting no further than ``enough``
+        (at least one batch is counted when there is one)."""
+        if offset >= upper:
+            return 0
+        return len(self.log.read(offset, max(enough, 1), max_offset=upper, min_one_batch=True).records)
+
     @property
     def high_watermark(self) -> int:
         return self.log.high_watermark

@@ -50,7 +50,7 @@ class ReplicaManager:
     def create_partitions(self, topic: TopicInfo) -> None:
         config = None
         if topic.configs:
-            config = LogConfig.from_properties(topic.configs, base=self.log_manager.default_config)
+            config = LogConfig.from_properties(topic.configs, self.log_manager.default_config)
         with self._lock:
             for i in range(topic.partitions):
                 if (topic.name, i) not in self._partitions:

@@ -70,20 +70,30 @@ def _scalar(t: Type, default: Any, k: int, nulls: bool) -> Any:
     raise AssertionError(f"no sample for type {t!r}")
 
 
+# Fields declared nullable but, per Kafka's schemas, nullable only from this version on.
+NULLABLE_FROM = {
+    ("MetadataRequest", "topics"): 1,     # v0: an empty array means "all topics"
+    ("OffsetFetchRequest", "topics"): 2,
+}
+
+
 def sample(message: Struct, version: int, nulls: bool = False) -> dict[str, Any]:
-    """Every field present in ``version`` set; ``nulls`` puts None in every nullable slot."""
+    """Every field present in ``version`` set; ``nulls`` puts None in every slot that is
+    nullable in ``version``."""
     counter = itertools.count(1)
 
-    def value(t: Any, default: Any) -> Any:
+    def value(t: Any, default: Any, nullable: bool) -> Any:
         if isinstance(t, Struct):
-            return {f.name: value(f.type, f.default) for f in t.fields if f.present_in(version)}
+            return {f.name: value(f.type, f.default,
+                                  version >= NULLABLE_FROM.get((t.name, f.name), 0))
+                    for f in t.fields if f.present_in(version)}
         if isinstance(t, Array):
-            if nulls and t.nullable:
+            if nulls and nullable and t.nullable:
                 return None
-            return [value(t.inner, t.inner.default) for _ in range(ARRAY_LEN)]
-        return _scalar(t, default, next(counter), nulls)
+            return [value(t.inner, t.inner.default, True) for _ in range(ARRAY_LEN)]
+        return _scalar(t, default, next(counter), nulls and nullable)
 
-    return value(message, None)
+    return value(message, None, True)
 
 
 def plain(value: Any, t: Any, version: int) -> Any:

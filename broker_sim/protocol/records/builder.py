@@ -68,7 +68,12 @@ def _encode_headers(headers: Iterable[tuple[str | bytes, Any]]) -> bytearray:
     out = bytearray()
     write_varint(out, len(headers))
     for hkey, hvalue in headers:
-        kb = hkey.encode("utf-8") if isinstance(hkey, str) else bytes(hkey)
+        if isinstance(hkey, str):
+            kb = hkey.encode("utf-8")
+        elif isinstance(hkey, (bytes, bytearray)):
+            kb = bytes(hkey)  # taken as already UTF-8
+        else:
+            raise TypeError(f"header keys must be str, not {type(hkey).__name__}")
         write_varint(out, len(kb))
         out += kb
         if hvalue is None:

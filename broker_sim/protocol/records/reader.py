@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import CorruptMessage, MalformedFrame
-from ..primitives import read_varint
+from ..primitives import read_uvarint, read_varint
 from .batch_header import HEADER_SIZE, BatchHeader, iter_batches, validate_batch
 from .compression import NONE, decompress
 from .record import Header, Record
@@ -77,8 +77,10 @@ def decode_records(buf: Any, pos: int, header: BatchHeader) -> list[Record]:
 
 
 def _decode(data: bytes, count: int, header: BatchHeader) -> list[Record]:
-    # The hot loop: one-byte varints (the usual case for every field but lengths of
-    # 64 bytes and more) are decoded inline; longer ones go through read_varint.
+    # The hot loop. Varints of one and two bytes (values below 64 and 8192: nearly every
+    # field of every record) are decoded inline on their unsigned raw form ``u``; longer
+    # ones go through read_uvarint. Zig-zag: value = (u >> 1) ^ -(u & 1), so for a
+    # length an odd ``u`` means negative, and ``u == 1`` is -1 (null).
     base_offset = header.base_offset
     base_ts = header.base_timestamp
     log_append = header.timestamp_type == 1
@@ -89,75 +91,79 @@ def _decode(data: bytes, count: int, header: BatchHeader) -> list[Record]:
     add = records.append
     pos = 0
     for _ in range(count):
-        b = data[pos]
-        if b < 0x80:
-            length = (b >> 1) ^ -(b & 1)
+        # length
+        u = data[pos]
+        if u < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            u = (u & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
-            length, pos = read_varint(data, pos)
-        rec_end = pos + length
-        if length < 6 or rec_end > n:
-            raise CorruptMessage(f"record length {length} does not fit the batch")
-        pos += 1  # attributes (int8, unused)
-
-        b = data[pos]
-        if b < 0x80:
-            ts_delta = (b >> 1) ^ -(b & 1)
+            u, pos = read_uvarint(data, pos)
+        rec_end = pos + (u >> 1)
+        if u & 1 or u < 12 or rec_end > n:
+            raise CorruptMessage(f"record length {(u >> 1) ^ -(u & 1)} does not fit the batch")
+        # attributes (int8, unused), then timestampDelta
+        u = data[pos + 1]
+        if u < 0x80:
+            pos += 2
+        elif data[pos + 2] < 0x80:
+            u = (u & 0x7F) | (data[pos + 2] << 7)
+            pos += 3
+        else:
+            u, pos = read_uvarint(data, pos + 1)
+        timestamp = append_ts if log_append else base_ts + ((u >> 1) ^ -(u & 1))
+        # offsetDelta
+        u = data[pos]
+        if u < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            u = (u & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
-            ts_delta, pos = read_varint(data, pos)
-
-        b = data[pos]
-        if b < 0x80:
-            offset_delta = (b >> 1) ^ -(b & 1)
+            u, pos = read_uvarint(data, pos)
+        offset = base_offset + ((u >> 1) ^ -(u & 1))
+        # key
+        u = data[pos]
+        if u < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            u = (u & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
-            offset_delta, pos = read_varint(data, pos)
-
-        b = data[pos]
-        if b < 0x80:
-            klen = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            klen, pos = read_varint(data, pos)
-        if klen >= 0:
-            key: bytes | None = data[pos : pos + klen]
-            pos += klen
-        elif klen == -1:
+            u, pos = read_uvarint(data, pos)
+        if not u & 1:
+            key: bytes | None = data[pos : pos + (u >> 1)]
+            pos += u >> 1
+        elif u == 1:
             key = None
         else:
-            raise CorruptMessage(f"negative key length {klen}")
-
-        b = data[pos]
-        if b < 0x80:
-            vlen = (b >> 1) ^ -(b & 1)
+            raise CorruptMessage(f"negative key length {(u >> 1) ^ -1}")
+        # value
+        u = data[pos]
+        if u < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            u = (u & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
-            vlen, pos = read_varint(data, pos)
-        if vlen >= 0:
-            value: bytes | None = data[pos : pos + vlen]
-            pos += vlen
-        elif vlen == -1:
+            u, pos = read_uvarint(data, pos)
+        if not u & 1:
+            value: bytes | None = data[pos : pos + (u >> 1)]
+            pos += u >> 1
+        elif u == 1:
             value = None
         else:
-            raise CorruptMessage(f"negative value length {vlen}")
-
-        if data[pos] == 0:  # no headers, the usual case
+            raise CorruptMessage(f"negative value length {(u >> 1) ^ -1}")
+        # headers
+        if data[pos] == 0:  # none, the usual case
             pos += 1
             headers: list[Any] = []
         else:
             headers, pos = _decode_headers(data, pos, rec_end)
-
         if pos != rec_end:
-            raise CorruptMessage(f"record length {length} does not match its fields")
-        add(Record(
-            base_offset + offset_delta,
-            append_ts if log_append else base_ts + ts_delta,
-            key,
-            value,
-            headers,
-            is_control,
-        ))
+            raise CorruptMessage("record length does not match its fields")
+        add(Record(offset, timestamp, key, value, headers, is_control))
     if pos != n:
         raise CorruptMessage(f"{n - pos} bytes left over after the batch's {count} records")
     return records

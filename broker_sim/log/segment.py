@@ -1,0 +1,566 @@
+"""One segment of a partition log: a ``.log`` file of record batches plus its offset index.
+
+On disk a segment is two files in the partition directory, named by the segment's base
+offset (the first offset it may hold) zero-padded to 20 digits::
+
+    00000000000000000100.log     record batches back to back, exactly as produced
+                                 (RecordBatch v2, see protocol/records/batch_header.py)
+    00000000000000000100.index   sparse offset index (see offset_index.py)
+
+Worked example: a segment with base offset 100 holding a 3-record batch and then a
+1-record batch, 90 and 70 bytes long::
+
+    position 0    base_offset=100 batch_length=78 ... last_offset_delta=2   (offsets 100-102)
+    position 90   base_offset=103 batch_length=58 ... last_offset_delta=0   (offset 103)
+    size 160, next_offset 104
+
+``read(start_offset=102, max_bytes=1000)`` returns bytes [0, 160): whole batches only, the
+first one being the batch that holds offset 102 (a consumer skips records below the offset
+it asked for, as with Kafka). A segment never rewrites the bytes of a batch.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..protocol.errors import CorruptMessage
+from ..protocol.records.batch_header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, validate_batch
+from .offset_index import INDEX_SUFFIX, CorruptIndex, OffsetIndex
+
+LOG_SUFFIX = ".log"
+INT32_MAX = 2**31 - 1
+
+# base_offset, batch_length, leader_epoch, magic, crc, attributes, last_offset_delta
+_PREFIX = struct.Struct(">qiibIhi")
+PREFIX_SIZE = _PREFIX.size  # 27: enough of the header to know a batch's offsets and size
+_BASE_AND_LENGTH = struct.Struct(">qi")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_LAST_DELTA_AT = 23
+_MAX_TS_AT = 35
+_CHUNK = 64 * 1024
+
+
+def segment_name(base_offset: int) -> str:
+    """The file stem of a segment: its base offset as 20 zero-padded digits."""
+    return f"{base_offset:020d}"
+
+
+class SegmentGone(Exception):
+    """The segment was closed or deleted (by retention or truncation) under a reader.
+
+    Internal: :class:`~broker_sim.log.log.Log` answers it by taking a fresh snapshot of the
+    segment list (and raising OffsetOutOfRange if the wanted offset is now gone).
+    """
+
+
+class SegmentChanged(Exception):
+    """The segment was truncated while a read was in flight; the read must be retried."""
+
+
+class LogSegment:
+    """A ``.log`` file plus its :class:`OffsetIndex`, kept open for the segment's lifetime.
+
+    Invariants (for the bytes in ``[0, size)``): the file holds whole batches back to back
+    with strictly increasing offsets, all >= ``base_offset`` and at most ``base_offset +
+    2**31 - 1`` (relative offsets fit the index's int32); ``next_offset`` is the last
+    batch's last offset + 1 (``base_offset`` when empty); every index entry points at the
+    start of a batch inside ``[0, size)``. Bytes beyond ``size`` (a torn write) are never
+    read and are cut by :meth:`recover` or :meth:`truncate_to`.
+
+    Threading: mutations (:meth:`append`, :meth:`recover`, :meth:`truncate_to`,
+    :meth:`flush`, :meth:`close`, :meth:`delete`) are serialized by the owner (the log's
+    lock). Reads (:meth:`read`, :meth:`read_batches`, timestamp scans) may run from any
+    thread concurrently with them, using ``os.pread`` on the shared descriptor:
+
+    * an append writes the bytes first and publishes the new ``size`` last, and a reader
+      bounds itself by the ``size`` it saw, so it never sees a half-written batch;
+    * a reader holds a reference count; :meth:`close`/:meth:`delete` unlink at once but
+      close the descriptor only when the last reader is done (so a descriptor number is
+      never reused under a reader); a read that starts after them raises SegmentGone;
+    * truncation bumps a generation counter (odd while in progress); a read that overlaps
+      one raises SegmentChanged instead of returning bytes from before and after.
+    """
+
+    def __init__(
+        self,
+        dir: Path,
+        base_offset: int,
+        index_interval_bytes: int = 4096,
+        created_ms: int = 0,
+    ) -> None:
+        self.dir = dir
+        self.base_offset = base_offset
+        self.index_interval_bytes = index_interval_bytes
+        self.created_ms = created_ms
+        stem = segment_name(base_offset)
+        self.log_path = dir / (stem + LOG_SUFFIX)
+        self.index_path = dir / (stem + INDEX_SUFFIX)
+        self.index_was_missing = not self.index_path.exists()
+        self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.index = OffsetIndex(self.index_path, base_offset)
+        except BaseException:
+            os.close(self._fd)
+            raise
+        self._size = os.fstat(self._fd).st_size
+        # Lazily computed for segments opened without recovery (None = unknown).
+        self._next_offset: int | None = base_offset if self._size == 0 else None
+        self._max_timestamp: int | None = -1 if self._size == 0 else None
+        self._max_timestamp_position = -1
+        self._bytes_since_index = 0
+        self._gen = 0  # odd while a truncation/recovery rewrites the file
+        self._lock = threading.Lock()  # guards the reader count and closing
+        self._readers = 0
+        self._closing = False
+        self.deleted = False
+
+    def __repr__(self) -> str:
+        return f"LogSegment(base_offset={self.base_offset}, size={self._size}, path={str(self.log_path)!r})"
+
+    # ------------------------------------------------------------ reader guard
+
+    def _acquire(self) -> None:
+        with self._lock:
+            if self._closing:
+                raise SegmentGone(f"segment {self.base_offset} is closed or deleted")
+            self._readers += 1
+
+    def _release(self) -> None:
+        with self._lock:
+            self._readers -= 1
+            if self._readers == 0 and self._closing and self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+    # ----------------------------------------------------------------- queries
+
+    @property
+    def size(self) -> int:
+        """Bytes of whole batches in the file."""
+        return self._size
+
+    @property
+    def is_empty(self) -> bool:
+        return self._size == 0
+
+    @property
+    def next_offset(self) -> int:
+        """The offset after the last batch (``base_offset`` when empty)."""
+        nxt = self._next_offset
+        if nxt is None:
+            self._acquire()
+            try:
+                nxt = self._compute_next_offset()
+            finally:
+                self._release()
+        return nxt
+
+    @property
+    def max_timestamp(self) -> int:
+        """The largest batch ``max_timestamp`` in the segment, -1 if none (Kafka's largestTimestamp)."""
+        ts = self._max_timestamp
+        if ts is None:
+            self._acquire()
+            try:
+                ts = self._scan_max_timestamp()
+            finally:
+                self._release()
+        return ts
+
+    @property
+    def max_timestamp_position(self) -> int:
+        """File position of the first batch carrying :attr:`max_timestamp` (-1 if none)."""
+        if self.max_timestamp < 0:
+            return -1
+        return self._max_timestamp_position
+
+    @property
+    def last_modified(self) -> int:
+        """Modification time of the .log file in epoch milliseconds."""
+        self._acquire()
+        try:
+            return os.fstat(self._fd).st_mtime_ns // 1_000_000
+        finally:
+            self._release()
+
+    def _compute_next_offset(self) -> int:
+        last_pos = self.index.last_entry[1]
+        nxt = self.base_offset
+        for _pos, _base, last, _size in self._walk(last_pos, self._size):
+            nxt = last + 1
+        if last_pos > 0 and nxt == self.base_offset:  # index pointed at garbage
+            for _pos, _base, last, _size in self._walk(0, self._size):
+                nxt = last + 1
+        self._next_offset = nxt
+        return nxt
+
+    def _scan_max_timestamp(self) -> int:
+        best, best_pos = -1, -1
+        for pos, header in self._scan_headers(0, self._size):
+            if header.max_timestamp > best:
+                best, best_pos = header.max_timestamp, pos
+        self._max_timestamp_position = best_pos
+        self._max_timestamp = best
+        return best
+
+    def _walk(self, start: int, limit: int) -> Iterator[tuple[int, int, int, int]]:
+        """Yield ``(position, base_offset, last_offset, size)`` of whole batches in [start, limit).
+
+        Reads the file in chunks and decodes only the 27-byte header prefix of each batch.
+        Stops quietly at a batch that is incomplete or has an impossible length.
+        """
+        fd = self._fd
+        pos = start
+        chunk = b""
+        chunk_start = start
+        # Walks usually start at an index entry and cover about one index interval.
+        chunk_size = min(_CHUNK, self.index_interval_bytes + 2 * HEADER_SIZE)
+        while pos + PREFIX_SIZE <= limit:
+            off = pos - chunk_start
+            if off + PREFIX_SIZE > len(chunk):
+                chunk = os.pread(fd, min(chunk_size, limit - pos), pos)
+                chunk_start, off = pos, 0
+                if len(chunk) < PREFIX_SIZE:
+                    return
+            base, length, _epoch, _magic, _crc, _attrs, delta = _PREFIX.unpack_from(chunk, off)
+            size = length + LOG_OVERHEAD
+            if size < HEADER_SIZE or pos + size > limit or delta < 0:
+                return
+            yield pos, base, base + delta, size
+            pos += size
+
+    def _scan_headers(self, start: int, limit: int) -> Iterator[tuple[int, BatchHeader]]:
+        """Yield ``(position, BatchHeader)`` for whole batches in [start, limit) (no CRC check)."""
+        fd = self._fd
+        pos = start
+        chunk = b""
+        chunk_start = start
+        while pos + HEADER_SIZE <= limit:
+            off = pos - chunk_start
+            if off + HEADER_SIZE > len(chunk):
+                chunk = os.pread(fd, min(_CHUNK, limit - pos), pos)
+                chunk_start, off = pos, 0
+                if len(chunk) < HEADER_SIZE:
+                    return
+            header = BatchHeader.parse(chunk, off)
+            if header.size < HEADER_SIZE or pos + header.size > limit:
+                return
+            yield pos, header
+            pos += header.size
+
+    def find_batch(self, offset: int, limit: int | None = None) -> tuple[int, int, int, int] | None:
+        """``(position, base_offset, last_offset, size)`` of the first batch whose last offset is
+        >= ``offset`` (Kafka's translateOffset), or None if there is none before ``limit``."""
+        self._acquire()
+        try:
+            return self._find(offset, self._size if limit is None else min(limit, self._size))
+        finally:
+            self._release()
+
+    def _find(self, offset: int, limit: int) -> tuple[int, int, int, int] | None:
+        start = self.index.lookup(offset)
+        if start >= limit:  # an entry for bytes this reader must not see yet
+            start = 0
+        for found in self._walk(start, limit):
+            if found[2] >= offset:
+                return found
+        return None
+
+    def read_batches(
+        self,
+        start_offset: int,
+        max_bytes: int,
+        *,
+        max_offset: int | None = None,
+        max_position: int | None = None,
+        min_one_batch: bool = True,
+    ) -> tuple[bytes, int]:
+        """Whole batches from the one holding ``start_offset``, and that batch's base offset.
+
+        Returns ``(records, first_base_offset)``; ``first_base_offset`` is -1 when the
+        segment has no batch whose last offset is >= ``start_offset`` (the caller moves on
+        to the next segment). ``records`` may still be empty when the first batch does not
+        fit ``max_bytes`` (and not ``min_one_batch``) or ends at/after ``max_offset``.
+        Raises SegmentGone or SegmentChanged when the read races a deletion/truncation.
+        """
+        self._acquire()
+        try:
+            gen = self._gen
+            if gen & 1:
+                raise SegmentChanged(f"segment {self.base_offset} is being truncated")
+            limit = self._size if max_position is None else min(max_position, self._size)
+            found = self._find(start_offset, limit)
+            if found is None:
+                result: tuple[bytes, int] = (b"", -1)
+            else:
+                pos, base, last, first_size = found
+                if max_offset is not None and last >= max_offset:
+                    result = (b"", base)
+                else:
+                    want = min(max_bytes, limit - pos)
+                    if first_size > want:
+                        want = first_size if min_one_batch else 0
+                    data = os.pread(self._fd, want, pos) if want > 0 else b""
+                    result = (_whole_batches(data, max_offset), base)
+            if self._gen != gen:
+                raise SegmentChanged(f"segment {self.base_offset} was truncated during a read")
+            return result
+        finally:
+            self._release()
+
+    def read(
+        self,
+        start_offset: int,
+        max_bytes: int,
+        max_position: int | None = None,
+        min_one_batch: bool = True,
+        *,
+        max_offset: int | None = None,
+    ) -> bytes:
+        """Whole batches starting with the one that holds ``start_offset``, up to ``max_bytes``.
+
+        With ``min_one_batch`` the first batch is returned even when larger than
+        ``max_bytes``. ``max_position`` bounds the file bytes considered; ``max_offset``
+        excludes batches whose last offset is >= it. Empty if nothing qualifies.
+        """
+        return self.read_batches(
+            start_offset, max_bytes, max_offset=max_offset, max_position=max_position,
+            min_one_batch=min_one_batch,
+        )[0]
+
+    def find_timestamp(
+        self, timestamp: int, max_offset: int | None = None, min_offset: int = 0
+    ) -> tuple[int, BatchHeader] | None:
+        """``(position, header)`` of the first batch with ``max_timestamp >= timestamp``, skipping
+        batches that end below ``min_offset`` and stopping at the first one that ends at or
+        after ``max_offset``: a scan of batch headers (there is no time index)."""
+        self._acquire()
+        try:
+            if self._max_timestamp is not None and self._max_timestamp < timestamp:
+                return None
+            start = self.index.lookup(min_offset) if min_offset > self.base_offset else 0
+            if start >= self._size:
+                start = 0
+            for pos, header in self._scan_headers(start, self._size):
+                if max_offset is not None and header.last_offset >= max_offset:
+                    return None
+                if header.max_timestamp >= timestamp and header.last_offset >= min_offset:
+                    return pos, header
+            return None
+        finally:
+            self._release()
+
+    def read_at(self, position: int, size: int) -> bytes:
+        """Raw bytes ``[position, position + size)`` bounded by the segment size."""
+        self._acquire()
+        try:
+            end = min(position + size, self._size)
+            return os.pread(self._fd, end - position, position) if end > position else b""
+        finally:
+            self._release()
+
+    # --------------------------------------------------------------- mutations
+
+    def append(self, largest_offset: int, buf: bytes | bytearray | memoryview) -> None:
+        """Append whole batches (offsets already assigned, all > the current last offset).
+
+        Adds an index entry before a batch when more than ``index_interval_bytes`` were
+        appended since the previous entry. ``largest_offset`` is the last offset in ``buf``.
+        """
+        n = len(buf)
+        if n == 0:
+            return
+        if self._max_timestamp is None:
+            self._scan_max_timestamp()
+        start = self._size
+        entries: list[tuple[int, int]] = []
+        interval = self.index_interval_bytes
+        since = self._bytes_since_index
+        max_ts = self._max_timestamp
+        assert max_ts is not None
+        max_ts_pos = self._max_timestamp_position
+        pos = 0
+        while pos < n:
+            base, length = _BASE_AND_LENGTH.unpack_from(buf, pos)
+            size = length + LOG_OVERHEAD
+            if since > interval:
+                entries.append((base, start + pos))
+                since = 0
+            since += size
+            ts = _I64.unpack_from(buf, pos + _MAX_TS_AT)[0]
+            if ts > max_ts:
+                max_ts, max_ts_pos = ts, start + pos
+            pos += size
+        if pos != n:
+            raise CorruptMessage("appended bytes do not end on a batch boundary")
+        view = memoryview(buf)
+        written = 0
+        try:
+            while written < n:
+                written += os.pwrite(self._fd, view[written:], start + written)
+        except OSError:
+            try:  # do not leave a partial batch behind the published size
+                os.ftruncate(self._fd, start)
+            except OSError:
+                pass
+            raise
+        for offset, position in entries:
+            self.index.append(offset, position)
+        self._bytes_since_index = since
+        self._max_timestamp = max_ts
+        self._max_timestamp_position = max_ts_pos
+        self._next_offset = largest_offset + 1
+        self._size = start + n  # publish last: readers bound themselves by size
+
+    def recover(self) -> int:
+        """Validate every batch from the start, rebuild the index, cut a torn/corrupt tail.
+
+        Checks each batch's length, magic and CRC-32C (``validate_batch``) and that its
+        offsets increase and fit the segment. Returns the number of bytes truncated.
+        """
+        self._gen += 1
+        try:
+            file_size = os.fstat(self._fd).st_size
+            self.index.reset()
+            fd = self._fd
+            interval = self.index_interval_bytes
+            pos = 0
+            nxt = self.base_offset
+            since = 0
+            max_ts, max_ts_pos = -1, -1
+            chunk = b""
+            chunk_start = 0
+            while pos < file_size:
+                off = pos - chunk_start
+                if off + LOG_OVERHEAD > len(chunk):
+                    chunk = os.pread(fd, min(_CHUNK, file_size - pos), pos)
+                    chunk_start, off = pos, 0
+                    if len(chunk) < LOG_OVERHEAD:
+                        break
+                size = _BASE_AND_LENGTH.unpack_from(chunk, off)[1] + LOG_OVERHEAD
+                if size < HEADER_SIZE or pos + size > file_size:
+                    break
+                if off + size > len(chunk):
+                    chunk = os.pread(fd, min(max(_CHUNK, size), file_size - pos), pos)
+                    chunk_start, off = pos, 0
+                    if len(chunk) < size:
+                        break
+                try:
+                    header = validate_batch(chunk, off)
+                except CorruptMessage:
+                    break
+                if header.base_offset < nxt or header.last_offset - self.base_offset > INT32_MAX:
+                    break
+                if since > interval:
+                    self.index.append(header.base_offset, pos)
+                    since = 0
+                since += size
+                if header.max_timestamp > max_ts:
+                    max_ts, max_ts_pos = header.max_timestamp, pos
+                nxt = header.next_offset
+                pos += size
+            truncated = file_size - pos
+            if truncated:
+                os.ftruncate(fd, pos)
+            self._size = pos
+            self._next_offset = nxt
+            self._max_timestamp = max_ts
+            self._max_timestamp_position = max_ts_pos
+            self._bytes_since_index = since
+            return truncated
+        finally:
+            self._gen += 1
+
+    def load_index(self) -> bool:
+        """Check the index loaded from disk; False if recover() must rebuild it.
+
+        Fails when the index file was missing while the log has data (an index is
+        written for every segment), or when its entries are out of order or point past
+        the end of the log.
+        """
+        if self.index_was_missing and self._size > 0:
+            return False
+        try:
+            self.index.sanity_check(self._size)
+        except CorruptIndex:
+            return False
+        return True
+
+    def truncate_to(self, offset: int) -> int:
+        """Remove every batch whose last offset is >= ``offset``; return bytes removed.
+
+        Truncation happens at batch boundaries, so a batch holding ``offset`` goes as a
+        whole and ``next_offset`` may end up below ``offset``.
+        """
+        found = self._find(offset, self._size)
+        if found is None:
+            return 0
+        pos, base, _last, _size = found
+        removed = self._size - pos
+        self._gen += 1
+        try:
+            self._size = pos  # readers stop seeing the tail first
+            os.ftruncate(self._fd, pos)
+            self.index.truncate_to(base)
+            self._next_offset = None
+            self._max_timestamp = None
+            self._compute_next_offset()
+            self._scan_max_timestamp()
+            self._bytes_since_index = pos - self.index.last_entry[1]
+        finally:
+            self._gen += 1
+        return removed
+
+    def flush(self) -> None:
+        """fsync the .log file and write + fsync the index."""
+        if self._closing:
+            return
+        os.fsync(self._fd)
+        self.index.flush()
+
+    def _close_fd(self) -> None:
+        with self._lock:
+            self._closing = True
+            if self._readers == 0 and self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+    def close(self) -> None:
+        """Write the index and close both files (the .log once in-flight reads finish)."""
+        if self._closing:
+            return
+        try:
+            self.index.close()
+        finally:
+            self._close_fd()
+
+    def delete(self) -> None:
+        """Unlink both files now; the descriptor closes when the last reader finishes."""
+        self.deleted = True
+        self.index.delete()
+        self._close_fd()
+        try:
+            os.unlink(self.log_path)
+        except FileNotFoundError:
+            pass
+
+
+def _whole_batches(data: bytes, max_offset: int | None) -> bytes:
+    """The longest prefix of ``data`` made of whole batches whose last offset < max_offset."""
+    n = len(data)
+    end = 0
+    unpack = _BASE_AND_LENGTH.unpack_from
+    while end + PREFIX_SIZE <= n:
+        base, length = unpack(data, end)
+        size = length + LOG_OVERHEAD
+        if size < HEADER_SIZE or end + size > n:
+            break
+        if max_offset is not None and base + _I32.unpack_from(data, end + _LAST_DELTA_AT)[0] >= max_offset:
+            break
+        end += size
+    return data if end == n else data[:end]

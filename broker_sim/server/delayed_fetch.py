@@ -1,0 +1,60 @@
+"""A Fetch that waits in the fetch purgatory for ``min_bytes`` until ``max_wait_ms``.
+
+A consumer fetch that finds fewer than ``min_bytes`` below the high watermark (a follower
+fetch: below the log end offset) does not answer at once: it is parked as a
+:class:`DelayedFetch` watching each of its partitions. Whenever one of those partitions
+changes (an append, a high watermark move, a deletion), ``check_and_complete`` on that
+partition's key calls :meth:`try_complete`, which completes the fetch when
+
+* enough bytes are now available across its partitions (``>= min_bytes``), or
+* one of its partitions is no longer here (deleted topic, leadership moved away), or
+  its fetch offset is no longer valid: the answer then carries that partition's error.
+
+Otherwise the timing wheel expires it at ``max_wait_ms`` and it answers with what there
+is. Either way the read happens once, in :meth:`on_complete`, so the response reflects
+the log at completion time. An idle consumer therefore costs the broker nothing but a
+timer entry: no polling loop anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..protocol.errors import KafkaError
+from ..purgatory import DelayedOperation
+from .replica_manager import FetchResult, FetchSpec, ReplicaManager
+
+
+class DelayedFetch(DelayedOperation):
+    def __init__(self, max_wait_ms: int, specs: list[FetchSpec], max_bytes: int, min_bytes: int,
+                 is_follower: bool, replica_manager: ReplicaManager,
+                 respond: Callable[[list[FetchResult]], None]) -> None:
+        super().__init__(max_wait_ms)
+        self.specs = specs
+        self.max_bytes = max_bytes
+        self.min_bytes = min_bytes
+        self.is_follower = is_follower
+        self.replica_manager = replica_manager
+        self.respond = respond
+
+    def try_complete(self) -> bool:
+        available = 0
+        for spec in self.specs:
+            try:
+                p = self.replica_manager.partition(spec.topic, spec.partition)
+            except KafkaError:
+                return self.force_complete()  # gone: answer with the error now
+            upper = p.log_end_offset if self.is_follower else p.high_watermark
+            if spec.fetch_offset > upper or spec.fetch_offset < p.log_start_offset:
+                return self.force_complete()  # out of range now: answer with the error
+            if spec.fetch_offset < upper:
+                available += p.bytes_available(spec.fetch_offset, upper, self.min_bytes - available)
+                if available >= self.min_bytes:
+                    return self.force_complete()
+        return False
+
+    def on_expiration(self) -> None:
+        pass
+
+    def on_complete(self) -> None:
+        self.respond(self.replica_manager.read(self.specs, self.max_bytes, self.is_follower))

@@ -1,0 +1,24 @@
+"""Hierarchical timing wheels for the broker's delayed operations (after Kafka's
+``kafka.utils.timer``): O(1) add and cancel, a delay queue of buckets so an idle timer
+sleeps, and a reaper-driven :class:`SystemTimer` that runs due tasks on an executor.
+"""
+
+from .clock import Clock, ManualClock, SystemClock
+from .delay_queue import DelayQueue
+from .system_timer import SystemTimer
+from .timer_task import TimerTask
+from .timer_task_list import TaskCounter, TimerTaskEntry, TimerTaskList
+from .timing_wheel import TimingWheel
+
+__all__ = [
+    "Clock",
+    "DelayQueue",
+    "ManualClock",
+    "SystemClock",
+    "SystemTimer",
+    "TaskCounter",
+    "TimerTask",
+    "TimerTaskEntry",
+    "TimerTaskList",
+    "TimingWheel",
+]

@@ -1,0 +1,679 @@
+"""Golden bytes written by hand from the Kafka protocol guide, checked in both directions.
+
+Every expected byte string below is spelled out field by field (big-endian integers,
+int16-length strings, int32-count arrays, int32-length records; compact uvarint
+``length + 1`` forms plus a tagged-field count in flexible versions). None of it was
+produced by our encoder: ``encode(value) == golden`` and ``decode(golden) == value``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from protocol_samples import plain
+
+from broker_sim.protocol.api import (
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+)
+from broker_sim.protocol.header import RequestHeader
+from broker_sim.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from broker_sim.protocol.messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
+from broker_sim.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+from broker_sim.protocol.messages.fetch import FetchRequest, FetchResponse
+from broker_sim.protocol.messages.find_coordinator import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
+from broker_sim.protocol.messages.init_producer_id import (
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+)
+from broker_sim.protocol.messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
+from broker_sim.protocol.messages.metadata import MetadataRequest, MetadataResponse
+from broker_sim.protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from broker_sim.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from broker_sim.protocol.messages.produce import ProduceRequest, ProduceResponse
+from broker_sim.protocol.schema import Message
+
+
+def h(text: str) -> bytes:
+    """Hex digits with ``#`` comments and whitespace ignored."""
+    return bytes.fromhex("".join(line.split("#", 1)[0] for line in text.splitlines()))
+
+
+def one_topic(**fields: Any) -> list[dict[str, Any]]:
+    return [{"name": "t", **fields}]
+
+
+# ---------------------------------------------------------------------------- bodies
+
+CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
+    # ---------------------------------------------------------------- ApiVersions (18)
+    ("api_versions_req_v0", ApiVersionsRequest, 0, {}, b""),
+    ("api_versions_req_v3", ApiVersionsRequest, 3,
+     {"client_software_name": "pyq", "client_software_version": "0.1"}, h("""
+        04 70 79 71       # client_software_name: compact string, uvarint 3+1, "pyq"
+        04 30 2e 31       # client_software_version: compact string "0.1"
+        00                # tagged fields: none
+     """)),
+    ("api_versions_resp_v0", ApiVersionsResponse, 0,
+     {"error_code": 0, "api_keys": [{"api_key": 0, "min_version": 3, "max_version": 8},
+                                    {"api_key": 18, "min_version": 0, "max_version": 4}]}, h("""
+        00 00             # error_code 0
+        00 00 00 02       # api_keys: int32 count 2
+        00 00 00 03 00 08 # api_key 0 (Produce), min_version 3, max_version 8
+        00 12 00 00 00 04 # api_key 18 (ApiVersions), min_version 0, max_version 4
+     """)),
+    ("api_versions_resp_v1", ApiVersionsResponse, 1,
+     {"error_code": 0, "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 4}],
+      "throttle_time_ms": 100}, h("""
+        00 00             # error_code 0
+        00 00 00 01       # api_keys: count 1
+        00 12 00 00 00 04 # api_key 18, 0..4
+        00 00 00 64       # throttle_time_ms 100
+     """)),
+    ("api_versions_resp_v3", ApiVersionsResponse, 3,
+     {"error_code": 0, "api_keys": [{"api_key": 0, "min_version": 3, "max_version": 8},
+                                    {"api_key": 18, "min_version": 0, "max_version": 4}]}, h("""
+        00 00             # error_code 0
+        03                # api_keys: compact array, uvarint 2+1
+        00 00 00 03 00 08 # api_key 0, min 3, max 8
+        00                #   tagged fields of the entry: none
+        00 12 00 00 00 04 # api_key 18, min 0, max 4
+        00                #   tagged fields of the entry: none
+        00 00 00 00       # throttle_time_ms 0
+        00                # tagged fields: none
+     """)),
+    # ---------------------------------------------------------------------- Produce (0)
+    ("produce_req_v3", ProduceRequest, 3,
+     {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
+         {"name": "t", "partition_data": [{"index": 0, "records": b"\x01\x02\x03\x04\x05"}]}]},
+     h("""
+        ff ff             # transactional_id: null (int16 -1)
+        ff ff             # acks -1 (all in-sync replicas)
+        00 00 75 30       # timeout_ms 30000
+        00 00 00 01       # topic_data: count 1
+        00 01 74          #   name "t"
+        00 00 00 01       #   partition_data: count 1
+        00 00 00 00       #     index 0
+        00 00 00 05       #     records: int32 size 5
+        01 02 03 04 05    #     records bytes (opaque to the codec)
+     """)),
+    ("produce_req_v7_txn_null_records", ProduceRequest, 7,
+     {"transactional_id": "tx", "acks": 1, "timeout_ms": 1000, "topic_data": [
+         {"name": "t", "partition_data": [{"index": 3, "records": None}]}]}, h("""
+        00 02 74 78       # transactional_id "tx"
+        00 01             # acks 1
+        00 00 03 e8       # timeout_ms 1000
+        00 00 00 01       # topic_data: count 1
+        00 01 74          #   name "t"
+        00 00 00 01       #   partition_data: count 1
+        00 00 00 03       #     index 3
+        ff ff ff ff       #     records: null (int32 -1)
+     """)),
+    ("produce_resp_v3", ProduceResponse, 3,
+     {"responses": [{"name": "t", "partition_responses": [
+         {"index": 0, "error_code": 0, "base_offset": 42}]}], "throttle_time_ms": 0}, h("""
+        00 00 00 01              # responses: count 1
+        00 01 74                 #   name "t"
+        00 00 00 01              #   partition_responses: count 1
+        00 00 00 00              #     index 0
+        00 00                    #     error_code 0
+        00 00 00 00 00 00 00 2a  #     base_offset 42
+        ff ff ff ff ff ff ff ff  #     log_append_time_ms -1 (default: CreateTime topic)
+        00 00 00 00              # throttle_time_ms 0
+     """)),
+    ("produce_resp_v8", ProduceResponse, 8,
+     {"responses": [{"name": "t", "partition_responses": [
+         {"index": 0, "error_code": 87, "base_offset": -1, "log_start_offset": 0,
+          "record_errors": [{"batch_index": 1, "batch_index_error_message": "bad"}],
+          "error_message": None}]}], "throttle_time_ms": 0}, h("""
+        00 00 00 01              # responses: count 1
+        00 01 74                 #   name "t"
+        00 00 00 01              #   partition_responses: count 1
+        00 00 00 00              #     index 0
+        00 57                    #     error_code 87 INVALID_RECORD
+        ff ff ff ff ff ff ff ff  #     base_offset -1
+        ff ff ff ff ff ff ff ff  #     log_append_time_ms -1
+        00 00 00 00 00 00 00 00  #     log_start_offset 0
+        00 00 00 01              #     record_errors: count 1
+        00 00 00 01              #       batch_index 1
+        00 03 62 61 64           #       batch_index_error_message "bad"
+        ff ff                    #     error_message: null
+        00 00 00 00              # throttle_time_ms 0
+     """)),
+    # ------------------------------------------------------------------------ Fetch (1)
+    ("fetch_req_v4", FetchRequest, 4,
+     {"replica_id": -1, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": 52428800,
+      "isolation_level": 1, "topics": [{"topic": "t", "partitions": [
+          {"partition": 2, "fetch_offset": 10, "partition_max_bytes": 1048576}]}]}, h("""
+        ff ff ff ff              # replica_id -1 (a consumer)
+        00 00 01 f4              # max_wait_ms 500
+        00 00 00 01              # min_bytes 1
+        03 20 00 00              # max_bytes 52428800
+        01                       # isolation_level 1 READ_COMMITTED
+        00 00 00 01              # topics: count 1
+        00 01 74                 #   topic "t"
+        00 00 00 01              #   partitions: count 1
+        00 00 00 02              #     partition 2
+        00 00 00 00 00 00 00 0a  #     fetch_offset 10
+        00 10 00 00              #     partition_max_bytes 1048576
+     """)),
+    ("fetch_req_v11", FetchRequest, 11,
+     {"max_wait_ms": 500, "min_bytes": 1, "max_bytes": 52428800,
+      "topics": [{"topic": "t", "partitions": [
+          {"partition": 0, "current_leader_epoch": 5, "fetch_offset": 10,
+           "partition_max_bytes": 1048576}]}],
+      "forgotten_topics_data": [{"topic": "u", "partitions": [1, 3]}], "rack_id": "r1"}, h("""
+        ff ff ff ff              # replica_id -1 (default)
+        00 00 01 f4              # max_wait_ms 500
+        00 00 00 01              # min_bytes 1
+        03 20 00 00              # max_bytes 52428800
+        00                       # isolation_level 0 (default)
+        00 00 00 00              # session_id 0 (default)
+        ff ff ff ff              # session_epoch -1 (default: full fetch, no session)
+        00 00 00 01              # topics: count 1
+        00 01 74                 #   topic "t"
+        00 00 00 01              #   partitions: count 1
+        00 00 00 00              #     partition 0
+        00 00 00 05              #     current_leader_epoch 5
+        00 00 00 00 00 00 00 0a  #     fetch_offset 10
+        ff ff ff ff ff ff ff ff  #     log_start_offset -1 (default)
+        00 10 00 00              #     partition_max_bytes 1048576
+        00 00 00 01              # forgotten_topics_data: count 1
+        00 01 75                 #   topic "u"
+        00 00 00 02              #   partitions: count 2
+        00 00 00 01 00 00 00 03  #     1, 3
+        00 02 72 31              # rack_id "r1"
+     """)),
+    ("fetch_resp_v4", FetchResponse, 4,
+     {"throttle_time_ms": 0, "responses": [{"topic": "t", "partitions": [
+         {"partition_index": 0, "error_code": 0, "high_watermark": 100,
+          "last_stable_offset": 90,
+          "aborted_transactions": [{"producer_id": 7, "first_offset": 80}],
+          "records": b"abc"}]}]}, h("""
+        00 00 00 00              # throttle_time_ms 0
+        00 00 00 01              # responses: count 1
+        00 01 74                 #   topic "t"
+        00 00 00 01              #   partitions: count 1
+        00 00 00 00              #     partition_index 0
+        00 00                    #     error_code 0
+        00 00 00 00 00 00 00 64  #     high_watermark 100
+        00 00 00 00 00 00 00 5a  #     last_stable_offset 90
+        00 00 00 01              #     aborted_transactions: count 1
+        00 00 00 00 00 00 00 07  #       producer_id 7
+        00 00 00 00 00 00 00 50  #       first_offset 80
+        00 00 00 03              #     records: int32 size 3
+        61 62 63                 #     records bytes "abc"
+     """)),
+    ("fetch_resp_v11_nulls", FetchResponse, 11,
+     {"throttle_time_ms": 10, "error_code": 0, "session_id": 42, "responses": [
+         {"topic": "t", "partitions": [
+             {"partition_index": 0, "error_code": 1, "high_watermark": 100,
+              "last_stable_offset": 100, "log_start_offset": 0,
+              "aborted_transactions": None, "records": None}]}]}, h("""
+        00 00 00 0a              # throttle_time_ms 10
+        00 00                    # error_code 0
+        00 00 00 2a              # session_id 42
+        00 00 00 01              # responses: count 1
+        00 01 74                 #   topic "t"
+        00 00 00 01              #   partitions: count 1
+        00 00 00 00              #     partition_index 0
+        00 01                    #     error_code 1 OFFSET_OUT_OF_RANGE
+        00 00 00 00 00 00 00 64  #     high_watermark 100
+        00 00 00 00 00 00 00 64  #     last_stable_offset 100
+        00 00 00 00 00 00 00 00  #     log_start_offset 0
+        ff ff ff ff              #     aborted_transactions: null
+        ff ff ff ff              #     preferred_read_replica -1 (default)
+        ff ff ff ff              #     records: null
+     """)),
+    # ------------------------------------------------------------------ ListOffsets (2)
+    ("list_offsets_req_v1", ListOffsetsRequest, 1,
+     {"replica_id": -1, "topics": one_topic(partitions=[
+         {"partition_index": 0, "timestamp": -2}])}, h("""
+        ff ff ff ff              # replica_id -1
+        00 00 00 01              # topics: count 1
+        00 01 74                 #   name "t"
+        00 00 00 01              #   partitions: count 1
+        00 00 00 00              #     partition_index 0
+        ff ff ff ff ff ff ff fe  #     timestamp -2 (earliest)
+     """)),
+    ("list_offsets_req_v5", ListOffsetsRequest, 5,
+     {"replica_id": -1, "isolation_level": 1, "topics": one_topic(partitions=[
+         {"partition_index": 0, "timestamp": -1}])}, h("""
+        ff ff ff ff              # replica_id -1
+        01                       # isolation_level 1
+        00 00 00 01              # topics: count 1
+        00 01 74                 #   name "t"
+        00 00 00 01              #   partitions: count 1
+        00 00 00 00              #     partition_index 0
+        ff ff ff ff              #     current_leader_epoch -1 (default)
+        ff ff ff ff ff ff ff ff  #     timestamp -1 (latest)
+     """)),
+    ("list_offsets_resp_v1", ListOffsetsResponse, 1,
+     {"topics": one_topic(partitions=[
+         {"partition_index": 0, "error_code": 0, "offset": 42}])}, h("""
+        00 00 00 01              # topics: count 1
+        00 01 74                 #   name "t"
+        00 00 00 01              #   partitions: count 1
+        00 00 00 00              #     partition_index 0
+        00 00                    #     error_code 0
+        ff ff ff ff ff ff ff ff  #     timestamp -1 (default)
+        00 00 00 00 00 00 00 2a  #     offset 42
+     """)),
+    ("list_offsets_resp_v4", ListOffsetsResponse, 4,
+     {"throttle_time_ms": 0, "topics": one_topic(partitions=[
+         {"partition_index": 0, "error_code": 0, "timestamp": 1000, "offset": 42,
+          "leader_epoch": 3}])}, h("""
+        00 00 00 00              # throttle_time_ms 0
+        00 00 00 01              # topics: count 1
+        00 01 74                 #   name "t"
+        00 00 00 01              #   partitions: count 1
+        00 00 00 00              #     partition_index 0
+        00 00                    #     error_code 0
+        00 00 00 00 00 00 03 e8  #     timestamp 1000
+        00 00 00 00 00 00 00 2a  #     offset 42
+        00 00 00 03              #     leader_epoch 3
+     """)),
+    # --------------------------------------------------------------------- Metadata (3)
+    ("metadata_req_v0", MetadataRequest, 0, {"topics": [{"name": "t"}]}, h("""
+        00 00 00 01       # topics: count 1
+        00 01 74          #   name "t"
+     """)),
+    ("metadata_req_v1_all_topics", MetadataRequest, 1, {"topics": None}, h("""
+        ff ff ff ff       # topics: null (all topics)
+     """)),
+    ("metadata_req_v4", MetadataRequest, 4,
+     {"topics": None, "allow_auto_topic_creation": False}, h("""
+        ff ff ff ff       # topics: null
+        00                # allow_auto_topic_creation false
+     """)),
+    ("metadata_req_v8", MetadataRequest, 8,
+     {"topics": [{"name": "t"}], "include_topic_authorized_operations": True}, h("""
+        00 00 00 01       # topics: count 1
+        00 01 74          #   name "t"
+        01                # allow_auto_topic_creation true (default)
+        00                # include_cluster_authorized_operations false
+        01                # include_topic_authorized_operations true
+     """)),
+    ("metadata_resp_v0", MetadataResponse, 0,
+     {"brokers": [{"node_id": 1, "host": "h", "port": 9092}],
+      "topics": [{"error_code": 0, "name": "t", "partitions": [
+          {"error_code": 0, "partition_index": 0, "leader_id": 1,
+           "replica_nodes": [1], "isr_nodes": [1]}]}]}, h("""
+        00 00 00 01       # brokers: count 1
+        00 00 00 01       #   node_id 1
+        00 01 68          #   host "h"
+        00 00 23 84       #   port 9092
+        00 00 00 01       # topics: count 1
+        00 00             #   error_code 0
+        00 01 74          #   name "t"
+        00 00 00 01       #   partitions: count 1
+        00 00             #     error_code 0
+        00 00 00 00       #     partition_index 0
+        00 00 00 01       #     leader_id 1
+        00 00 00 01       #     replica_nodes: count 1
+        00 00 00 01       #       1
+        00 00 00 01       #     isr_nodes: count 1
+        00 00 00 01       #       1
+     """)),
+    ("metadata_resp_v8", MetadataResponse, 8,
+     {"throttle_time_ms": 0, "brokers": [{"node_id": 1, "host": "h", "port": 9092}],
+      "cluster_id": "clu", "controller_id": 1,
+      "topics": [{"error_code": 0, "name": "t", "is_internal": False, "partitions": [
+          {"error_code": 0, "partition_index": 0, "leader_id": 1, "leader_epoch": 0,
+           "replica_nodes": [1], "isr_nodes": [1], "offline_replicas": []}]}]}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        00 00 00 01       # brokers: count 1
+        00 00 00 01       #   node_id 1
+        00 01 68          #   host "h"
+        00 00 23 84       #   port 9092
+        ff ff             #   rack: null
+        00 03 63 6c 75    # cluster_id "clu"
+        00 00 00 01       # controller_id 1
+        00 00 00 01       # topics: count 1
+        00 00             #   error_code 0
+        00 01 74          #   name "t"
+        00                #   is_internal false
+        00 00 00 01       #   partitions: count 1
+        00 00             #     error_code 0
+        00 00 00 00       #     partition_index 0
+        00 00 00 01       #     leader_id 1
+        00 00 00 00       #     leader_epoch 0
+        00 00 00 01       #     replica_nodes: count 1
+        00 00 00 01       #       1
+        00 00 00 01       #     isr_nodes: count 1
+        00 00 00 01       #       1
+        00 00 00 00       #     offline_replicas: count 0
+        80 00 00 00       #   topic_authorized_operations INT32_MIN (default)
+        80 00 00 00       # cluster_authorized_operations INT32_MIN (default)
+     """)),
+    # ----------------------------------------------------------------- OffsetCommit (8)
+    ("offset_commit_req_v2", OffsetCommitRequest, 2,
+     {"group_id": "g", "generation_id_or_member_epoch": 1, "member_id": "m",
+      "topics": one_topic(partitions=[
+          {"partition_index": 0, "committed_offset": 5, "committed_metadata": ""}])}, h("""
+        00 01 67                 # group_id "g"
+        00 00 00 01              # generation_id_or_member_epoch 1
+        00 01 6d                 # member_id "m"
+        ff ff ff ff ff ff ff ff  # retention_time_ms -1 (default: broker retention)
+        00 00 00 01              # topics: count 1
+        00 01 74                 #   name "t"
+        00 00 00 01              #   partitions: count 1
+        00 00 00 00              #     partition_index 0
+        00 00 00 00 00 00 00 05  #     committed_offset 5
+        00 00                    #     committed_metadata ""
+     """)),
+    ("offset_commit_req_v7", OffsetCommitRequest, 7,
+     {"group_id": "g", "generation_id_or_member_epoch": 1, "member_id": "m",
+      "topics": one_topic(partitions=[
+          {"partition_index": 0, "committed_offset": 5, "committed_leader_epoch": 2,
+           "committed_metadata": None}])}, h("""
+        00 01 67                 # group_id "g"
+        00 00 00 01              # generation_id_or_member_epoch 1
+        00 01 6d                 # member_id "m"
+        ff ff                    # group_instance_id: null
+        00 00 00 01              # topics: count 1
+        00 01 74                 #   name "t"
+        00 00 00 01              #   partitions: count 1
+        00 00 00 00              #     partition_index 0
+        00 00 00 00 00 00 00 05  #     committed_offset 5
+        00 00 00 02              #     committed_leader_epoch 2
+        ff ff                    #     committed_metadata: null
+     """)),
+    ("offset_commit_resp_v2", OffsetCommitResponse, 2,
+     {"topics": one_topic(partitions=[{"partition_index": 0, "error_code": 0}])}, h("""
+        00 00 00 01       # topics: count 1
+        00 01 74          #   name "t"
+        00 00 00 01       #   partitions: count 1
+        00 00 00 00       #     partition_index 0
+        00 00             #     error_code 0
+     """)),
+    ("offset_commit_resp_v3", OffsetCommitResponse, 3,
+     {"throttle_time_ms": 5,
+      "topics": one_topic(partitions=[{"partition_index": 1, "error_code": 22}])}, h("""
+        00 00 00 05       # throttle_time_ms 5
+        00 00 00 01       # topics: count 1
+        00 01 74          #   name "t"
+        00 00 00 01       #   partitions: count 1
+        00 00 00 01       #     partition_index 1
+        00 16             #     error_code 22 ILLEGAL_GENERATION
+     """)),
+    # ------------------------------------------------------------------ OffsetFetch (9)
+    ("offset_fetch_req_v1", OffsetFetchRequest, 1,
+     {"group_id": "g", "topics": one_topic(partition_indexes=[0])}, h("""
+        00 01 67          # group_id "g"
+        00 00 00 01       # topics: count 1
+        00 01 74          #   name "t"
+        00 00 00 01       #   partition_indexes: count 1
+        00 00 00 00       #     0
+     """)),
+    ("offset_fetch_req_v2_all", OffsetFetchRequest, 2, {"group_id": "g", "topics": None}, h("""
+        00 01 67          # group_id "g"
+        ff ff ff ff       # topics: null (all committed offsets of the group)
+     """)),
+    ("offset_fetch_resp_v1", OffsetFetchResponse, 1,
+     {"topics": one_topic(partitions=[
+         {"partition_index": 0, "committed_offset": 5, "metadata": "", "error_code": 0}])},
+     h("""
+        00 00 00 01              # topics: count 1
+        00 01 74                 #   name "t"
+        00 00 00 01              #   partitions: count 1
+        00 00 00 00              #     partition_index 0
+        00 00 00 00 00 00 00 05  #     committed_offset 5
+        00 00                    #     metadata ""
+        00 00                    #     error_code 0
+     """)),
+    ("offset_fetch_resp_v5", OffsetFetchResponse, 5,
+     {"throttle_time_ms": 0, "topics": one_topic(partitions=[
+         {"partition_index": 0, "committed_offset": -1, "metadata": None,
+          "error_code": 0}]), "error_code": 0}, h("""
+        00 00 00 00              # throttle_time_ms 0
+        00 00 00 01              # topics: count 1
+        00 01 74                 #   name "t"
+        00 00 00 01              #   partitions: count 1
+        00 00 00 00              #     partition_index 0
+        ff ff ff ff ff ff ff ff  #     committed_offset -1 (nothing committed)
+        ff ff ff ff              #     committed_leader_epoch -1 (default)
+        ff ff                    #     metadata: null
+        00 00                    #     error_code 0
+        00 00                    # error_code 0
+     """)),
+    # -------------------------------------------------------------- FindCoordinator (10)
+    ("find_coordinator_req_v0", FindCoordinatorRequest, 0, {"key": "g"}, h("""
+        00 01 67          # key "g"
+     """)),
+    ("find_coordinator_req_v2", FindCoordinatorRequest, 2, {"key": "tx", "key_type": 1}, h("""
+        00 02 74 78       # key "tx"
+        01                # key_type 1 (transaction)
+     """)),
+    ("find_coordinator_resp_v0", FindCoordinatorResponse, 0,
+     {"error_code": 0, "node_id": 1, "host": "h", "port": 9092}, h("""
+        00 00             # error_code 0
+        00 00 00 01       # node_id 1
+        00 01 68          # host "h"
+        00 00 23 84       # port 9092
+     """)),
+    ("find_coordinator_resp_v1", FindCoordinatorResponse, 1,
+     {"throttle_time_ms": 0, "error_code": 15, "error_message": None, "node_id": -1,
+      "host": "", "port": -1}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        00 0f             # error_code 15 COORDINATOR_NOT_AVAILABLE
+        ff ff             # error_message: null
+        ff ff ff ff       # node_id -1
+        00 00             # host ""
+        ff ff ff ff       # port -1
+     """)),
+    # ----------------------------------------------------------------- CreateTopics (19)
+    ("create_topics_req_v0", CreateTopicsRequest, 0,
+     {"topics": [{"name": "t", "num_partitions": 3, "replication_factor": 1,
+                  "assignments": [], "configs": [{"name": "k", "value": "v"}]}],
+      "timeout_ms": 60000}, h("""
+        00 00 00 01       # topics: count 1
+        00 01 74          #   name "t"
+        00 00 00 03       #   num_partitions 3
+        00 01             #   replication_factor 1
+        00 00 00 00       #   assignments: count 0
+        00 00 00 01       #   configs: count 1
+        00 01 6b          #     name "k"
+        00 01 76          #     value "v"
+        00 00 ea 60       # timeout_ms 60000
+     """)),
+    ("create_topics_req_v4", CreateTopicsRequest, 4,
+     {"topics": [{"name": "t", "num_partitions": -1, "replication_factor": -1,
+                  "assignments": [{"partition_index": 0, "broker_ids": [1, 2]}],
+                  "configs": [{"name": "k", "value": None}]}],
+      "timeout_ms": 10000, "validate_only": True}, h("""
+        00 00 00 01       # topics: count 1
+        00 01 74          #   name "t"
+        ff ff ff ff       #   num_partitions -1 (taken from assignments)
+        ff ff             #   replication_factor -1
+        00 00 00 01       #   assignments: count 1
+        00 00 00 00       #     partition_index 0
+        00 00 00 02       #     broker_ids: count 2
+        00 00 00 01       #       1
+        00 00 00 02       #       2
+        00 00 00 01       #   configs: count 1
+        00 01 6b          #     name "k"
+        ff ff             #     value: null
+        00 00 27 10       # timeout_ms 10000
+        01                # validate_only true
+     """)),
+    ("create_topics_resp_v0", CreateTopicsResponse, 0,
+     {"topics": [{"name": "t", "error_code": 36}]}, h("""
+        00 00 00 01       # topics: count 1
+        00 01 74          #   name "t"
+        00 24             #   error_code 36 TOPIC_ALREADY_EXISTS
+     """)),
+    ("create_topics_resp_v2", CreateTopicsResponse, 2,
+     {"throttle_time_ms": 0,
+      "topics": [{"name": "t", "error_code": 36, "error_message": "dup"}]}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        00 00 00 01       # topics: count 1
+        00 01 74          #   name "t"
+        00 24             #   error_code 36
+        00 03 64 75 70    #   error_message "dup"
+     """)),
+    # ----------------------------------------------------------------- DeleteTopics (20)
+    ("delete_topics_req_v0", DeleteTopicsRequest, 0,
+     {"topic_names": ["t"], "timeout_ms": 30000}, h("""
+        00 00 00 01       # topic_names: count 1
+        00 01 74          #   "t"
+        00 00 75 30       # timeout_ms 30000
+     """)),
+    ("delete_topics_resp_v0", DeleteTopicsResponse, 0,
+     {"responses": [{"name": "t", "error_code": 3}]}, h("""
+        00 00 00 01       # responses: count 1
+        00 01 74          #   name "t"
+        00 03             #   error_code 3 UNKNOWN_TOPIC_OR_PARTITION
+     """)),
+    ("delete_topics_resp_v1", DeleteTopicsResponse, 1,
+     {"throttle_time_ms": 7, "responses": [{"name": "t", "error_code": 0}]}, h("""
+        00 00 00 07       # throttle_time_ms 7
+        00 00 00 01       # responses: count 1
+        00 01 74          #   name "t"
+        00 00             #   error_code 0
+     """)),
+    # --------------------------------------------------------------- InitProducerId (22)
+    ("init_producer_id_req_v0", InitProducerIdRequest, 0,
+     {"transactional_id": None, "transaction_timeout_ms": 60000}, h("""
+        ff ff             # transactional_id: null (idempotent producer)
+        00 00 ea 60       # transaction_timeout_ms 60000
+     """)),
+    ("init_producer_id_req_v1", InitProducerIdRequest, 1,
+     {"transactional_id": "tx", "transaction_timeout_ms": 60000}, h("""
+        00 02 74 78       # transactional_id "tx"
+        00 00 ea 60       # transaction_timeout_ms 60000
+     """)),
+    ("init_producer_id_resp_v0", InitProducerIdResponse, 0,
+     {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000, "producer_epoch": 0}, h("""
+        00 00 00 00              # throttle_time_ms 0
+        00 00                    # error_code 0
+        00 00 00 00 00 00 03 e8  # producer_id 1000
+        00 00                    # producer_epoch 0
+     """)),
+]
+
+
+@pytest.mark.parametrize(("msg", "version", "value", "golden"),
+                         [pytest.param(*c[1:], id=c[0]) for c in CASES])
+def test_encode_matches_golden(msg: Message, version: int, value: dict, golden: bytes) -> None:
+    assert msg.encode(version, value).hex(" ") == golden.hex(" ")
+
+
+@pytest.mark.parametrize(("msg", "version", "value", "golden"),
+                         [pytest.param(*c[1:], id=c[0]) for c in CASES])
+def test_decode_golden(msg: Message, version: int, value: dict, golden: bytes) -> None:
+    assert plain(msg.decode(version, golden), msg, version) == plain(value, msg, version)
+
+
+def test_every_api_has_golden_request_and_response() -> None:
+    from broker_sim.protocol.api import APIS
+
+    covered = {(c[1].api_key, c[1] is APIS[c[1].api_key].request) for c in CASES}
+    assert covered == {(key, is_req) for key in APIS for is_req in (True, False)}
+
+
+# ---------------------------------------------------------------------------- frames
+
+API_VERSIONS_V3_REQUEST_FRAME = h("""
+    00 00 00 15       # size 21
+    00 12             # request header v2: api_key 18
+    00 03             #   api_version 3
+    00 00 00 07       #   correlation_id 7
+    00 01 63          #   client_id "c" (int16 length even in header v2)
+    00                #   tagged fields: none
+    04 70 79 71       # client_software_name "pyq" (compact)
+    04 30 2e 31       # client_software_version "0.1" (compact)
+    00                # tagged fields: none
+""")
+
+API_VERSIONS_V0_RESPONSE_FRAME = h("""
+    00 00 00 16       # size 22
+    00 00 00 07       # response header v0: correlation_id 7
+    00 00             # error_code 0
+    00 00 00 02       # api_keys: count 2
+    00 00 00 03 00 08 #   Produce 3..8
+    00 12 00 00 00 04 #   ApiVersions 0..4
+""")
+
+API_VERSIONS_V3_RESPONSE_FRAME = h("""
+    00 00 00 1a       # size 26
+    00 00 00 07       # response header v0 (never v1 for ApiVersions): correlation_id 7
+    00 00             # error_code 0
+    03                # api_keys: compact count 2+1
+    00 00 00 03 00 08 00  # Produce 3..8, no tags
+    00 12 00 00 00 04 00  # ApiVersions 0..4, no tags
+    00 00 00 00       # throttle_time_ms 0
+    00                # tagged fields: none
+""")
+
+PRODUCE_V3_REQUEST_FRAME = h("""
+    00 00 00 2b       # size 43
+    00 00             # request header v1: api_key 0
+    00 03             #   api_version 3
+    00 00 00 01       #   correlation_id 1
+    00 01 63          #   client_id "c"
+    ff ff             # transactional_id: null
+    ff ff             # acks -1
+    00 00 75 30       # timeout_ms 30000
+    00 00 00 01       # topic_data: count 1
+    00 01 74          #   name "t"
+    00 00 00 01       #   partition_data: count 1
+    00 00 00 00       #     index 0
+    00 00 00 05       #     records: size 5
+    01 02 03 04 05    #     records bytes
+""")
+
+FETCH_V4_RESPONSE_FRAME = h("""
+    00 00 00 44              # size 68
+    00 00 00 02              # response header v0: correlation_id 2
+    00 00 00 00              # throttle_time_ms 0
+    00 00 00 01              # responses: count 1
+    00 01 74                 #   topic "t"
+    00 00 00 01              #   partitions: count 1
+    00 00 00 00              #     partition_index 0
+    00 00                    #     error_code 0
+    00 00 00 00 00 00 00 64  #     high_watermark 100
+    00 00 00 00 00 00 00 5a  #     last_stable_offset 90
+    00 00 00 01              #     aborted_transactions: count 1
+    00 00 00 00 00 00 00 07  #       producer_id 7
+    00 00 00 00 00 00 00 50  #       first_offset 80
+    00 00 00 03              #     records: size 3
+    61 62 63                 #     "abc"
+""")
+
+_BODIES = {c[0]: c for c in CASES}
+
+
+@pytest.mark.parametrize(("api_key", "version", "correlation_id", "body", "golden"), [
+    pytest.param(18, 3, 7, "api_versions_req_v3", API_VERSIONS_V3_REQUEST_FRAME, id="api_versions_v3"),
+    pytest.param(0, 3, 1, "produce_req_v3", PRODUCE_V3_REQUEST_FRAME, id="produce_v3"),
+])
+def test_request_frame_golden(api_key: int, version: int, correlation_id: int, body: str,
+                              golden: bytes) -> None:
+    _, msg, _, value, _ = _BODIES[body]
+    assert encode_request(api_key, version, correlation_id, "c", value) == golden
+    header, decoded = decode_request(golden[4:])
+    assert header == RequestHeader(api_key, version, correlation_id, "c")
+    assert plain(decoded, msg, version) == plain(value, msg, version)
+
+
+@pytest.mark.parametrize(("api_key", "version", "correlation_id", "body", "golden"), [
+    pytest.param(18, 0, 7, "api_versions_resp_v0", API_VERSIONS_V0_RESPONSE_FRAME,
+                 id="api_versions_v0"),
+    pytest.param(18, 3, 7, "api_versions_resp_v3", API_VERSIONS_V3_RESPONSE_FRAME,
+                 id="api_versions_v3"),
+    pytest.param(1, 4, 2, "fetch_resp_v4", FETCH_V4_RESPONSE_FRAME, id="fetch_v4"),
+])
+def test_response_frame_golden(api_key: int, version: int, correlation_id: int, body: str,
+                               golden: bytes) -> None:
+    _, msg, _, value, _ = _BODIES[body]
+    assert encode_response(api_key, version, correlation_id, value) == golden
+    got_id, decoded = decode_response(api_key, version, golden[4:])
+    assert got_id == correlation_id
+    assert plain(decoded, msg, version) == plain(value, msg, version)
