@@ -39,6 +39,10 @@ _LOW32 = 0xFFFFFFFF
 _FLUSH_EVERY = 512  # entries buffered in memory before they are written to the file
 
 
+def _position_of(key: int) -> int:
+    return key & _LOW32
+
+
 class CorruptIndex(Exception):
     """An index file fails its sanity check; the owner rebuilds it from the log."""
 
@@ -111,6 +115,12 @@ class OffsetIndex:
             return self.base_offset, 0
         key = entries[i - 1]
         return self.base_offset + (key >> 32), key & _LOW32
+
+    def lookup_position(self, position: int) -> int:
+        """The largest entry position that is <= ``position`` (0 if none)."""
+        entries = self._entries
+        i = bisect_right(entries, position, key=_position_of)
+        return entries[i - 1] & _LOW32 if i else 0
 
     def sanity_check(self, log_size: int) -> None:
         """Raise CorruptIndex unless entries increase strictly and point inside the log."""

@@ -38,10 +38,7 @@ INT32_MAX = 2**31 - 1
 _PREFIX = struct.Struct(">qiibIhi")
 PREFIX_SIZE = _PREFIX.size  # 27: enough of the header to know a batch's offsets and size
 _BASE_AND_LENGTH = struct.Struct(">qi")
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
-_LAST_DELTA_AT = 23
-_MAX_TS_AT = 35
+_APPEND_FIELDS = struct.Struct(">qi23xq")  # base_offset, batch_length, max_timestamp (at 35)
 _CHUNK = 64 * 1024
 
 
@@ -302,16 +299,48 @@ class LogSegment:
                 if max_offset is not None and last >= max_offset:
                     result = (b"", base)
                 else:
-                    want = min(max_bytes, limit - pos)
-                    if first_size > want:
-                        want = first_size if min_one_batch else 0
-                    data = os.pread(self._fd, want, pos) if want > 0 else b""
-                    result = (_whole_batches(data, max_offset), base)
+                    result = (self._read_from(pos, first_size, limit, max_bytes, max_offset, min_one_batch, max_position is None), base)
             if self._gen != gen:
                 raise SegmentChanged(f"segment {self.base_offset} was truncated during a read")
             return result
         finally:
             self._release()
+
+    def _read_from(
+        self,
+        pos: int,
+        first_size: int,
+        limit: int,
+        max_bytes: int,
+        max_offset: int | None,
+        min_one_batch: bool,
+        limit_is_boundary: bool,
+    ) -> bytes:
+        """Whole batches from batch position ``pos``: at most ``max_bytes`` (but at least the
+        first batch with ``min_one_batch``), ending before ``limit`` and ``max_offset``.
+
+        Finds the end without walking every batch: the batch boundary for ``max_offset``
+        comes from the index (plus a short header walk), and when ``max_bytes`` ends inside
+        the range only the bytes after the last index entry before it are walked.
+        """
+        if max_offset is not None and (self._next_offset is None or max_offset < self._next_offset):
+            stop = self._find(max_offset, limit)
+            if stop is not None:
+                limit, limit_is_boundary = stop[0], True
+        if first_size > max_bytes:
+            want = first_size if min_one_batch else 0
+            return os.pread(self._fd, want, pos) if want else b""
+        end = pos + max_bytes
+        if end >= limit and limit_is_boundary:
+            data = os.pread(self._fd, limit - pos, pos)
+            if len(data) != limit - pos:
+                raise SegmentChanged(f"segment {self.base_offset} shrank during a read")
+            return data
+        end = min(end, limit)
+        data = os.pread(self._fd, end - pos, pos)
+        # Walk in memory from the last batch boundary the index knows below ``end``.
+        start = max(self.index.lookup_position(end), pos) - pos
+        return _whole_batches(data, start)
 
     def read(
         self,
@@ -385,24 +414,25 @@ class LogSegment:
         assert max_ts is not None
         max_ts_pos = self._max_timestamp_position
         pos = 0
+        unpack = _APPEND_FIELDS.unpack_from
         while pos < n:
-            base, length = _BASE_AND_LENGTH.unpack_from(buf, pos)
+            base, length, ts = unpack(buf, pos)
             size = length + LOG_OVERHEAD
             if since > interval:
                 entries.append((base, start + pos))
                 since = 0
             since += size
-            ts = _I64.unpack_from(buf, pos + _MAX_TS_AT)[0]
             if ts > max_ts:
                 max_ts, max_ts_pos = ts, start + pos
             pos += size
         if pos != n:
             raise CorruptMessage("appended bytes do not end on a batch boundary")
-        view = memoryview(buf)
-        written = 0
         try:
-            while written < n:
-                written += os.pwrite(self._fd, view[written:], start + written)
+            written = os.pwrite(self._fd, buf, start)
+            if written < n:
+                view = memoryview(buf)
+                while written < n:
+                    written += os.pwrite(self._fd, view[written:], start + written)
         except OSError:
             try:  # do not leave a partial batch behind the published size
                 os.ftruncate(self._fd, start)
@@ -550,17 +580,18 @@ class LogSegment:
             pass
 
 
-def _whole_batches(data: bytes, max_offset: int | None) -> bytes:
-    """The longest prefix of ``data`` made of whole batches whose last offset < max_offset."""
+def _whole_batches(data: bytes, start: int = 0) -> bytes:
+    """The longest prefix of ``data`` made of whole batches, walking from ``start``.
+
+    ``start`` must be a batch boundary (an index entry) with only whole batches before it.
+    """
     n = len(data)
-    end = 0
+    end = start
     unpack = _BASE_AND_LENGTH.unpack_from
     while end + PREFIX_SIZE <= n:
-        base, length = unpack(data, end)
+        length = unpack(data, end)[1]
         size = length + LOG_OVERHEAD
         if size < HEADER_SIZE or end + size > n:
-            break
-        if max_offset is not None and base + _I32.unpack_from(data, end + _LAST_DELTA_AT)[0] >= max_offset:
             break
         end += size
     return data if end == n else data[:end]

@@ -184,10 +184,10 @@ class Message(Struct):
         super().__init__(name, fields)
         self.api_key = api_key
         self.min_version, self.max_version = parse_versions(valid)
-        self.flexible_from = parse_versions(flexible)[0]
+        self.flexible_from, self.flexible_to = parse_versions(flexible)
 
     def is_flexible(self, version: int) -> bool:
-        return version >= self.flexible_from
+        return self.flexible_from <= version <= self.flexible_to
 
     def check_version(self, version: int) -> None:
         if not self.min_version <= version <= self.max_version:

@@ -26,7 +26,7 @@ def create_topic(bootstrap: str, name: str, partitions: int = PARTITIONS, config
 def record(i: int) -> tuple[bytes | None, bytes, list, int]:
     key = None if i % 10 == 0 else f"key-{i % 997}".encode()
     value = f"value-{i}-".encode() + bytes([i % 256]) * (i % 50)
-    headers = [("h", str(i).encode()), ("n\u00e9", None if i % 3 == 0 else b"x")]
+    headers = [("h", str(i).encode()), ("n\u00e9", b"" if i % 3 == 0 else b"x")]
     return key, value, headers, 1_700_000_000_000 + i
 
 

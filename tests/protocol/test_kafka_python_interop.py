@@ -6,12 +6,14 @@ Three layers of evidence that real clients agree with our codec:
   frames requests that our ``decode_request`` reads with the expected values, and reads
   the responses that our ``encode_response`` writes;
 * for every (API, version, request/response) we implement, kafka-python decodes our
-  bytes to the same field values and re-encodes them to the same bytes;
+  frames (headers included) to the same field values and re-encodes them to the same
+  bytes;
 * kafka-python decodes each hand-written golden byte string to the golden value.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
@@ -28,16 +30,16 @@ from broker_sim.protocol.api import (
 )
 from broker_sim.protocol.schema import Message
 
-kafka_protocol = pytest.importorskip("kafka.protocol")
-
-import kafka.protocol.admin as kp_admin  # noqa: E402
-import kafka.protocol.consumer as kp_consumer  # noqa: E402
-import kafka.protocol.metadata as kp_metadata  # noqa: E402
-import kafka.protocol.producer as kp_producer  # noqa: E402
-from kafka.protocol.api_message import ApiMessage  # noqa: E402
-from kafka.protocol.parser import KafkaProtocol  # noqa: E402
-from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder  # noqa: E402
-
+with warnings.catch_warnings():
+    # kafka-python 3 loads its JSON schemas with deprecated importlib.resources calls.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import kafka.protocol.admin as kp_admin
+    import kafka.protocol.consumer as kp_consumer
+    import kafka.protocol.metadata as kp_metadata
+    import kafka.protocol.producer as kp_producer
+    from kafka.protocol.api_message import ApiMessage
+    from kafka.protocol.parser import KafkaProtocol
+    from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 
 def _kp_classes() -> dict[tuple[int, str], type[ApiMessage]]:
     found = {}
@@ -314,3 +316,25 @@ def test_find_coordinator_and_init_producer_id_with_the_client() -> None:
         "error_code": 0, "producer_id": 4000, "producer_epoch": 0})
     _, response = _received(client, frame)
     assert (response.producer_id, response.producer_epoch) == (4000, 0)
+
+
+def test_list_offsets_v5_with_the_client() -> None:
+    client = _client()
+    Topic = kp_consumer.ListOffsetsRequest.ListOffsetsTopic
+    Partition = Topic.ListOffsetsPartition
+    request = kp_consumer.ListOffsetsRequest(  # built the way kafka-python's Fetcher does
+        isolation_level=1,
+        topics=[Topic(name="orders", partitions=[Partition(partition_index=1, timestamp=-2)])],
+        version=5)
+    correlation_id, _, body = _sent_request(client, request)
+    assert (body.replica_id, body.isolation_level) == (-1, 1)
+    p = body.topics[0].partitions[0]
+    assert (body.topics[0].name, p.partition_index, p.current_leader_epoch, p.timestamp) == (
+        "orders", 1, -1, -2)
+    frame = encode_response(ApiKey.LIST_OFFSETS, 5, correlation_id, {"topics": [
+        {"name": "orders", "partitions": [{"partition_index": 1, "offset": 17,
+                                           "leader_epoch": 2}]}]})
+    _, response = _received(client, frame)
+    rp = response.topics[0].partitions[0]
+    assert (rp.partition_index, rp.error_code, rp.timestamp, rp.offset, rp.leader_epoch) == (
+        1, 0, -1, 17, 2)

@@ -123,6 +123,7 @@ def _add_api_defaults() -> None:
          ["responses", 0, "partition_responses", 0, "log_append_time_ms"], -1),
         (produce.ProduceResponse, 8, {"responses": [{"partition_responses": [{}]}]},
          ["responses", 0, "partition_responses", 0, "log_start_offset"], -1),
+        (list_offsets.ListOffsetsRequest, 1, {}, ["replica_id"], -1),
         (list_offsets.ListOffsetsRequest, 4, {"topics": [{"partitions": [{}]}]},
          ["topics", 0, "partitions", 0, "current_leader_epoch"], -1),
         (list_offsets.ListOffsetsResponse, 4, {"topics": [{"partitions": [{}]}]},

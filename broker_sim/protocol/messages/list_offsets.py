@@ -12,8 +12,9 @@ Response::
     topics [name string, partitions [partition_index int32, error_code int16,
             timestamp int64, offset int64, leader_epoch int32 (v4+)]]
 
-Kafka's schema gives ``replica_id`` no default (so 0 here); consumers send -1.
-Flexible only from v6.
+``replica_id`` defaults to -1 (a consumer) although Kafka's JSON schema gives it no
+default: 0 would claim to be broker 0. Kafka's clients always send -1 and kafka-python
+patches the same default in. Flexible only from v6.
 """
 
 from ..primitives import Array, Int8, Int16, Int32, Int64, String
@@ -31,7 +32,7 @@ ListOffsetsTopic = Struct("ListOffsetsTopic", [
 ])
 
 ListOffsetsRequest = Message("ListOffsetsRequest", api_key=2, valid="1-5", flexible="6+", fields=[
-    Field("replica_id", Int32),
+    Field("replica_id", Int32, default=-1),
     Field("isolation_level", Int8, versions="2+"),
     Field("topics", Array(ListOffsetsTopic)),
 ])
