@@ -21,6 +21,11 @@ shutdown, while this log always pays for re-reading it, so a tail damaged while 
 broker was down is still found. Segments before the recovery point keep their index and
 are only sanity-checked (a missing or inconsistent index is rebuilt).
 
+Rolling: a new active segment starts when an append would push the active one past
+``segment.bytes``, when the active one is older than ``segment.ms`` (counted from when
+the segment was created or, after a restart, loaded; Kafka counts from the first
+batch's timestamp), or when relative offsets would overflow the index's int32.
+
 Offsets: ``log_start_offset <= high_watermark <= log_end_offset``. The log end offset
 (LEO) is the offset the next appended record gets. The high watermark (HW) is set by the
 owner (the partition, once followers have the data) and bounds what consumers read: pass
@@ -38,7 +43,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..protocol.errors import (
     CorruptMessage,
@@ -84,11 +89,11 @@ def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-@dataclass(frozen=True)
-class AppendInfo:
+class AppendInfo(NamedTuple):
     """What an append wrote: offsets ``first_offset..last_offset`` (inclusive).
 
-    ``log_append_time`` is -1 (CreateTime topics; LogAppendTime is not implemented).
+    (A NamedTuple rather than a frozen dataclass: one is built per produce request and a
+    frozen dataclass costs several microseconds to construct.) ``log_append_time`` is -1 (CreateTime topics; LogAppendTime is not implemented).
     ``num_records == 0`` (offsets -1) for a follower append of nothing.
     """
 
@@ -100,8 +105,7 @@ class AppendInfo:
     log_start_offset: int = 0
 
 
-@dataclass(frozen=True)
-class FetchDataInfo:
+class FetchDataInfo(NamedTuple):
     """Whole record batches read from the log, and the log's offsets at that moment.
 
     ``first_offset`` is the base offset of the first batch returned (it may be below
@@ -409,15 +413,18 @@ class Log:
 
     def _append_locked(self, buf: Any, first: int, last: int) -> None:
         active = self._view.segments[-1]
+        config = self.config
         now = self.clock()
+        size = active.size
         try:
-            if active.size > 0 and (
-                active.size + len(buf) > self.config.segment_bytes
-                or now - active.created_ms > self.config.segment_ms
-                or last - active.base_offset > INT32_MAX
-            ):
-                active = self._roll(first, now)
-            elif active.size == 0 and last - active.base_offset > INT32_MAX:
+            if size > 0:
+                if (
+                    size + len(buf) > config.segment_bytes
+                    or now - active.created_ms > config.segment_ms
+                    or last - active.base_offset > INT32_MAX
+                ):
+                    active = self._roll(first, now)
+            elif last - active.base_offset > INT32_MAX:
                 active = self._roll(first, now)  # an empty segment whose base does not fit
             active.append(last, buf)
         except OSError as e:

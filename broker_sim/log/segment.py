@@ -299,7 +299,11 @@ class LogSegment:
                 if max_offset is not None and last >= max_offset:
                     result = (b"", base)
                 else:
-                    result = (self._read_from(pos, first_size, limit, max_bytes, max_offset, min_one_batch, max_position is None), base)
+                    data = self._read_from(
+                        pos, first_size, limit, max_bytes, max_offset, min_one_batch,
+                        limit_is_boundary=max_position is None,
+                    )
+                    result = (data, base)
             if self._gen != gen:
                 raise SegmentChanged(f"segment {self.base_offset} was truncated during a read")
             return result

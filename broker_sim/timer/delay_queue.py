@@ -32,32 +32,39 @@ class DelayQueue:
     flushed, so a record's key always equals its bucket's expiration while queued.
 
     Threading contract: all methods may be called from any thread; the heap is guarded by
-    one condition variable, which :meth:`offer` notifies when the head changes.
+    ``_lock``, and blocked pollers wait on a condition of that lock, which :meth:`offer`
+    notifies when the head changes and a manual clock's listener when time moves (both
+    only if someone is waiting, to keep the non-blocking path cheap).
     """
 
-    __slots__ = ("_clock", "_heap", "_cond", "_seq", "_closed")
+    __slots__ = ("_clock", "_heap", "_lock", "_cond", "_seq", "_closed", "_waiters")
 
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._heap: list[tuple[int, int, TimerTaskList]] = []
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._seq = itertools.count()
         self._closed = False
+        self._waiters = 0  # pollers blocked (or about to block) in poll(); under _lock
         add_listener = getattr(clock, "add_listener", None)
         if add_listener is not None:
             add_listener(self._wake)
 
     def _wake(self) -> None:
-        with self._cond:
-            self._cond.notify_all()
+        # Called after a manual clock moved. A poller increments _waiters before it reads
+        # the clock, so if we read 0 here, any poller yet to come will see the new time.
+        if self._waiters:
+            with self._cond:
+                self._cond.notify_all()
 
     def offer(self, bucket: TimerTaskList) -> None:
         """Queue ``bucket`` under its current expiration."""
-        with self._cond:
+        with self._lock:
             heap = self._heap
             record = (bucket.expiration, next(self._seq), bucket)
             heapq.heappush(heap, record)
-            if heap[0] is record:
+            if heap[0] is record and self._waiters:
                 self._cond.notify_all()
 
     def poll(self, timeout_ms: float = 0) -> TimerTaskList | None:
@@ -67,27 +74,35 @@ class DelayQueue:
         earliest bucket is due rather than polling. ``timeout_ms <= 0`` never blocks.
         """
         clock = self._clock
-        deadline = time.monotonic() + timeout_ms / 1000.0
-        with self._cond:
-            heap = self._heap
-            while True:
-                due_in_ms: int | None = None
-                if heap:
-                    due_in_ms = heap[0][0] - clock.now_ms()
-                    if due_in_ms <= 0:
-                        return heapq.heappop(heap)[2]
-                if self._closed:
-                    return None
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return None
-                if due_in_ms is not None:
-                    remaining = min(remaining, due_in_ms / 1000.0)
-                self._cond.wait(remaining)
+        heap = self._heap
+        with self._lock:
+            if heap and heap[0][0] <= clock.now_ms():
+                return heapq.heappop(heap)[2]
+            if timeout_ms <= 0 or self._closed:
+                return None
+            deadline = time.monotonic() + timeout_ms / 1000.0
+            self._waiters += 1
+            try:
+                while True:
+                    due_in_ms: int | None = None
+                    if heap:
+                        due_in_ms = heap[0][0] - clock.now_ms()
+                        if due_in_ms <= 0:
+                            return heapq.heappop(heap)[2]
+                    if self._closed:
+                        return None
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return None
+                    if due_in_ms is not None:
+                        remaining = min(remaining, due_in_ms / 1000.0)
+                    self._cond.wait(remaining)
+            finally:
+                self._waiters -= 1
 
     def peek_expiration(self) -> int | None:
         """Expiration of the earliest bucket, or None if the queue is empty."""
-        with self._cond:
+        with self._lock:
             return self._heap[0][0] if self._heap else None
 
     def __len__(self) -> int:

@@ -112,7 +112,7 @@ class TimerTaskList:
     ``TimerTask.cancel`` calls :meth:`remove` from any thread.
     """
 
-    __slots__ = ("_root", "_lock", "_expiration", "_size")
+    __slots__ = ("_root", "_lock", "expiration", "_size")
 
     def __init__(self, task_counter: TaskCounter, lock: threading.RLock | None = None) -> None:
         root = TimerTaskEntry(None, -1)
@@ -120,7 +120,9 @@ class TimerTaskList:
         root.prev = root
         self._root = root
         self._lock = lock if lock is not None else threading.RLock()
-        self._expiration = -1
+        #: Start of the tick this bucket holds, or -1 if none. Read it freely; change it only
+        #: through :meth:`set_expiration` (a plain slot, so the wheel's check is cheap).
+        self.expiration = -1
         self._size = 0
         task_counter.register(self)
 
@@ -128,18 +130,13 @@ class TimerTaskList:
     def lock(self) -> threading.RLock:
         return self._lock
 
-    @property
-    def expiration(self) -> int:
-        """Start of the tick this bucket holds, or -1 if none."""
-        return self._expiration
-
     def set_expiration(self, expiration_ms: int) -> bool:
         """Set the expiration; True only if it changed (then the bucket must be queued).
 
         The caller holds ``lock`` (this is Kafka's ``getAndSet`` on an atomic long).
         """
-        if self._expiration != expiration_ms:
-            self._expiration = expiration_ms
+        if self.expiration != expiration_ms:
+            self.expiration = expiration_ms
             return True
         return False
 
@@ -191,7 +188,7 @@ class TimerTaskList:
                 self.remove(head)  # type: ignore[arg-type]
                 f(head)  # type: ignore[arg-type]
                 head = root.next
-            self._expiration = -1
+            self.expiration = -1
 
     def entries(self) -> list[TimerTaskEntry]:
         """Snapshot of the linked entries, head to tail (for inspection and tests)."""
@@ -204,4 +201,4 @@ class TimerTaskList:
             return out
 
     def __repr__(self) -> str:
-        return f"TimerTaskList(expiration={self._expiration}, size={self._size})"
+        return f"TimerTaskList(expiration={self.expiration}, size={self._size})"

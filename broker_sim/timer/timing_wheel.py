@@ -150,8 +150,9 @@ class TimingWheel:
         bucket = wheel._buckets[virtual_id % wheel.wheel_size]
         bucket.add_locked(entry)
         # A changed expiration means the bucket was free (its previous round was flushed):
-        # offer it to the delay queue for this round.
-        if bucket.set_expiration(virtual_id * tick):
+        # offer it to the delay queue for this round. (The first test skips a call.)
+        expiration = virtual_id * tick
+        if bucket.expiration != expiration and bucket.set_expiration(expiration):
             wheel._queue.offer(bucket)
         return True
 

@@ -63,7 +63,7 @@ def test_readers_while_appending_and_retention_deletes(open_log: OpenLog, batch:
     for t in readers:
         t.start()
     try:
-        for i in range(800):
+        for i in range(600):
             log.append_as_leader(batch(1 + i % 3, value_size=30), leader_epoch=1)
             log.high_watermark = log.log_end_offset
             if i % 10 == 0:

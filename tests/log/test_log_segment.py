@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -122,3 +123,47 @@ def test_find_timestamp_and_max_timestamp(tmp_path: Path, batch: Batch) -> None:
     again = LogSegment(tmp_path, 0, 4096)  # not recovered: computed lazily by a scan
     assert again.max_timestamp == 1004 and again.next_offset == 15
     again.close()
+
+
+def test_read_matches_a_naive_reference(tmp_path: Path, batch: Batch) -> None:
+    """Random reads (offset, max_bytes, max_offset, min_one_batch) against a linear scan."""
+    rng = random.Random(1)
+    seg = LogSegment(tmp_path, 1000, index_interval_bytes=300)
+    stored: list[tuple[int, bytes]] = []  # (last offset, batch)
+    offset = 1000
+    for _ in range(150):
+        n = rng.randint(1, 5)
+        b = batch(n, value_size=rng.randint(0, 200), base_offset=offset)
+        seg.append(offset + n - 1, b)
+        stored.append((offset + n - 1, b))
+        offset += n
+
+    def reference(start: int, max_bytes: int, max_offset: int | None, min_one: bool) -> bytes:
+        out = b""
+        for last, b in stored:
+            if last < start:
+                continue
+            if max_offset is not None and last >= max_offset:
+                break
+            if len(out) + len(b) > max_bytes and not (min_one and not out):
+                break
+            out += b
+            if len(out) > max_bytes:
+                break
+        return out
+
+    def check(s: LogSegment) -> None:
+        for _ in range(1500):
+            start = rng.randint(995, offset + 1)
+            max_bytes = rng.choice([0, 50, 500, 2000, 10**6]) + rng.randint(0, 300)
+            max_offset = rng.choice([None, rng.randint(1000, offset + 3)])
+            min_one = rng.random() < 0.8
+            got = s.read(start, max_bytes, min_one_batch=min_one, max_offset=max_offset)
+            assert got == reference(start, max_bytes, max_offset, min_one), (start, max_bytes, max_offset, min_one)
+
+    check(seg)
+    seg.close()
+    reopened = LogSegment(tmp_path, 1000, index_interval_bytes=300)  # lazily loaded state
+    assert reopened.load_index()
+    check(reopened)
+    reopened.close()

@@ -15,6 +15,7 @@ import pytest
 import zstandard
 
 from broker_sim.protocol.errors import CorruptMessage, UnsupportedCompressionType
+from broker_sim.protocol.primitives import write_varint
 from broker_sim.protocol.records import (
     GZIP,
     HEADER_SIZE,
@@ -145,6 +146,22 @@ def test_many_records_10k(codec: int) -> None:
     assert [r.timestamp for r in records] == [TS + i * 3 - 500 for i in range(n)]
     assert [r.value for r in records] == [b"v%06d" % i for i in range(n)]
     assert records[7].headers == [("i", b"7")] and records[8].headers == []
+
+
+def test_wide_varints() -> None:
+    # timestamp deltas of years either way: 4- to 6-byte varlongs
+    far = [(TS, b"a", b"1", []), (TS - 86_400_000 * 365, b"b", b"2", []), (TS + 10**10, b"c", b"3", [])]
+    _, records = decode_batch(build(far, base_offset=2**40))
+    assert [(r.offset, r.timestamp) for r in records] == [(2**40 + i, far[i][0]) for i in range(3)]
+    # an offset delta of 2**21 (4-byte varint) written by hand: a batch left after compaction
+    fields = bytearray(b"\x00")  # attributes
+    for v in (0, 2**21, -1, -1, 0):  # ts delta, offset delta, null key, null value, no headers
+        write_varint(fields, v)
+    rec = bytearray()
+    write_varint(rec, len(fields))
+    rec += fields
+    _, records = decode_batch(wrap_records(bytes(rec), 1, last_offset_delta=2**21))
+    assert (records[0].offset, records[0].key, records[0].value) == (2**21, None, None)
 
 
 def test_several_batches_mixed_codecs() -> None:

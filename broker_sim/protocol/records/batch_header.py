@@ -30,8 +30,7 @@ and without decompressing: the broker stores the bytes it received.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import google_crc32c
 
@@ -57,8 +56,7 @@ def crc32c(data: Any) -> int:
     return google_crc32c.value(bytes(data) if isinstance(data, memoryview) else data)
 
 
-@dataclass(frozen=True)
-class BatchHeader:
+class BatchHeader(NamedTuple):
     base_offset: int
     batch_length: int
     partition_leader_epoch: int
@@ -77,7 +75,7 @@ class BatchHeader:
     def parse(cls, buf: Any, pos: int = 0) -> BatchHeader:
         if len(buf) - pos < HEADER_SIZE:
             raise CorruptMessage("record batch is shorter than its header")
-        return cls(*_HEADER.unpack_from(buf, pos))
+        return cls._make(_HEADER.unpack_from(buf, pos))
 
     @property
     def size(self) -> int:

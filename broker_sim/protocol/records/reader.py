@@ -78,9 +78,9 @@ def decode_records(buf: Any, pos: int, header: BatchHeader) -> list[Record]:
 
 def _decode(data: bytes, count: int, header: BatchHeader) -> list[Record]:
     # The hot loop. Varints of one and two bytes (values below 64 and 8192: nearly every
-    # field of every record) are decoded inline on their unsigned raw form ``u``; longer
-    # ones go through read_uvarint. Zig-zag: value = (u >> 1) ^ -(u & 1), so for a
-    # length an odd ``u`` means negative, and ``u == 1`` is -1 (null).
+    # field of every record; three bytes too for the deltas) are decoded inline on their
+    # unsigned raw form ``u``; longer ones go through read_uvarint. Zig-zag: value is
+    # (u >> 1) ^ -(u & 1), so for a length an odd ``u`` means negative, ``u == 1`` is -1.
     base_offset = header.base_offset
     base_ts = header.base_timestamp
     log_append = header.timestamp_type == 1
@@ -110,6 +110,9 @@ def _decode(data: bytes, count: int, header: BatchHeader) -> list[Record]:
         elif data[pos + 2] < 0x80:
             u = (u & 0x7F) | (data[pos + 2] << 7)
             pos += 3
+        elif data[pos + 3] < 0x80:  # deltas of 8 s to 17 min
+            u = (u & 0x7F) | ((data[pos + 2] & 0x7F) << 7) | (data[pos + 3] << 14)
+            pos += 4
         else:
             u, pos = read_uvarint(data, pos + 1)
         timestamp = append_ts if log_append else base_ts + ((u >> 1) ^ -(u & 1))
@@ -120,6 +123,9 @@ def _decode(data: bytes, count: int, header: BatchHeader) -> list[Record]:
         elif data[pos + 1] < 0x80:
             u = (u & 0x7F) | (data[pos + 1] << 7)
             pos += 2
+        elif data[pos + 2] < 0x80:  # offset deltas 8192 .. 1M: batches of many records
+            u = (u & 0x7F) | ((data[pos + 1] & 0x7F) << 7) | (data[pos + 2] << 14)
+            pos += 3
         else:
             u, pos = read_uvarint(data, pos)
         offset = base_offset + ((u >> 1) ^ -(u & 1))
