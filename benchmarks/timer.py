@@ -63,6 +63,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -73,18 +74,77 @@ from broker_sim.timer import ManualClock, SystemTimer, TimerTask  # noqa: E402
 TIMEOUT_MS = 30_000
 PER_STEP = 100  # arrivals per simulated millisecond
 MAX_COMPLETE_MS = 50
-RING = 64  # > MAX_COMPLETE_MS, power of two
-PATTERN_LEN = 100_003  # prime, so the pattern does not align with the steps
-NEVER = -1
+RING = 64  # > MAX_COMPLETE_MS, a power of two
+MASK = RING - 1
+NEVER = 0  # in the pattern: this operation never completes and must expire
 
 
-def make_pattern(seed: int = 42) -> list[int]:
-    """Completion delay (ms after arrival) per operation, or NEVER (1%): cycled."""
+def make_pattern(n: int, seed: int = 42) -> list[int]:
+    """Per operation: ms after arrival at which it completes, or NEVER (1% of them)."""
     rng = random.Random(seed)
     return [
-        NEVER if rng.random() < 0.01 else rng.randint(1, MAX_COMPLETE_MS)
-        for _ in range(PATTERN_LEN)
+        NEVER if rng.random() < 0.01 else rng.randint(1, MAX_COMPLETE_MS) for _ in range(n)
     ]
+
+
+EXPIRED = [0]  # operations whose expiry ran (reset by each run)
+
+
+class Driver:
+    """The workload, identical for every timer; a timer plugs in four callables.
+
+    ``make()`` creates an operation, ``add(op)`` schedules it with the 30 s timeout,
+    ``cancel(op)`` is called when it completes, ``tick()`` after the simulated clock has
+    moved 1 ms (the timer expires what is due). :meth:`step` runs one simulated
+    millisecond and returns False once every operation has completed or expired.
+    """
+
+    def __init__(
+        self,
+        pattern: list[int],
+        make: Callable[[], Any],
+        add: Callable[[Any], Any],
+        cancel: Callable[[Any], Any],
+        tick: Callable[[], Any],
+    ) -> None:
+        self.pattern = pattern
+        self.n = len(pattern)
+        self.make = make
+        self.add = add
+        self.cancel = cancel
+        self.tick = tick
+        self.ring: list[list[Any]] = [[] for _ in range(RING)]
+        self.i = 0
+        self.step_no = 0
+        self.last_step = (self.n + PER_STEP - 1) // PER_STEP + TIMEOUT_MS + 2
+
+    def step(self) -> bool:
+        step = self.step_no
+        due = self.ring[step & MASK]
+        if due:
+            cancel = self.cancel
+            for op in due:
+                cancel(op)
+            due.clear()
+        i = self.i
+        if i < self.n:
+            make = self.make
+            add = self.add
+            ring = self.ring
+            for d in self.pattern[i : i + PER_STEP]:
+                op = make()
+                add(op)
+                if d:
+                    ring[(step + d) & MASK].append(op)
+            self.i = i + PER_STEP
+        self.step_no = step + 1
+        self.tick()
+        return self.step_no <= self.last_step
+
+    def run(self) -> None:
+        step = self.step
+        while step():
+            pass
 
 
 class Result:
@@ -97,6 +157,22 @@ class Result:
     @property
     def ops_per_s(self) -> float:
         return self.ops / self.seconds
+
+
+# ---------------------------------------------------------------------- null (baseline)
+
+
+class NullOp:
+    __slots__ = ("x",)
+
+    def __init__(self) -> None:
+        self.x = None
+
+
+def run_null(pattern: list[int]) -> int:
+    """The workload's own cost: same driver, no timer (``id`` is a C no-op call)."""
+    Driver(pattern, NullOp, id, id, tuple).run()
+    return EXPIRED[0]
 
 
 # ---------------------------------------------------------------------------------- ours
@@ -118,44 +194,18 @@ class WheelOp(TimerTask):
         EXPIRED[0] += 1
 
 
-EXPIRED = [0]
-
-
-def run_ours(n: int, pattern: list[int]) -> int:
+def run_ours(pattern: list[int]) -> int:
+    EXPIRED[0] = 0
     clock = ManualClock(0)
     timer = SystemTimer("bench", clock=clock, executor=SyncExecutor())
-    add = timer.add
-    advance_clock = timer.advance_clock
     advance = clock.advance
-    ring: list[list[WheelOp]] = [[] for _ in range(RING)]
-    EXPIRED[0] = 0
-    plen = len(pattern)
-    i = 0
-    step = 0
-    while i < n:
-        due = ring[step & (RING - 1)]
-        for op in due:
-            op.cancel()
-        due.clear()
-        for _ in range(PER_STEP if n - i >= PER_STEP else n - i):
-            op = WheelOp(TIMEOUT_MS)
-            add(op)
-            d = pattern[i % plen]
-            if d != NEVER:
-                ring[(step + d) & (RING - 1)].append(op)
-            i += 1
+    advance_clock = timer.advance_clock
+
+    def tick() -> None:
         advance(1)
-        step += 1
         advance_clock(0)
-    end = step + TIMEOUT_MS + 1
-    while step <= end:
-        due = ring[step & (RING - 1)]
-        for op in due:
-            op.cancel()
-        due.clear()
-        advance(1)
-        step += 1
-        advance_clock(0)
+
+    Driver(pattern, partial(WheelOp, TIMEOUT_MS), timer.add, WheelOp.cancel, tick).run()
     assert timer.size == 0, timer.size
     timer.shutdown()
     return EXPIRED[0]
@@ -183,11 +233,13 @@ class HeapTimer:
     def __init__(self) -> None:
         self.heap: list[tuple[int, int, HeapOp]] = []
         self.seq = itertools.count()
+        self.now = 0
 
-    def add(self, op: HeapOp, expiration: int) -> None:
-        heapq.heappush(self.heap, (expiration, next(self.seq), op))
+    def add(self, op: HeapOp) -> None:
+        heapq.heappush(self.heap, (self.now + TIMEOUT_MS, next(self.seq), op))
 
-    def advance(self, now: int) -> None:
+    def tick(self) -> None:
+        self.now = now = self.now + 1
         heap = self.heap
         pop = heapq.heappop
         while heap and heap[0][0] <= now:
@@ -196,40 +248,10 @@ class HeapTimer:
                 op.run()
 
 
-def run_heapq(n: int, pattern: list[int]) -> int:
-    timer = HeapTimer()
-    add = timer.add
-    advance = timer.advance
-    ring: list[list[HeapOp]] = [[] for _ in range(RING)]
+def run_heapq(pattern: list[int]) -> int:
     EXPIRED[0] = 0
-    plen = len(pattern)
-    now = 0
-    i = 0
-    step = 0
-    while i < n:
-        due = ring[step & (RING - 1)]
-        for op in due:
-            op.cancel()
-        due.clear()
-        for _ in range(PER_STEP if n - i >= PER_STEP else n - i):
-            op = HeapOp()
-            add(op, now + TIMEOUT_MS)
-            d = pattern[i % plen]
-            if d != NEVER:
-                ring[(step + d) & (RING - 1)].append(op)
-            i += 1
-        now += 1
-        step += 1
-        advance(now)
-    end = step + TIMEOUT_MS + 1
-    while step <= end:
-        due = ring[step & (RING - 1)]
-        for op in due:
-            op.cancel()
-        due.clear()
-        now += 1
-        step += 1
-        advance(now)
+    timer = HeapTimer()
+    Driver(pattern, HeapOp, timer.add, HeapOp.cancel, timer.tick).run()
     assert not timer.heap
     return EXPIRED[0]
 
@@ -238,7 +260,7 @@ def run_heapq(n: int, pattern: list[int]) -> int:
 
 
 class SimLoop(asyncio.SelectorEventLoop):
-    """An event loop whose clock is simulated milliseconds (seconds as float)."""
+    """An event loop whose clock is the simulated one (milliseconds, as float seconds)."""
 
     sim_ms = 0
 
@@ -259,41 +281,26 @@ class AsyncOp:
         EXPIRED[0] += 1
 
 
-def run_asyncio(n: int, pattern: list[int]) -> int:
-    loop = SimLoop()
-    ring: list[list[AsyncOp]] = [[] for _ in range(RING)]
+def run_asyncio(pattern: list[int]) -> int:
     EXPIRED[0] = 0
-    plen = len(pattern)
+    loop = SimLoop()
     call_at = loop.call_at
-    state = {"i": 0, "step": 0, "end": None}
 
-    def step_once() -> None:
-        i = state["i"]
-        step = state["step"]
-        due = ring[step & (RING - 1)]
-        for op in due:
-            op.cancel()
-        due.clear()
-        if i < n:
-            now_s = loop.sim_ms
-            for _ in range(PER_STEP if n - i >= PER_STEP else n - i):
-                op = AsyncOp()
-                op.handle = call_at((now_s + TIMEOUT_MS) / 1000.0, op.run)
-                d = pattern[i % plen]
-                if d != NEVER:
-                    ring[(step + d) & (RING - 1)].append(op)
-                i += 1
-            state["i"] = i
-        elif state["end"] is None:
-            state["end"] = step + TIMEOUT_MS + 1
-        loop.sim_ms += 1
-        state["step"] = step + 1
-        if state["end"] is not None and step >= state["end"]:
-            loop.stop()
+    def add(op: AsyncOp) -> None:
+        op.handle = call_at((loop.sim_ms + TIMEOUT_MS) / 1000.0, op.run)
+
+    def tick() -> None:
+        loop.sim_ms += 1  # the loop's next iteration runs the handles now due
+
+    driver = Driver(pattern, AsyncOp, add, AsyncOp.cancel, tick)
+
+    def step() -> None:
+        if driver.step():
+            loop.call_soon(step)
         else:
-            loop.call_soon(step_once)
+            loop.stop()
 
-    loop.call_soon(step_once)
+    loop.call_soon(step)
     try:
         loop.run_forever()
         assert not loop._scheduled, len(loop._scheduled)  # type: ignore[attr-defined]
@@ -304,28 +311,31 @@ def run_asyncio(n: int, pattern: list[int]) -> int:
 
 # ------------------------------------------------------------------------------ harness
 
-RUNNERS: dict[str, Callable[[int, list[int]], int]] = {
+RUNNERS: dict[str, Callable[[list[int]], int]] = {
+    "null": run_null,
     "ours": run_ours,
     "heapq": run_heapq,
     "asyncio": run_asyncio,
 }
+TIMERS = ("ours", "heapq", "asyncio")
 
 
-def timed(name: str, n: int, pattern: list[int]) -> Result:
+def timed(name: str, pattern: list[int]) -> Result:
     gc.collect()
     t0 = time.process_time()
-    expired = RUNNERS[name](n, pattern)
+    expired = RUNNERS[name](pattern)
     seconds = time.process_time() - t0
-    return Result(name, n, seconds, expired)
+    return Result(name, len(pattern), seconds, expired)
 
 
-def peak_memory(name: str, n: int, pattern: list[int]) -> int:
+def peak_memory(name: str, pattern: list[int]) -> int:
+    """Peak bytes allocated by Python during one run (tracemalloc), above the start."""
     gc.collect()
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
         tracemalloc.reset_peak()
-        RUNNERS[name](n, pattern)
+        RUNNERS[name](pattern)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -333,11 +343,15 @@ def peak_memory(name: str, n: int, pattern: list[int]) -> int:
 
 
 def per_op_cost(pending: int, ops: int) -> float:
-    """Seconds per (create + add + cancel) with ``pending`` other long-lived tasks waiting."""
+    """Our CPU seconds per operation (create + add + cancel) with ``pending`` others waiting.
+
+    The pending tasks are spread over 30 s, as the purgatory's would be. Each step adds
+    100 operations, cancels them, and moves the clock 1 ms (buckets keep being reused).
+    """
     clock = ManualClock(0)
     timer = SystemTimer("bench-cost", clock=clock, executor=SyncExecutor())
     keep = []
-    for k in range(pending):  # spread over the next 30 s, as the purgatory would have them
+    for k in range(pending):
         op = WheelOp(TIMEOUT_MS + k % TIMEOUT_MS)
         timer.add(op)
         keep.append(op)
@@ -345,7 +359,7 @@ def per_op_cost(pending: int, ops: int) -> float:
     advance = clock.advance
     advance_clock = timer.advance_clock
     best = float("inf")
-    for _ in range(3):
+    for _ in range(5):
         gc.collect()
         t0 = time.process_time()
         done = 0
@@ -365,58 +379,68 @@ def per_op_cost(pending: int, ops: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--ops", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--cost-ops", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cost-ops", type=int, default=100_000)
     args = parser.parse_args()
     n = args.ops
-    pattern = make_pattern()
-    expected_expired = sum(1 for i in range(n) if pattern[i % len(pattern)] == NEVER)
+    pattern = make_pattern(n)
+    expected_expired = pattern.count(NEVER)
     print(
         f"workload: {n:,} ops, {TIMEOUT_MS / 1000:.0f} s timeout, {PER_STEP} arrivals/ms, "
-        f"{n - expected_expired:,} complete after 1-{MAX_COMPLETE_MS} ms, "
+        f"{n - expected_expired:,} complete 1-{MAX_COMPLETE_MS} ms after arrival, "
         f"{expected_expired:,} expire"
     )
 
     best: dict[str, Result] = {}
     for rep in range(args.repeat):
         for name in RUNNERS:
-            r = timed(name, n, pattern)
-            if r.expired != expected_expired:
+            r = timed(name, pattern)
+            if name != "null" and r.expired != expected_expired:
                 raise SystemExit(f"{name}: {r.expired} expired, expected {expected_expired}")
-            print(f"  run {rep + 1} {name:8s} {r.seconds:7.2f} s  {r.ops_per_s:12,.0f} ops/s")
+            print(f"  run {rep + 1} {name:8s} {r.seconds:7.2f} s CPU")
             if name not in best or r.seconds < best[name].seconds:
                 best[name] = r
-    peaks = {name: peak_memory(name, n, pattern) for name in RUNNERS}
-    for name in RUNNERS:
+    null_s = best["null"].seconds
+    net = {name: best[name].seconds - null_s for name in TIMERS}
+    peaks = {name: peak_memory(name, pattern) for name in RUNNERS}
+    print(f"workload alone (no timer): {null_s / n * 1e6:.2f} us/op, peak {peaks['null'] / 2**20:.1f} MiB")
+    for name in TIMERS:
         r = best[name]
         print(
-            f"{name:8s} {r.ops_per_s:12,.0f} ops/s  {r.seconds / n * 1e6:6.2f} us/op  "
-            f"peak {peaks[name] / 2**20:8.1f} MiB"
+            f"{name:8s} end-to-end {r.ops_per_s:10,.0f} ops/s ({r.seconds / n * 1e6:5.2f} us/op); "
+            f"timer alone {n / net[name]:10,.0f} ops/s ({net[name] / n * 1e6:5.2f} us/op); "
+            f"peak {peaks[name] / 2**20:7.1f} MiB"
         )
 
     cost_10k = per_op_cost(10_000, args.cost_ops)
     cost_1m = per_op_cost(1_000_000, args.cost_ops)
     print(
-        f"ours per-op (create+add+cancel): {cost_10k * 1e6:.2f} us with 10k pending, "
+        f"ours per op (create+add+cancel): {cost_10k * 1e6:.2f} us with 10k pending, "
         f"{cost_1m * 1e6:.2f} us with 1M pending"
     )
 
     ratios = {
-        "ops_vs_heapq": round(best["ours"].ops_per_s / best["heapq"].ops_per_s, 3),
+        "ops_vs_heapq": round(net["heapq"] / net["ours"], 3),
         "memory_vs_heapq": round(peaks["ours"] / peaks["heapq"], 4),
-        "ops_vs_asyncio": round(best["ours"].ops_per_s / best["asyncio"].ops_per_s, 3),
+        "ops_vs_asyncio": round(net["asyncio"] / net["ours"], 3),
         "op_cost_1m_vs_10k": round(cost_1m / cost_10k, 3),
     }
     figures = {
         "ops": n,
         "timeout_ms": TIMEOUT_MS,
         "expired": expected_expired,
-        "ops_per_s": {k: round(v.ops_per_s) for k, v in best.items()},
-        "seconds": {k: round(v.seconds, 3) for k, v in best.items()},
+        "timer_ops_per_s": {k: round(n / v) for k, v in net.items()},
+        "end_to_end_ops_per_s": {k: round(best[k].ops_per_s) for k in TIMERS},
+        "end_to_end_ratio_vs_heapq": round(best["heapq"].seconds / best["ours"].seconds, 3),
+        "end_to_end_ratio_vs_asyncio": round(best["asyncio"].seconds / best["ours"].seconds, 3),
+        "cpu_seconds": {k: round(v.seconds, 3) for k, v in best.items()},
         "peak_bytes": peaks,
-        "op_cost_us": {"pending_10k": round(cost_10k * 1e6, 3), "pending_1m": round(cost_1m * 1e6, 3)},
+        "op_cost_us": {
+            "pending_10k": round(cost_10k * 1e6, 3),
+            "pending_1m": round(cost_1m * 1e6, 3),
+        },
         "python": sys.version.split()[0],
     }
     print(json.dumps({"benchmark": "timer", "ratios": ratios, "figures": figures}))

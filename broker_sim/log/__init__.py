@@ -8,6 +8,7 @@
 """
 
 from .config import LogConfig
+from .leader_epoch_cache import LeaderEpochCache
 from .log import (
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,

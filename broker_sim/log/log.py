@@ -66,6 +66,7 @@ from ..protocol.records.batch_header import (
 )
 from ..protocol.records.compression import decompress
 from .config import LogConfig
+from .leader_epoch_cache import LeaderEpochCache
 from .offset_index import INDEX_SUFFIX
 from .segment import INT32_MAX, LOG_SUFFIX, LogSegment, SegmentChanged, SegmentGone
 
@@ -207,6 +208,8 @@ class Log:
         self._leo = leo
         self._hw = min(max(state["high_watermark"], log_start), leo)
         self._recovery_point = min(recovery_point, leo)
+        self.epochs = LeaderEpochCache(self.dir)
+        self.epochs.truncate_from_end(leo)  # recovery may have cut the tail
 
     def _read_state(self) -> dict[str, int]:
         state = {"log_start_offset": 0, "high_watermark": 0, "recovery_point": 0}
@@ -382,6 +385,7 @@ class Log:
                 assign_offsets(buf, pos, offset, leader_epoch)
                 offset += header.last_offset_delta + 1
             self._append_locked(buf, first, offset - 1)
+            self.epochs.assign(leader_epoch, first)
             return AppendInfo(first, offset - 1, num_records, max_ts, -1, self._view.log_start_offset)
 
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendInfo:
@@ -409,6 +413,8 @@ class Log:
             last = batches[-1][1].last_offset
             data = records if used == len(records) else memoryview(records)[:used]
             self._append_locked(data, first, last)
+            for _pos, header in batches:
+                self.epochs.assign(header.partition_leader_epoch, header.base_offset)
             return AppendInfo(first, last, num_records, max_ts, -1, self._view.log_start_offset)
 
     def _append_locked(self, buf: Any, first: int, last: int) -> None:
@@ -596,6 +602,7 @@ class Log:
                 self._view = _View(self._view.bases, self._view.segments, self._leo)
             self._hw = min(self._hw, self._leo)
             self._recovery_point = min(self._recovery_point, self._leo)
+            self.epochs.truncate_from_end(self._leo)
             return True
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -612,6 +619,7 @@ class Log:
                 self._view = _View((offset,), (new,), offset)
                 self._leo = offset
                 self._hw = offset
+                self.epochs.clear()
                 self._recovery_point = offset
                 self._write_state()
             except OSError as e:

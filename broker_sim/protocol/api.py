@@ -32,7 +32,17 @@ from .messages.init_producer_id import InitProducerIdRequest, InitProducerIdResp
 from .messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
 from .messages.metadata import MetadataRequest, MetadataResponse
 from .messages.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from .messages.controller import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+)
 from .messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from .messages.offset_for_leader_epoch import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+)
 from .messages.produce import ProduceRequest, ProduceResponse
 from .schema import Data, Message
 
@@ -49,6 +59,10 @@ class ApiKey:
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
     INIT_PRODUCER_ID = 22
+    OFFSET_FOR_LEADER_EPOCH = 23
+    # pyq-internal control plane (controller listener only; never advertised)
+    BROKER_HEARTBEAT = 10001
+    ALTER_PARTITION = 10002
 
 
 @dataclass(frozen=True)
@@ -87,6 +101,17 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
     _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
     _spec("InitProducerId", InitProducerIdRequest, InitProducerIdResponse),
+    _spec("OffsetForLeaderEpoch", OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
+]}
+
+#: The controller's listener: the internal control plane plus the admin APIs that brokers
+#: forward to it (topic creation and deletion), and ApiVersions.
+CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
+    _spec("BrokerHeartbeat", BrokerHeartbeatRequest, BrokerHeartbeatResponse),
+    _spec("AlterPartition", AlterPartitionRequest, AlterPartitionResponse),
+    _spec("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
+    _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
+    _spec("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
 ]}
 
 
@@ -97,24 +122,25 @@ class UnknownApiKey(MalformedFrame):
 
 
 class UnsupportedApiVersion(MalformedFrame):
-    def __init__(self, header: RequestHeader) -> None:
-        spec = APIS[header.api_key]
+    def __init__(self, header: RequestHeader, spec: ApiSpec) -> None:
         super().__init__(f"{spec.name} v{header.api_version} is not supported "
                          f"(supported: v{spec.min_version}-v{spec.max_version})")
         self.header = header
 
 
-def spec_for(api_key: int) -> ApiSpec:
-    spec = APIS.get(api_key)
+def spec_for(api_key: int, apis: dict[int, ApiSpec] | None = None) -> ApiSpec:
+    spec = (APIS if apis is None else apis).get(api_key)
+    if spec is None and apis is None:
+        spec = CONTROLLER_APIS.get(api_key)  # a client of the controller encodes these
     if spec is None:
         raise UnknownApiKey(api_key)
     return spec
 
 
-def supported_versions() -> list[Data]:
+def supported_versions(apis: dict[int, ApiSpec] = APIS) -> list[Data]:
     """The ApiVersions ``api_keys`` list: exactly what this codec implements."""
     return [Data(api_key=s.key, min_version=s.min_version, max_version=s.max_version)
-            for s in sorted(APIS.values(), key=lambda s: s.key)]
+            for s in sorted(apis.values(), key=lambda s: s.key)]
 
 
 def encode_request(api_key: int, version: int, correlation_id: int, client_id: str | None,
@@ -128,7 +154,7 @@ def encode_request(api_key: int, version: int, correlation_id: int, client_id: s
     return frame(out)
 
 
-def decode_request(payload: Any) -> tuple[RequestHeader, Data]:
+def decode_request(payload: Any, apis: dict[int, ApiSpec] = APIS) -> tuple[RequestHeader, Data]:
     """Decode one request frame (without its size prefix).
 
     Raises UnknownApiKey / UnsupportedApiVersion (after the header is known, so the
@@ -136,12 +162,14 @@ def decode_request(payload: Any) -> tuple[RequestHeader, Data]:
     """
     buf = memoryview(payload)
     api_key, version, _ = peek_request_header(buf)
-    spec = spec_for(api_key)
+    spec = apis.get(api_key)
+    if spec is None:
+        raise UnknownApiKey(api_key)
     if not spec.supports(version):
         # The header version of an unknown version is unknowable; v1 is enough to
         # identify the client for the UNSUPPORTED_VERSION answer.
         header, _ = read_request_header(buf, 1)
-        raise UnsupportedApiVersion(header)
+        raise UnsupportedApiVersion(header, spec)
     flexible = spec.request.is_flexible(version)
     header, pos = read_request_header(buf, request_header_version(flexible))
     return header, spec.request.decode(version, buf, pos)

@@ -73,6 +73,7 @@ class KafkaApis:
             ApiKey.CREATE_TOPICS: self.handle_create_topics,
             ApiKey.DELETE_TOPICS: self.handle_delete_topics,
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id,
+            ApiKey.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch,
         }
 
     # ---- plumbing ------------------------------------------------------------------
@@ -325,3 +326,19 @@ class KafkaApis:
             return
         self.respond(request, Data(throttle_time_ms=0, error_code=0,
                                    producer_id=self.producer_ids.next_id(), producer_epoch=0))
+
+    def handle_offset_for_leader_epoch(self, request: Request) -> None:
+        topics = []
+        for t in request.body.topics:
+            parts = []
+            for p in t.partitions:
+                out = Data(error_code=0, partition=p.partition, leader_epoch=-1, end_offset=-1)
+                try:
+                    part = self.replica_manager.partition(t.topic, p.partition)
+                    part.check_leader_epoch(p.current_leader_epoch)
+                    out.leader_epoch, out.end_offset = part.end_offset_for_epoch(p.leader_epoch)
+                except KafkaError as e:
+                    out.error_code = e.code
+                parts.append(out)
+            topics.append(Data(topic=t.topic, partitions=parts))
+        self.respond(request, Data(throttle_time_ms=0, topics=topics))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..log import Log
+from ..protocol.errors import FencedLeaderEpoch, UnknownLeaderEpoch
 
 
 @dataclass
@@ -45,6 +46,19 @@ class Partition:
         if offset >= upper:
             return 0
         return len(self.log.read(offset, max(enough, 1), max_offset=upper, min_one_batch=True).records)
+
+    def check_leader_epoch(self, current_leader_epoch: int) -> None:
+        """A request that names a leader epoch must name ours (-1: not checked)."""
+        if current_leader_epoch < 0 or current_leader_epoch == self.leader_epoch:
+            return
+        if current_leader_epoch < self.leader_epoch:
+            raise FencedLeaderEpoch(f"{self.topic}-{self.index}: epoch {current_leader_epoch} is older "
+                                    f"than the current leader epoch {self.leader_epoch}")
+        raise UnknownLeaderEpoch(f"{self.topic}-{self.index}: epoch {current_leader_epoch} is newer "
+                                 f"than the current leader epoch {self.leader_epoch}")
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        return self.log.epochs.end_offset_for(epoch, self.log.log_end_offset)
 
     @property
     def high_watermark(self) -> int:

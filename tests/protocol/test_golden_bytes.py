@@ -36,6 +36,10 @@ from broker_sim.protocol.messages.list_offsets import ListOffsetsRequest, ListOf
 from broker_sim.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from broker_sim.protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitResponse
 from broker_sim.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from broker_sim.protocol.messages.offset_for_leader_epoch import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+)
 from broker_sim.protocol.messages.produce import ProduceRequest, ProduceResponse
 from broker_sim.protocol.schema import Message
 
@@ -467,6 +471,30 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         ff ff ff ff       # node_id -1
         00 00             # host ""
         ff ff ff ff       # port -1
+     """)),
+    # --------------------------------------------------------- OffsetForLeaderEpoch (23)
+    ("offset_for_leader_epoch_req_v3", OffsetForLeaderEpochRequest, 3,
+     {"replica_id": 2, "topics": [{"topic": "t", "partitions": [
+         {"partition": 1, "current_leader_epoch": 5, "leader_epoch": 4}]}]}, h("""
+        00 00 00 02       # replica_id 2
+        00 00 00 01       # topics: 1
+        00 01 74          #   topic "t"
+        00 00 00 01       #   partitions: 1
+        00 00 00 01       #     partition 1
+        00 00 00 05       #     current_leader_epoch 5
+        00 00 00 04       #     leader_epoch 4
+     """)),
+    ("offset_for_leader_epoch_resp_v2", OffsetForLeaderEpochResponse, 2,
+     {"throttle_time_ms": 0, "topics": [{"topic": "t", "partitions": [
+         {"error_code": 0, "partition": 1, "leader_epoch": 4, "end_offset": 300}]}]}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        00 00 00 01       # topics: 1
+        00 01 74          #   topic "t"
+        00 00 00 01       #   partitions: 1
+        00 00             #     error_code 0
+        00 00 00 01       #     partition 1
+        00 00 00 04       #     leader_epoch 4
+        00 00 00 00 00 00 01 2c  # end_offset 300
      """)),
     # ----------------------------------------------------------------- CreateTopics (19)
     ("create_topics_req_v0", CreateTopicsRequest, 0,
