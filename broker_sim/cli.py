@@ -1,9 +1,13 @@
-"""``pyq-broker``: run one broker in the foreground.
+"""``pyq-broker``: run a broker, a controller, or a whole local cluster in the foreground.
 
-    pyq-broker --data-dir /tmp/pyq --port 9092 --override auto.create.topics.enable=true
+    pyq-broker --data-dir /tmp/pyq --port 9092             a single broker (embedded controller)
+    pyq-broker controller --data-dir /tmp/ctl --port 9093  a cluster's controller
+    pyq-broker --data-dir /tmp/b1 --broker-id 1 --override controller=127.0.0.1:9093
+    pyq-broker cluster --brokers 3 --data-dir /tmp/cluster  controller + 3 brokers, one command
 
-Logs ``listening on HOST:PORT`` once the socket is open (port 0 picks a free one) and
-shuts down cleanly on SIGTERM or SIGINT.
+Each server logs ``listening on HOST:PORT`` once its socket is open (port 0 picks a free
+one) and shuts down cleanly on SIGTERM or SIGINT. ``cluster`` prints the bootstrap
+servers and stops every child process when it is stopped.
 """
 
 from __future__ import annotations
@@ -18,22 +22,36 @@ from pathlib import Path
 from .server import Broker, BrokerConfig, ConfigError
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pyq-broker", description="Run a Kafka-wire-compatible pyq broker.")
+def _wait_for_signal() -> None:
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+
+
+def _logging(level: str) -> None:
+    logging.basicConfig(level=level.upper(), stream=sys.stdout,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def broker_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="pyq-broker", description="Run a Kafka-wire-compatible pyq broker. Subcommands: "
+        "'pyq-broker controller --help', 'pyq-broker cluster --help'.")
     p.add_argument("--data-dir", type=Path, required=True, help="directory for logs and broker state")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=9092, help="port to listen on; 0 picks a free port")
     p.add_argument("--broker-id", type=int, default=0, help="this broker's id (default 0)")
     p.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
-                   help="a Kafka broker option, e.g. log.segment.bytes=1048576 (repeatable)")
+                   help="a Kafka broker option, e.g. log.segment.bytes=1048576 (repeatable); "
+                        "controller=HOST:PORT makes this broker part of that controller's cluster")
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stdout,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+def run_broker(argv: list[str]) -> int:
+    args = broker_parser().parse_args(argv)
+    _logging(args.log_level)
     props = {}
     for item in args.override:
         name, sep, value = item.partition("=")
@@ -47,16 +65,72 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         print(f"pyq-broker: {e}", file=sys.stderr)
         return 2
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
     broker = Broker(config).start()
     print(f"listening on {broker.host}:{broker.port}", flush=True)
     try:
-        stop.wait()
+        _wait_for_signal()
     finally:
         broker.shutdown()
     return 0
+
+
+def run_controller(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="pyq-broker controller",
+                                description="Run the controller of a pyq cluster.")
+    p.add_argument("--data-dir", type=Path, required=True, help="directory for the controller's state")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=9093, help="port to listen on; 0 picks a free port")
+    p.add_argument("--session-timeout-ms", type=int, default=3000,
+                   help="a broker that sends no heartbeat for this long is fenced (default 3000)")
+    p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    args = p.parse_args(argv)
+    _logging(args.log_level)
+    from .controller.server import ControllerServer
+    server = ControllerServer(args.data_dir, args.host, args.port, args.session_timeout_ms).start()
+    print(f"listening on {server.host}:{server.port}", flush=True)
+    try:
+        _wait_for_signal()
+    finally:
+        server.shutdown()
+    return 0
+
+
+def run_cluster(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="pyq-broker cluster",
+                                description="Start a local cluster: a controller and N broker processes.")
+    p.add_argument("--brokers", type=int, default=3, help="number of brokers (default 3)")
+    p.add_argument("--data-dir", type=Path, required=True, help="directory for every process's data")
+    p.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
+                   help="a broker option applied to every broker (repeatable)")
+    args = p.parse_args(argv)
+    if args.brokers < 1:
+        print(f"pyq-broker cluster: --brokers {args.brokers} is not allowed: must be at least 1",
+              file=sys.stderr)
+        return 2
+    overrides = dict(item.split("=", 1) for item in args.override)
+    from .cluster import LocalCluster
+    cluster = LocalCluster(args.data_dir, args.brokers, overrides).start()
+    print(f"controller pid {cluster.controller.pid} on 127.0.0.1:{cluster.controller.port}", flush=True)
+    for b in cluster.brokers:
+        print(f"broker {b.broker_id} pid {b.pid} on {b.bootstrap_servers}", flush=True)
+    print(f"bootstrap servers: {cluster.bootstrap_servers}", flush=True)
+    try:
+        _wait_for_signal()
+    finally:
+        cluster.stop()
+        print("cluster stopped", flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "controller":
+        return run_controller(argv[1:])
+    if argv and argv[0] == "cluster":
+        return run_cluster(argv[1:])
+    if argv and argv[0] == "broker":
+        argv = argv[1:]
+    return run_broker(argv)
 
 
 if __name__ == "__main__":

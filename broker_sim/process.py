@@ -19,18 +19,19 @@ from pathlib import Path
 _LISTENING = re.compile(r"^listening on (\S+):(\d+)$", re.M)
 
 
-class BrokerProcess:
-    def __init__(self, data_dir: Path, port: int = 0, broker_id: int = 0, host: str = "127.0.0.1",
-                 overrides: dict[str, str] | None = None, python: str = sys.executable) -> None:
+class ManagedProcess:
+    """A child process that reports ``listening on HOST:PORT`` when it is ready."""
+
+    def __init__(self, data_dir: Path, command: list[str], log_name: str, host: str = "127.0.0.1") -> None:
         self.data_dir = Path(data_dir)
-        self.requested_port = port
-        self.broker_id = broker_id
+        self.command = command
         self.host = host
-        self.overrides = dict(overrides or {})
-        self.python = python
         self.port: int | None = None
         self.proc: subprocess.Popen[bytes] | None = None
-        self.log_path = self.data_dir / f"broker-{broker_id}.out"
+        self.log_path = self.data_dir / log_name
+
+    def _command(self) -> list[str]:
+        return list(self.command)
 
     @property
     def pid(self) -> int:
@@ -41,13 +42,9 @@ class BrokerProcess:
     def bootstrap_servers(self) -> str:
         return f"{self.host}:{self.port}"
 
-    def start(self, timeout: float = 30.0) -> BrokerProcess:
+    def start(self, timeout: float = 60.0) -> ManagedProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        port = self.port if self.port is not None else self.requested_port  # restart keeps the port
-        cmd = [self.python, "-m", "broker_sim", "--data-dir", str(self.data_dir), "--host", self.host,
-               "--port", str(port), "--broker-id", str(self.broker_id)]
-        for k, v in self.overrides.items():
-            cmd += ["--override", f"{k}={v}"]
+        cmd = self._command()
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with open(self.log_path, "ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -59,15 +56,16 @@ class BrokerProcess:
                 self.port = int(m.group(2))
                 return self
             if self.proc.poll() is not None:
-                raise RuntimeError(f"broker exited with code {self.proc.returncode}:\n{text[-3000:]}")
+                raise RuntimeError(f"{self.command[:4]} exited with code {self.proc.returncode}:\n{text[-3000:]}")
             time.sleep(0.05)
         self.kill()
-        raise TimeoutError(f"broker did not report its listen address within {timeout}s")
+        raise TimeoutError(f"{self.command[:4]} did not report its listen address within {timeout}s")
 
     def stop(self, timeout: float = 15.0) -> int | None:
         """SIGTERM and wait; SIGKILL if it does not exit in time. Returns the exit code."""
         if self.proc is None or self.proc.poll() is not None:
             return None if self.proc is None else self.proc.returncode
+        self.proc.send_signal(signal.SIGCONT)  # a paused process could not act on SIGTERM
         self.proc.send_signal(signal.SIGTERM)
         try:
             return self.proc.wait(timeout)
@@ -83,8 +81,37 @@ class BrokerProcess:
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
-    def __enter__(self) -> BrokerProcess:
+    def pause(self) -> None:
+        """SIGSTOP: the process stays alive but does nothing (a stuck broker)."""
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGCONT)
+
+    def __enter__(self) -> ManagedProcess:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class BrokerProcess(ManagedProcess):
+    """``python -m broker_sim`` as a child; a restart keeps the port it first got."""
+
+    def __init__(self, data_dir: Path, port: int = 0, broker_id: int = 0, host: str = "127.0.0.1",
+                 overrides: dict[str, str] | None = None, python: str = sys.executable) -> None:
+        super().__init__(data_dir, [], f"broker-{broker_id}.out", host)
+        self.requested_port = port
+        self.broker_id = broker_id
+        self.overrides = dict(overrides or {})
+        self.python = python
+
+    def _command(self) -> list[str]:
+        port = self.port if self.port is not None else self.requested_port
+        cmd = [self.python, "-m", "broker_sim", "--data-dir", str(self.data_dir), "--host", self.host,
+               "--port", str(port), "--broker-id", str(self.broker_id)]
+        for k, v in self.overrides.items():
+            cmd += ["--override", f"{k}={v}"]
+        return cmd

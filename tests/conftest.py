@@ -39,3 +39,20 @@ def shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerPr
     proc.start()
     yield proc
     proc.stop()
+
+
+@pytest.fixture
+def cluster_factory(tmp_path: Path) -> Iterator:
+    """Start local clusters (controller + broker processes); all stopped at teardown."""
+    from broker_sim.cluster import LocalCluster
+
+    started: list[LocalCluster] = []
+
+    def start(brokers: int = 3, **kwargs) -> LocalCluster:
+        cluster = LocalCluster(tmp_path / f"cluster{len(started)}", brokers, **kwargs)
+        started.append(cluster)
+        return cluster.start()
+
+    yield start
+    for cluster in started:
+        cluster.stop()

@@ -60,3 +60,35 @@ def list_offsets_body(topic: str, partition: int, timestamp: int) -> dict:
     return {"replica_id": -1, "isolation_level": 0,
             "topics": [{"name": topic, "partitions": [{"partition_index": partition,
                                                         "current_leader_epoch": -1, "timestamp": timestamp}]}]}
+
+
+def partition_states(port: int, topic: str) -> dict[int, tuple[int, list[int], int]]:
+    """{partition: (leader, isr, leader_epoch)} as a broker's Metadata answers it."""
+    with WireClient(port) as c:
+        r = c.request(3, 8, {"topics": [{"name": topic}], "allow_auto_topic_creation": False,
+                             "include_cluster_authorized_operations": False,
+                             "include_topic_authorized_operations": False})
+    t = r.topics[0]
+    if t.error_code:
+        return {}
+    return {p.partition_index: (p.leader_id, sorted(p.isr_nodes), p.leader_epoch) for p in t.partitions}
+
+
+def wait_for(condition, timeout: float = 30.0, interval: float = 0.1, what: str = "condition"):  # type: ignore[no-untyped-def]
+    import time
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = condition()
+        except (OSError, ConnectionError, AssertionError):
+            last = None
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+def produce_body(topic: str, partition: int, records: bytes, acks: int = -1, timeout_ms: int = 10_000) -> dict:
+    return {"transactional_id": None, "acks": acks, "timeout_ms": timeout_ms,
+            "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": records}]}]}

@@ -30,6 +30,7 @@ __all__ = [
     "AppendInfo",
     "CorruptIndex",
     "FetchDataInfo",
+    "LeaderEpochCache",
     "Log",
     "LogConfig",
     "LogManager",

@@ -43,7 +43,7 @@ class LeaderEpochCache:
 
     @property
     def entries(self) -> list[tuple[int, int]]:
-        return list(zip(self._epochs, self._starts))
+        return list(zip(self._epochs, self._starts, strict=True))
 
     @property
     def latest_epoch(self) -> int:

@@ -62,12 +62,13 @@ class Connection:
 
 class Processor(threading.Thread):
     def __init__(self, processor_id: int, channel: RequestChannel, quotas: ConnectionQuotas,
-                 max_request_size: int) -> None:
+                 max_request_size: int, apis: dict[int, api.ApiSpec] = api.APIS) -> None:
         super().__init__(name=f"network-processor-{processor_id}", daemon=True)
         self.processor_id = processor_id
         self.channel = channel
         self.quotas = quotas
         self.max_request_size = max_request_size
+        self.apis = apis
         self.selector = selectors.DefaultSelector()
         self._new: queue.SimpleQueue[tuple[socket.socket, str, int]] = queue.SimpleQueue()
         self._responses: queue.SimpleQueue[Response] = queue.SimpleQueue()
@@ -212,7 +213,7 @@ class Processor(threading.Thread):
         conn.muted = True
         self._update_interest(conn)
         try:
-            header, body = api.decode_request(payload)
+            header, body = api.decode_request(payload, self.apis)
         except api.UnsupportedApiVersion as e:
             if e.header.api_key == API_VERSIONS_KEY:
                 self._answer_unsupported_api_versions(conn, e.header.correlation_id)
@@ -228,7 +229,7 @@ class Processor(threading.Thread):
                                           len(payload)))
 
     def _answer_unsupported_api_versions(self, conn: Connection, correlation_id: int) -> None:
-        body = Data(error_code=UnsupportedVersion.code, api_keys=api.supported_versions(),
+        body = Data(error_code=UnsupportedVersion.code, api_keys=api.supported_versions(self.apis),
                     throttle_time_ms=0)
         conn.out = memoryview(api.encode_response(API_VERSIONS_KEY, 0, correlation_id, body))
         conn.out_pos = 0

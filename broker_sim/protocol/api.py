@@ -24,6 +24,12 @@ from .header import (
     write_response_header,
 )
 from .messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from .messages.controller import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+)
 from .messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
 from .messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
 from .messages.fetch import FetchRequest, FetchResponse
@@ -32,12 +38,6 @@ from .messages.init_producer_id import InitProducerIdRequest, InitProducerIdResp
 from .messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
 from .messages.metadata import MetadataRequest, MetadataResponse
 from .messages.offset_commit import OffsetCommitRequest, OffsetCommitResponse
-from .messages.controller import (
-    AlterPartitionRequest,
-    AlterPartitionResponse,
-    BrokerHeartbeatRequest,
-    BrokerHeartbeatResponse,
-)
 from .messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
 from .messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochRequest,

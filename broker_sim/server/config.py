@@ -58,7 +58,11 @@ class BrokerConfig:
     max_connections_per_ip_overrides: dict[str, int] = field(default_factory=dict)
     auto_create_topics_enable: bool = False
     num_partitions: int = 1
-    default_replication_factor: int = 1
+    default_replication_factor: int = -1  # -1: the controller's default (3, at most the live brokers)
+    replica_lag_time_max_ms: int = 10_000
+    heartbeat_interval_ms: int = 250
+    controller: str | None = None  # HOST:PORT of the cluster's controller; None: embedded
+    session_timeout_ms: int = 3000
     message_max_bytes: int = 1048588
     log_retention_check_interval_ms: int = 300_000
     log: LogConfig = field(default_factory=LogConfig)
@@ -73,7 +77,10 @@ class BrokerConfig:
             ("socket.request.max.bytes", self.socket_request_max_bytes, 1024),
             ("max.connections.per.ip", self.max_connections_per_ip, 1),
             ("num.partitions", self.num_partitions, 1),
-            ("default.replication.factor", self.default_replication_factor, 1),
+            ("default.replication.factor", self.default_replication_factor, -1),
+            ("replica.lag.time.max.ms", self.replica_lag_time_max_ms, 1),
+            ("broker.heartbeat.interval.ms", self.heartbeat_interval_ms, 1),
+            ("broker.session.timeout.ms", self.session_timeout_ms, 1),
             ("message.max.bytes", self.message_max_bytes, 0),
             ("log.retention.check.interval.ms", self.log_retention_check_interval_ms, 1),
         ]
@@ -104,6 +111,10 @@ class BrokerConfig:
             "auto.create.topics.enable": ("auto_create_topics_enable", _parse_bool),
             "num.partitions": ("num_partitions", int),
             "default.replication.factor": ("default_replication_factor", int),
+            "replica.lag.time.max.ms": ("replica_lag_time_max_ms", int),
+            "broker.heartbeat.interval.ms": ("heartbeat_interval_ms", int),
+            "broker.session.timeout.ms": ("session_timeout_ms", int),
+            "controller": ("controller", str),
             "message.max.bytes": ("message_max_bytes", int),
             "log.retention.check.interval.ms": ("log_retention_check_interval_ms", int),
             "cluster.id": ("cluster_id", str),

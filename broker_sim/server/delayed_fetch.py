@@ -19,10 +19,13 @@ timer entry: no polling loop anywhere.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..protocol.errors import KafkaError
 from ..purgatory import DelayedOperation
-from .replica_manager import FetchResult, FetchSpec, ReplicaManager
+
+if TYPE_CHECKING:
+    from .replica_manager import FetchResult, FetchSpec, ReplicaManager
 
 
 class DelayedFetch(DelayedOperation):
@@ -44,6 +47,8 @@ class DelayedFetch(DelayedOperation):
                 p = self.replica_manager.partition(spec.topic, spec.partition)
             except KafkaError:
                 return self.force_complete()  # gone: answer with the error now
+            if not p.is_leader:
+                return self.force_complete()  # leadership moved: answer NOT_LEADER now
             upper = p.log_end_offset if self.is_follower else p.high_watermark
             if spec.fetch_offset > upper or spec.fetch_offset < p.log_start_offset:
                 return self.force_complete()  # out of range now: answer with the error

@@ -16,26 +16,28 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..log import LogConfig
+from ..log.log_manager import validate_topic_name
 from ..network.request_channel import Request, RequestChannel, Response
 from ..protocol import api
 from ..protocol.api import ApiKey
 from ..protocol.errors import (
-    InvalidReplicationFactor,
     InvalidRequest,
     InvalidRequiredAcks,
     InvalidTopic,
     KafkaError,
+    LeaderNotAvailable,
     OffsetMetadataTooLarge,
     UnknownServerError,
     UnknownTopicOrPartition,
 )
 from ..protocol.schema import Data
 from .config import BrokerConfig
+from .controller_client import ControllerClient
+from .delayed_produce import ProduceStatus
 from .group_offsets import GroupOffsetStore
+from .metadata_cache import MetadataCache
 from .producer_ids import ProducerIdManager
-from .replica_manager import FetchSpec, ReplicaManager
-from .topics import TopicStore, validate_topic_name
+from .replica_manager import FetchResult, FetchSpec, ReplicaManager
 
 log = logging.getLogger(__name__)
 
@@ -50,17 +52,21 @@ def _code(e: BaseException | None) -> int:
     return e.code if isinstance(e, KafkaError) else UnknownServerError.code
 
 
+UNKNOWN_OPERATIONS = -2147483648
+
+
 class KafkaApis:
     def __init__(self, config: BrokerConfig, channel: RequestChannel, replica_manager: ReplicaManager,
-                 topics: TopicStore, group_offsets: GroupOffsetStore, producer_ids: ProducerIdManager,
-                 advertised_port: Callable[[], int]) -> None:
+                 metadata: MetadataCache, controller: ControllerClient, refresh_metadata: Callable[[], None],
+                 group_offsets: GroupOffsetStore, producer_ids: ProducerIdManager) -> None:
         self.config = config
         self.channel = channel
         self.replica_manager = replica_manager
-        self.topics = topics
+        self.metadata = metadata
+        self.controller = controller
+        self.refresh_metadata = refresh_metadata
         self.group_offsets = group_offsets
         self.producer_ids = producer_ids
-        self.advertised_port = advertised_port
         self._handlers: dict[int, Callable[[Request], None]] = {
             ApiKey.PRODUCE: self.handle_produce,
             ApiKey.FETCH: self.handle_fetch,
@@ -98,100 +104,104 @@ class KafkaApis:
     def handle_api_versions(self, request: Request) -> None:
         self.respond(request, Data(error_code=0, api_keys=api.supported_versions(), throttle_time_ms=0))
 
-    def _broker_data(self) -> Data:
-        return Data(node_id=self.config.broker_id, host=self.config.advertised,
-                    port=self.advertised_port(), rack=None)
-
     def handle_metadata(self, request: Request) -> None:
         body = request.body
         version = request.header.api_version
+        image = self.metadata.image
         if body.topics is None or (version == 0 and not body.topics):
-            names = self.topics.names()
+            names = sorted(image.topics)
             auto_create = False
         else:
             names = [t.name for t in body.topics]
             auto_create = self.config.auto_create_topics_enable and body.allow_auto_topic_creation
+        missing = [n for n in names if n not in image.topics]
+        if missing and auto_create:
+            self._auto_create(missing)
+            image = self.metadata.image
+        alive = {b for b, info in image.brokers.items() if info.alive}
         topics = []
         for name in names:
-            info = self.topics.get(name)
-            if info is None and auto_create:
-                info = self._auto_create(name)
+            info = image.topics.get(name)
             if info is None:
                 code = UnknownTopicOrPartition.code
                 try:
                     validate_topic_name(name)
-                except InvalidTopic:
+                except (ValueError, KafkaError):
                     code = InvalidTopic.code
                 topics.append(Data(error_code=code, name=name, is_internal=False, partitions=[],
-                                   topic_authorized_operations=-2147483648))
+                                   topic_authorized_operations=UNKNOWN_OPERATIONS))
                 continue
             partitions = []
-            for i in range(info.partitions):
-                try:
-                    p = self.replica_manager.partition(name, i)
-                    partitions.append(Data(error_code=0, partition_index=i, leader_id=p.leader_id,
-                                           leader_epoch=p.leader_epoch, replica_nodes=p.replicas,
-                                           isr_nodes=p.isr, offline_replicas=[]))
-                except KafkaError as e:
-                    partitions.append(Data(error_code=e.code, partition_index=i, leader_id=-1,
-                                           leader_epoch=-1, replica_nodes=[], isr_nodes=[],
-                                           offline_replicas=[]))
+            for i, p in enumerate(info.partitions):
+                partitions.append(Data(
+                    error_code=0 if p.leader >= 0 else LeaderNotAvailable.code, partition_index=i,
+                    leader_id=p.leader, leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas),
+                    isr_nodes=list(p.isr), offline_replicas=[r for r in p.replicas if r not in alive]))
             topics.append(Data(error_code=0, name=name, is_internal=False, partitions=partitions,
-                               topic_authorized_operations=-2147483648))
-        self.respond(request, Data(throttle_time_ms=0, brokers=[self._broker_data()],
-                                   cluster_id=self.config.cluster_id,
-                                   controller_id=self.config.broker_id, topics=topics,
-                                   cluster_authorized_operations=-2147483648))
+                               topic_authorized_operations=UNKNOWN_OPERATIONS))
+        brokers = [Data(node_id=b, host=info.host, port=info.port, rack=None)
+                   for b, info in sorted(image.brokers.items()) if info.alive]
+        controller_id = min(alive) if alive else -1  # any broker forwards admin requests
+        self.respond(request, Data(throttle_time_ms=0, brokers=brokers, cluster_id=self.config.cluster_id,
+                                   controller_id=controller_id, topics=topics,
+                                   cluster_authorized_operations=UNKNOWN_OPERATIONS))
 
-    def _auto_create(self, name: str) -> Any:
-        try:
-            info = self.topics.create(name, self.config.num_partitions, 1)
-        except KafkaError:
-            return self.topics.get(name)  # invalid name, or created concurrently
-        self.replica_manager.create_partitions(info)
-        log.info("auto-created topic %s with %d partition(s)", name, info.partitions)
-        return info
+    def _auto_create(self, names: list[str]) -> None:
+        body = Data(topics=[Data(name=n, num_partitions=self.config.num_partitions,
+                                 replication_factor=-1, assignments=[], configs=[]) for n in names],
+                    timeout_ms=30_000, validate_only=False)
+        for r in self.controller.create_topics(body).topics:
+            if r.error_code == 0:
+                log.info("auto-created topic %s", r.name)
+        self.refresh_metadata()
 
     def handle_produce(self, request: Request) -> None:
         body = request.body
         acks = body.acks
-        responses = []
-        for topic in body.topic_data:
-            parts = []
-            for pd in topic.partition_data:
-                out = Data(index=pd.index, error_code=0, base_offset=-1, log_append_time_ms=-1,
-                           log_start_offset=-1, record_errors=[], error_message=None)
-                if acks not in (0, 1, -1):
-                    out.error_code = InvalidRequiredAcks.code
-                elif pd.records is None or len(pd.records) == 0:
-                    out.error_code = InvalidRequest.code
-                    out.error_message = "produce request carries no records"
+        if acks not in (0, 1, -1):
+            self.respond(request, self._produce_response([
+                ProduceStatus(t.name, pd.index, -1, error=InvalidRequiredAcks(f"acks={acks}"), done=True)
+                for t in body.topic_data for pd in t.partition_data]))
+            return
+        entries = []
+        early: list[ProduceStatus] = []
+        for t in body.topic_data:
+            for pd in t.partition_data:
+                if pd.records is None or len(pd.records) == 0:
+                    early.append(ProduceStatus(t.name, pd.index, -1, done=True,
+                                               error=InvalidRequest("produce request carries no records")))
                 else:
-                    try:
-                        result = self.replica_manager.append(topic.name, pd.index, pd.records)
-                        out.base_offset = result.base_offset
-                        out.log_start_offset = result.log_start_offset
-                    except KafkaError as e:
-                        out.error_code = e.code
-                        out.error_message = e.message or None
-                        if not isinstance(e, UnknownTopicOrPartition):
-                            log.info("produce to %s-%d rejected: %s", topic.name, pd.index, e)
-                parts.append(out)
-            responses.append(Data(name=topic.name, partition_responses=parts))
-        if acks == 0:
-            self.no_response(request)
-        else:
-            self.respond(request, Data(responses=responses, throttle_time_ms=0))
+                    entries.append((t.name, pd.index, pd.records))
+
+        def respond(statuses: list[ProduceStatus]) -> None:
+            if acks == 0:
+                self.no_response(request)
+            else:
+                self.respond(request, self._produce_response(early + statuses))
+
+        self.replica_manager.append(acks, body.timeout_ms, entries, respond)
+
+    @staticmethod
+    def _produce_response(statuses: list[ProduceStatus]) -> Data:
+        by_topic: dict[str, list[Data]] = {}
+        for s in statuses:
+            by_topic.setdefault(s.topic, []).append(Data(
+                index=s.partition, error_code=_code(s.error),
+                base_offset=s.base_offset if s.error is None else -1, log_append_time_ms=-1,
+                log_start_offset=s.log_start_offset, record_errors=[],
+                error_message=(s.error.message or None) if s.error is not None else None))
+        return Data(responses=[Data(name=t, partition_responses=ps) for t, ps in by_topic.items()],
+                    throttle_time_ms=0)
 
     def handle_fetch(self, request: Request) -> None:
         body = request.body
-        specs = [FetchSpec(t.topic, p.partition, p.fetch_offset, p.partition_max_bytes)
+        specs = [FetchSpec(t.topic, p.partition, p.fetch_offset, p.partition_max_bytes, p.current_leader_epoch)
                  for t in body.topics for p in t.partitions]
-        results = self.replica_manager.read(specs, body.max_bytes, is_follower=body.replica_id >= 0)
-        self.respond(request, self.fetch_response(results))
+        self.replica_manager.fetch(body.replica_id, specs, body.max_bytes, body.min_bytes, body.max_wait_ms,
+                                   lambda results: self.respond(request, self.fetch_response(results)))
 
     @staticmethod
-    def fetch_response(results: list) -> Data:
+    def fetch_response(results: list[FetchResult]) -> Data:
         by_topic: dict[str, list[Data]] = {}
         for r in results:
             by_topic.setdefault(r.spec.topic, []).append(Data(
@@ -203,6 +213,7 @@ class KafkaApis:
                     responses=[Data(topic=t, partitions=ps) for t, ps in by_topic.items()])
 
     def handle_list_offsets(self, request: Request) -> None:
+        is_follower = request.body.replica_id >= 0
         topics = []
         for t in request.body.topics:
             parts = []
@@ -211,9 +222,11 @@ class KafkaApis:
                            timestamp=-1, offset=-1, leader_epoch=-1)
                 try:
                     part = self.replica_manager.partition(t.name, p.partition_index)
+                    part.check_leader()
+                    part.check_leader_epoch(p.current_leader_epoch)
                     out.leader_epoch = part.leader_epoch
                     if p.timestamp == LATEST_TIMESTAMP:
-                        out.offset = part.high_watermark
+                        out.offset = part.log_end_offset if is_follower else part.high_watermark
                     elif p.timestamp == EARLIEST_TIMESTAMP:
                         out.offset = part.log_start_offset
                     else:
@@ -232,10 +245,10 @@ class KafkaApis:
         items = []
         for t in body.topics:
             parts = []
-            info = self.topics.get(t.name)
+            info = self.metadata.topic(t.name)
             for p in t.partitions:
                 code = 0
-                if info is None or not 0 <= p.partition_index < info.partitions:
+                if info is None or not 0 <= p.partition_index < len(info.partitions):
                     code = UnknownTopicOrPartition.code
                 elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA_SIZE:
                     code = OffsetMetadataTooLarge.code
@@ -271,53 +284,35 @@ class KafkaApis:
         self.respond(request, Data(throttle_time_ms=0, topics=topics, error_code=0))
 
     def handle_find_coordinator(self, request: Request) -> None:
+        # Every broker is a coordinator for every group: committed offsets are stored by the
+        # broker that receives them. In a cluster, clients are pointed at the lowest live
+        # broker id so that a group's commits land in one place.
+        image = self.metadata.image
+        alive = sorted(b for b, info in image.brokers.items() if info.alive)
+        node = alive[0] if alive else self.config.broker_id
+        info = image.brokers.get(node)
+        host, port = (info.host, info.port) if info else (self.config.advertised, 0)
         self.respond(request, Data(throttle_time_ms=0, error_code=0, error_message=None,
-                                   node_id=self.config.broker_id, host=self.config.advertised,
-                                   port=self.advertised_port()))
+                                   node_id=node, host=host, port=port))
 
     def handle_create_topics(self, request: Request) -> None:
         body = request.body
-        results = []
         for t in body.topics:
-            out = Data(name=t.name, error_code=0, error_message=None)
-            try:
-                partitions = t.num_partitions
-                rf = t.replication_factor
-                if t.assignments:
-                    partitions = len(t.assignments)
-                    rf = len(t.assignments[0].broker_ids)
-                if partitions == -1:
-                    partitions = self.config.num_partitions
-                if rf == -1:
-                    rf = self.config.default_replication_factor
-                if rf != 1:
-                    raise InvalidReplicationFactor(
-                        f"replication factor {rf} is larger than the number of brokers (1)")
-                configs = {c.name: c.value for c in t.configs}
-                if configs:  # raises InvalidConfig naming the option
-                    LogConfig.from_properties(configs, self.replica_manager.log_manager.default_config)
-                info = self.topics.create(t.name, partitions, rf, configs, validate_only=body.validate_only)
-                if not body.validate_only:
-                    self.replica_manager.create_partitions(info)
-                    log.info("created topic %s with %d partition(s)", t.name, partitions)
-            except KafkaError as e:
-                out.error_code = e.code
-                out.error_message = e.message or None
-            results.append(out)
-        self.respond(request, Data(throttle_time_ms=0, topics=results))
+            if t.num_partitions == -1 and not t.assignments:
+                t.num_partitions = self.config.num_partitions
+            if t.replication_factor == -1 and not t.assignments and self.config.default_replication_factor > 0:
+                t.replication_factor = self.config.default_replication_factor
+        response = self.controller.create_topics(body)
+        self.refresh_metadata()
+        self.respond(request, response)
 
     def handle_delete_topics(self, request: Request) -> None:
-        results = []
-        for name in request.body.topic_names:
-            code = 0
-            if self.topics.delete(name) is None:
-                code = UnknownTopicOrPartition.code
-            else:
-                self.replica_manager.delete_topic(name)
-                self.group_offsets.delete_topic(name)
-                log.info("deleted topic %s", name)
-            results.append(Data(name=name, error_code=code))
-        self.respond(request, Data(throttle_time_ms=0, responses=results))
+        response = self.controller.delete_topics(request.body)
+        for r in response.responses:
+            if r.error_code == 0:
+                self.group_offsets.delete_topic(r.name)
+        self.refresh_metadata()
+        self.respond(request, response)
 
     def handle_init_producer_id(self, request: Request) -> None:
         if request.body.transactional_id is not None:
@@ -335,6 +330,7 @@ class KafkaApis:
                 out = Data(error_code=0, partition=p.partition, leader_epoch=-1, end_offset=-1)
                 try:
                     part = self.replica_manager.partition(t.topic, p.partition)
+                    part.check_leader()
                     part.check_leader_epoch(p.current_leader_epoch)
                     out.leader_epoch, out.end_offset = part.end_offset_for_epoch(p.leader_epoch)
                 except KafkaError as e:

@@ -1,25 +1,47 @@
-"""The partitions this broker hosts, and the append and read paths over them.
+"""The partitions this broker hosts, and everything that moves records in and out of them.
 
-The replica manager owns the map of :class:`Partition` objects (guarded by a lock;
-lookups copy nothing) and implements the parts of Produce and Fetch that do not depend on
-the request version: appending record sets to leaders and reading byte ranges of logs,
-bounded by the high watermark for consumers and by the log end offset for followers.
+* :meth:`apply_image` turns the controller's image into local state: for each partition
+  assigned here, become leader (new epoch: reset follower tracking) or follower (start a
+  replica fetcher, which truncates first); drop partitions no longer assigned (deleted
+  topics lose their logs). Waiting requests on changed partitions are re-checked, so they
+  answer NOT_LEADER_OR_FOLLOWER at once instead of at their timeout.
+* :meth:`append` (Produce): appends to leaders; with acks=all the request waits in the
+  produce purgatory until the high watermark passes it (DelayedProduce).
+* :meth:`fetch` (Fetch): reads below the HW (consumers) or the LEO (followers); a fetch
+  that finds fewer than ``min_bytes`` waits in the fetch purgatory (DelayedFetch). A
+  follower's fetch also records its LEO, which may move the HW and complete produces.
+* An ISR maintenance thread asks the controller to shrink the ISR of lagging followers
+  and to expand it with caught-up ones (AlterPartition).
+
+Threading: the partition map is guarded by ``_lock``; each Partition guards itself;
+purgatory callbacks may run on handler threads, fetcher threads or the timer's executor.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..controller.apis import NON_LOG_TOPIC_CONFIGS
+from ..controller.image import ClusterImage
 from ..log import LogConfig, LogManager
-from ..protocol.errors import KafkaError, OffsetOutOfRange, UnknownTopicOrPartition
-from .partition import AppendResult, Partition
-from .topics import TopicInfo
+from ..protocol.errors import KafkaError, UnknownTopicOrPartition
+from ..purgatory import DelayedOperationPurgatory
+from .delayed_fetch import DelayedFetch
+from .delayed_produce import DelayedProduce, ProduceStatus
+from .partition import Partition
+from .replica_fetcher import ReplicaFetcherManager
 
 log = logging.getLogger(__name__)
 
 EMPTY = b""
+
+
+def now_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
 
 
 @dataclass
@@ -28,6 +50,7 @@ class FetchSpec:
     partition: int
     fetch_offset: int
     max_bytes: int
+    current_leader_epoch: int = -1
 
 
 @dataclass
@@ -41,28 +64,76 @@ class FetchResult:
 
 
 class ReplicaManager:
-    def __init__(self, broker_id: int, log_manager: LogManager) -> None:
+    def __init__(self, broker_id: int, log_manager: LogManager,
+                 address: Callable[[int], tuple[str, int] | None],
+                 alter_partition: Callable[[Partition, list[int]], None],
+                 replica_lag_time_max_ms: int = 10_000) -> None:
         self.broker_id = broker_id
         self.log_manager = log_manager
+        self.alter_partition = alter_partition
+        self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._lock = threading.Lock()
+        self.produce_purgatory = DelayedOperationPurgatory("Produce")
+        self.fetch_purgatory = DelayedOperationPurgatory("Fetch")
+        self.fetchers = ReplicaFetcherManager(broker_id, address, self._after_follower_append)
+        self._stopped = threading.Event()
+        self._isr_thread = threading.Thread(target=self._isr_loop, name=f"isr-maintenance-{broker_id}",
+                                            daemon=True)
+        self._isr_thread.start()
 
-    def create_partitions(self, topic: TopicInfo) -> None:
-        config = None
-        if topic.configs:
-            config = LogConfig.from_properties(topic.configs, self.log_manager.default_config)
+    # ---- the image ------------------------------------------------------------------------
+    def apply_image(self, image: ClusterImage) -> None:
+        assigned: set[tuple[str, int]] = set()
+        changed: list[tuple[str, int]] = []
+        now = now_ms()
+        for name, topic in image.topics.items():
+            log_props = {k: v for k, v in topic.configs.items() if k not in NON_LOG_TOPIC_CONFIGS}
+            min_isr = int(topic.configs.get("min.insync.replicas", "1"))
+            for index, pinfo in enumerate(topic.partitions):
+                if self.broker_id not in pinfo.replicas:
+                    continue
+                key = (name, index)
+                assigned.add(key)
+                p = self._partitions.get(key)
+                if p is None:
+                    config = LogConfig.from_properties(log_props, self.log_manager.default_config)
+                    p = Partition(name, index, self.log_manager.get_or_create(name, index, config),
+                                  self.broker_id, min_isr)
+                    with self._lock:
+                        self._partitions[key] = p
+                p.min_isr = min_isr
+                if pinfo.leader == self.broker_id:
+                    if p.make_leader(pinfo.leader_epoch, pinfo.partition_epoch, pinfo.replicas, pinfo.isr, now):
+                        self.fetchers.unfollow(key)
+                        log.info("%s-%d: leader in epoch %d, isr %s", name, index, pinfo.leader_epoch, pinfo.isr)
+                        changed.append(key)
+                elif pinfo.leader >= 0:
+                    if p.make_follower(pinfo.leader, pinfo.leader_epoch, pinfo.partition_epoch,
+                                       pinfo.replicas, pinfo.isr):
+                        self.fetchers.follow(p, pinfo.leader, pinfo.leader_epoch)
+                        log.info("%s-%d: following broker %d in epoch %d", name, index, pinfo.leader,
+                                 pinfo.leader_epoch)
+                        changed.append(key)
+                else:
+                    if p.make_follower(-1, pinfo.leader_epoch, pinfo.partition_epoch, pinfo.replicas, pinfo.isr):
+                        self.fetchers.unfollow(key)
+                        changed.append(key)
         with self._lock:
-            for i in range(topic.partitions):
-                if (topic.name, i) not in self._partitions:
-                    log_ = self.log_manager.get_or_create(topic.name, i, config)
-                    self._partitions[(topic.name, i)] = Partition(topic.name, i, log_, self.broker_id)
-
-    def delete_topic(self, name: str) -> None:
-        with self._lock:
-            for key in [k for k in self._partitions if k[0] == name]:
+            gone = [k for k in self._partitions if k not in assigned]
+            for key in gone:
                 del self._partitions[key]
-        self.log_manager.delete_topic(name)
+        for key in gone:
+            self.fetchers.unfollow(key)
+            changed.append(key)
+        for topic in {k[0] for k in gone} - set(image.topics):
+            self.log_manager.delete_topic(topic)
+            log.info("deleted the logs of topic %s", topic)
+        for key in changed:
+            self.produce_purgatory.check_and_complete(key)
+            self.fetch_purgatory.check_and_complete(key)
 
+    # ---- lookups ----------------------------------------------------------------------------
     def partition(self, topic: str, index: int) -> Partition:
         p = self._partitions.get((topic, index))
         if p is None:
@@ -73,8 +144,55 @@ class ReplicaManager:
         with self._lock:
             return list(self._partitions.values())
 
-    def append(self, topic: str, index: int, records: bytes | memoryview) -> AppendResult:
-        return self.partition(topic, index).append_records_to_leader(records)
+    # ---- produce ------------------------------------------------------------------------------
+    def append(self, acks: int, timeout_ms: int, entries: list[tuple[str, int, memoryview]],
+               respond: Callable[[list[ProduceStatus]], None]) -> None:
+        statuses = []
+        for topic, index, records in entries:
+            s = ProduceStatus(topic, index, -1)
+            try:
+                p = self.partition(topic, index)
+                result = p.append_records_to_leader(records, acks)
+                s.base_offset = result.base_offset
+                s.log_start_offset = result.log_start_offset
+                s.required_offset = result.last_offset + 1
+            except KafkaError as e:
+                s.error, s.done = e, True
+                if not isinstance(e, UnknownTopicOrPartition):
+                    log.info("produce to %s-%d rejected: %s", topic, index, e)
+            statuses.append(s)
+            if s.error is None:
+                self.fetch_purgatory.check_and_complete((topic, index))  # followers long-polling
+        if acks != -1 or all(s.done for s in statuses):
+            for s in statuses:
+                s.done = True
+            respond(statuses)
+            return
+        op = DelayedProduce(timeout_ms, statuses, self.partition, respond)
+        self.produce_purgatory.try_complete_else_watch(op, [(s.topic, s.partition) for s in statuses])
+
+    # ---- fetch --------------------------------------------------------------------------------
+    def fetch(self, replica_id: int, specs: list[FetchSpec], max_bytes: int, min_bytes: int,
+              max_wait_ms: int, respond: Callable[[list[FetchResult]], None]) -> None:
+        is_follower = replica_id >= 0
+        if is_follower:
+            now = now_ms()
+            for spec in specs:
+                try:
+                    p = self.partition(spec.topic, spec.partition)
+                except KafkaError:
+                    continue
+                if p.update_follower_fetch(replica_id, spec.fetch_offset, now):
+                    key = (spec.topic, spec.partition)
+                    self.produce_purgatory.check_and_complete(key)
+                    self.fetch_purgatory.check_and_complete(key)
+        results = self.read(specs, max_bytes, is_follower)
+        available = sum(len(r.records) for r in results)
+        if max_wait_ms <= 0 or available >= min_bytes or any(r.error for r in results) or not specs:
+            respond(results)
+            return
+        op = DelayedFetch(max_wait_ms, specs, max_bytes, min_bytes, is_follower, self, respond)
+        self.fetch_purgatory.try_complete_else_watch(op, [(s.topic, s.partition) for s in specs])
 
     def read(self, specs: list[FetchSpec], max_bytes: int, is_follower: bool,
              min_one_batch: bool = True) -> list[FetchResult]:
@@ -90,6 +208,8 @@ class ReplicaManager:
             result = FetchResult(spec)
             try:
                 p = self.partition(spec.topic, spec.partition)
+                p.check_leader()
+                p.check_leader_epoch(spec.current_leader_epoch)
                 result.high_watermark = p.high_watermark
                 result.log_start_offset = p.log_start_offset
                 result.log_end_offset = p.log_end_offset
@@ -99,8 +219,6 @@ class ReplicaManager:
                     data = p.log.read(spec.fetch_offset, max(limit, 0), max_offset=upper,
                                       min_one_batch=min_one_batch)
                     result.records = data.records
-            except OffsetOutOfRange as e:
-                result.error = e
             except KafkaError as e:
                 result.error = e
             if result.records:
@@ -108,3 +226,32 @@ class ReplicaManager:
                 min_one_batch = False
             results.append(result)
         return results
+
+    def _after_follower_append(self, partition: Partition) -> None:
+        key = (partition.topic, partition.index)
+        self.fetch_purgatory.check_and_complete(key)
+
+    # ---- ISR maintenance -------------------------------------------------------------------
+    def _isr_loop(self) -> None:
+        interval = max(0.05, min(self.replica_lag_time_max_ms / 4000, 0.5))
+        while not self._stopped.wait(interval):
+            try:
+                self.maintain_isr(now_ms())
+            except Exception:
+                log.exception("ISR maintenance failed")
+
+    def maintain_isr(self, now: int) -> None:
+        for p in self.partitions():
+            proposed = p.proposed_isr(now, self.replica_lag_time_max_ms)
+            if proposed is not None:
+                self.alter_partition(p, proposed)
+                key = (p.topic, p.index)
+                self.produce_purgatory.check_and_complete(key)
+                self.fetch_purgatory.check_and_complete(key)
+
+    def shutdown(self) -> None:
+        self._stopped.set()
+        self._isr_thread.join(5)
+        self.fetchers.shutdown()
+        self.produce_purgatory.shutdown()
+        self.fetch_purgatory.shutdown()

@@ -5,6 +5,7 @@ sleeps, and a reaper-driven :class:`SystemTimer` that runs due tasks on an execu
 
 from .clock import Clock, ManualClock, SystemClock
 from .delay_queue import DelayQueue
+from .reaper import TimerReaper
 from .system_timer import SystemTimer
 from .timer_task import TimerTask
 from .timer_task_list import TaskCounter, TimerTaskEntry, TimerTaskList
@@ -17,6 +18,7 @@ __all__ = [
     "SystemClock",
     "SystemTimer",
     "TaskCounter",
+    "TimerReaper",
     "TimerTask",
     "TimerTaskEntry",
     "TimerTaskList",

@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Protocol
 
-from ..network.request_channel import RequestChannel
-from .kafka_apis import KafkaApis
+from .request_channel import Request, RequestChannel
+
+
+class RequestDispatcher(Protocol):
+    """What handler threads call: the broker's KafkaApis, or the controller's ControllerApis."""
+
+    def handle(self, request: Request) -> None: ...
 
 log = logging.getLogger(__name__)
 
 
 class RequestHandler(threading.Thread):
-    def __init__(self, index: int, channel: RequestChannel, apis: KafkaApis) -> None:
+    def __init__(self, index: int, channel: RequestChannel, apis: RequestDispatcher) -> None:
         super().__init__(name=f"request-handler-{index}", daemon=True)
         self.channel = channel
         self.apis = apis
@@ -40,7 +46,7 @@ class RequestHandler(threading.Thread):
 
 
 class RequestHandlerPool:
-    def __init__(self, size: int, channel: RequestChannel, apis: KafkaApis) -> None:
+    def __init__(self, size: int, channel: RequestChannel, apis: RequestDispatcher) -> None:
         self.channel = channel
         self.handlers = [RequestHandler(i, channel, apis) for i in range(size)]
 

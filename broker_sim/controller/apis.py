@@ -1,0 +1,106 @@
+"""The controller's request handling: the same answers over the wire or in-process.
+
+Each ``*_body`` method maps a decoded request body to a response body, so a broker that
+embeds its controller (a single broker) calls them directly, while a broker of a cluster
+sends the same requests over the network to the controller process, whose handler
+threads call :meth:`ControllerApis.handle`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..log import LogConfig
+from ..network.request_channel import Request, RequestChannel, Response
+from ..protocol import api
+from ..protocol.api import ApiKey
+from ..protocol.errors import InvalidConfig, KafkaError
+from ..protocol.schema import Data
+from .controller import Controller
+
+log = logging.getLogger(__name__)
+
+NON_LOG_TOPIC_CONFIGS = {"min.insync.replicas"}
+
+
+def validate_topic_configs(configs: dict[str, str]) -> None:
+    """Raise InvalidConfig naming the option for anything a topic cannot take."""
+    LogConfig.from_properties({k: v for k, v in configs.items() if k not in NON_LOG_TOPIC_CONFIGS})
+    if "min.insync.replicas" in configs:
+        raw = configs["min.insync.replicas"]
+        if not raw.strip().isdigit() or int(raw) < 1:
+            raise InvalidConfig(f"Invalid value {raw!r} for configuration min.insync.replicas: "
+                                "must be an integer of at least 1")
+
+
+class ControllerApis:
+    def __init__(self, controller: Controller, channel: RequestChannel | None = None) -> None:
+        self.controller = controller
+        self.channel = channel
+
+    # ---- pure request -> response ------------------------------------------------------
+    def heartbeat_body(self, body: Any) -> Data:
+        epoch = self.controller.heartbeat(body.broker_id, body.host, body.port, body.incarnation_id)
+        version, image = self.controller.snapshot(body.known_metadata_version)
+        return Data(error_code=0, broker_epoch=epoch, metadata_version=version, metadata=image)
+
+    def alter_partition_body(self, body: Any) -> Data:
+        try:
+            p = self.controller.alter_partition(body.broker_id, body.broker_epoch, body.topic,
+                                                body.partition, body.leader_epoch,
+                                                body.partition_epoch, list(body.new_isr))
+        except KafkaError as e:
+            return Data(error_code=e.code, leader_id=-1, leader_epoch=-1, partition_epoch=-1, isr=[])
+        return Data(error_code=0, leader_id=p.leader, leader_epoch=p.leader_epoch,
+                    partition_epoch=p.partition_epoch, isr=list(p.isr))
+
+    def create_topics_body(self, body: Any) -> Data:
+        results = []
+        for t in body.topics:
+            out = Data(name=t.name, error_code=0, error_message=None)
+            try:
+                configs = {c.name: c.value for c in t.configs}
+                validate_topic_configs(configs)
+                assignments = {a.partition_index: list(a.broker_ids) for a in t.assignments} or None
+                self.controller.create_topic(t.name, t.num_partitions, t.replication_factor, configs,
+                                             assignments, validate_only=body.validate_only)
+            except KafkaError as e:
+                out.error_code = e.code
+                out.error_message = e.message or None
+            results.append(out)
+        return Data(throttle_time_ms=0, topics=results)
+
+    def delete_topics_body(self, body: Any) -> Data:
+        results = []
+        for name in body.topic_names:
+            code = 0
+            try:
+                self.controller.delete_topic(name)
+            except KafkaError as e:
+                code = e.code
+            results.append(Data(name=name, error_code=code))
+        return Data(throttle_time_ms=0, responses=results)
+
+    # ---- network ----------------------------------------------------------------------
+    def handle(self, request: Request) -> None:
+        assert self.channel is not None
+        key = request.header.api_key
+        try:
+            if key == ApiKey.BROKER_HEARTBEAT:
+                body = self.heartbeat_body(request.body)
+            elif key == ApiKey.ALTER_PARTITION:
+                body = self.alter_partition_body(request.body)
+            elif key == ApiKey.CREATE_TOPICS:
+                body = self.create_topics_body(request.body)
+            elif key == ApiKey.DELETE_TOPICS:
+                body = self.delete_topics_body(request.body)
+            else:  # ApiVersions
+                body = Data(error_code=0, api_keys=api.supported_versions(api.CONTROLLER_APIS),
+                            throttle_time_ms=0)
+            h = request.header
+            payload = api.encode_response(h.api_key, h.api_version, h.correlation_id, body)
+            self.channel.send_response(Response(request, payload))
+        except Exception:
+            log.exception("controller: error handling api key %d; closing the connection", key)
+            self.channel.send_response(Response(request, None, close_connection=True))

@@ -1,0 +1,246 @@
+"""The controller: broker liveness, replica assignment, leader election, ISR changes.
+
+One controller serves the cluster (in its own process for a cluster; inside the broker's
+process for a single broker). Its whole state is a :class:`ClusterImage`, persisted
+atomically after every change so a restarted controller resumes exactly where it was.
+
+Liveness: a broker registers with its first heartbeat and keeps heartbeating; each
+heartbeat re-arms a session-expiry task on the hierarchical timing wheel (cancel + add,
+both O(1)). When a session expires the broker is fenced:
+
+* every partition it led gets a new leader: the first other ISR member that is alive
+  (never a replica outside the ISR: no unclean election); with none, the partition goes
+  offline (leader -1) keeping its last ISR, and comes back when an ISR member returns;
+* it leaves the ISR of every partition it followed (an ISR of one, the leader, remains);
+* each change bumps the partition's ``leader_epoch``/``partition_epoch``.
+
+A restarted broker (a new ``incarnation_id``) gets a new broker epoch; it rejoins ISRs
+only when its leaders ask for it (AlterPartition) after it caught up.
+
+Threading: one lock guards the image; methods are called from the controller's request
+handler threads and from the timer's executor (session expiry).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import uuid
+from pathlib import Path
+
+from ..protocol.errors import (
+    InvalidPartitions,
+    InvalidReplicaAssignment,
+    InvalidReplicationFactor,
+    InvalidRequest,
+    InvalidTopic,
+    KafkaError,
+    NotLeaderOrFollower,
+    TopicAlreadyExists,
+    UnknownTopicOrPartition,
+)
+from ..timer import SystemTimer, TimerTask
+from .image import BrokerInfo, ClusterImage, PartitionInfo, TopicInfo
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "controller-state.json"
+DEFAULT_MIN_ISR = 2
+
+
+class _SessionExpiry(TimerTask):
+    def __init__(self, controller: Controller, broker_id: int, epoch: int, delay_ms: int) -> None:
+        super().__init__(delay_ms)
+        self.controller = controller
+        self.broker_id = broker_id
+        self.epoch = epoch
+
+    def run(self) -> None:
+        self.controller.expire_session(self.broker_id, self.epoch)
+
+
+class Controller:
+    def __init__(self, data_dir: Path, timer: SystemTimer, session_timeout_ms: int = 3000,
+                 default_replication_factor: int = 3, default_min_isr: int = DEFAULT_MIN_ISR) -> None:
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.timer = timer
+        self.session_timeout_ms = session_timeout_ms
+        self.default_replication_factor = default_replication_factor
+        self.default_min_isr = default_min_isr
+        self._lock = threading.RLock()
+        self._sessions: dict[int, _SessionExpiry] = {}
+        path = self.data_dir / STATE_FILE
+        self.image = ClusterImage.from_json(path.read_text()) if path.exists() else ClusterImage()
+        # After a restart every known live broker gets a fresh session: if it is really
+        # gone, it expires one timeout from now.
+        for broker_id, info in self.image.brokers.items():
+            if info.alive:
+                self._arm_session(broker_id, info.epoch)
+
+    # ---- persistence -----------------------------------------------------------------
+    def _commit(self) -> None:
+        """Bump the version and persist the image (temporary file, fsync, rename)."""
+        self.image.version += 1
+        path = self.data_dir / STATE_FILE
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            f.write(self.image.to_json())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    def snapshot(self, known_version: int = -1) -> tuple[int, str | None]:
+        with self._lock:
+            if known_version == self.image.version:
+                return self.image.version, None
+            return self.image.version, self.image.to_json()
+
+    # ---- liveness --------------------------------------------------------------------
+    def _arm_session(self, broker_id: int, epoch: int) -> None:
+        old = self._sessions.get(broker_id)
+        if old is not None:
+            old.cancel()
+        task = _SessionExpiry(self, broker_id, epoch, self.session_timeout_ms)
+        self._sessions[broker_id] = task
+        self.timer.add(task)
+
+    def heartbeat(self, broker_id: int, host: str, port: int, incarnation: str) -> int:
+        """Register or refresh a broker; returns its broker epoch."""
+        with self._lock:
+            info = self.image.brokers.get(broker_id)
+            if info is None or info.incarnation != incarnation or not info.alive:
+                epoch = self.image.next_broker_epoch
+                self.image.next_broker_epoch += 1
+                info = BrokerInfo(host, port, epoch, incarnation, True)
+                self.image.brokers[broker_id] = info
+                log.info("broker %d registered at %s:%d (epoch %d)", broker_id, host, port, epoch)
+                self._elect_offline_partitions()
+                self._commit()
+            self._arm_session(broker_id, info.epoch)
+            return info.epoch
+
+    def expire_session(self, broker_id: int, epoch: int) -> None:
+        with self._lock:
+            info = self.image.brokers.get(broker_id)
+            if info is None or info.epoch != epoch or not info.alive:
+                return
+            info.alive = False
+            self._sessions.pop(broker_id, None)
+            log.warning("broker %d session expired: fencing it and moving its leaderships", broker_id)
+            for name, topic in self.image.topics.items():
+                for index, p in enumerate(topic.partitions):
+                    if broker_id not in p.isr and p.leader != broker_id:
+                        continue
+                    if p.leader == broker_id:
+                        self._elect(name, index, p, exclude=broker_id)
+                    elif len(p.isr) > 1:
+                        p.isr = [b for b in p.isr if b != broker_id]
+                        p.partition_epoch += 1
+            self._commit()
+
+    def _elect(self, topic: str, index: int, p: PartitionInfo, exclude: int | None = None) -> None:
+        alive = set(self.image.alive_brokers()) - {exclude}
+        candidates = [b for b in p.isr if b in alive]
+        p.leader_epoch += 1
+        p.partition_epoch += 1
+        if candidates:
+            p.leader = candidates[0]
+            p.isr = candidates
+            log.info("%s-%d: leader is now broker %d (epoch %d), isr %s", topic, index, p.leader,
+                     p.leader_epoch, p.isr)
+        else:
+            p.leader = -1  # offline; keep the last ISR so only one of them can take over
+            log.warning("%s-%d: no live in-sync replica; offline until one returns", topic, index)
+
+    def _elect_offline_partitions(self) -> None:
+        for name, topic in self.image.topics.items():
+            for index, p in enumerate(topic.partitions):
+                if p.leader == -1:
+                    alive = set(self.image.alive_brokers())
+                    if any(b in alive for b in p.isr):
+                        self._elect(name, index, p)
+
+    # ---- topics ----------------------------------------------------------------------
+    def create_topic(self, name: str, partitions: int, replication_factor: int,
+                     configs: dict[str, str], assignments: dict[int, list[int]] | None = None,
+                     validate_only: bool = False) -> TopicInfo:
+        from ..log.log_manager import validate_topic_name
+        try:
+            validate_topic_name(name)
+        except (ValueError, KafkaError) as e:
+            raise InvalidTopic(str(e)) from e
+        with self._lock:
+            if name in self.image.topics:
+                raise TopicAlreadyExists(f"topic {name!r} already exists")
+            alive = self.image.alive_brokers()
+            if assignments:
+                if sorted(assignments) != list(range(len(assignments))):
+                    raise InvalidReplicaAssignment("partition indexes must be 0..n-1")
+                replica_sets = [assignments[i] for i in range(len(assignments))]
+                for replicas in replica_sets:
+                    if len(set(replicas)) != len(replicas) or not set(replicas) <= set(self.image.brokers):
+                        raise InvalidReplicaAssignment(f"invalid replica list {replicas}")
+            else:
+                if partitions == -1:
+                    partitions = 1
+                if partitions < 1:
+                    raise InvalidPartitions(f"number of partitions must be at least 1, got {partitions}")
+                if replication_factor == -1:
+                    replication_factor = max(1, min(self.default_replication_factor, len(alive)))
+                if replication_factor < 1 or replication_factor > len(alive):
+                    raise InvalidReplicationFactor(
+                        f"replication factor {replication_factor} is not between 1 and the number of "
+                        f"live brokers ({len(alive)})")
+                start = sum(name.encode()) % len(alive)
+                replica_sets = [[alive[(start + i + j) % len(alive)] for j in range(replication_factor)]
+                                for i in range(partitions)]
+            configs = dict(configs)
+            if "min.insync.replicas" not in configs:
+                rf = min(len(r) for r in replica_sets)
+                configs["min.insync.replicas"] = str(min(self.default_min_isr, rf))
+            topic = TopicInfo(str(uuid.uuid4()), configs,
+                              [PartitionInfo(list(r), [b for b in r if b in alive] or list(r),
+                                             next((b for b in r if b in alive), -1))
+                               for r in replica_sets])
+            if not validate_only:
+                self.image.topics[name] = topic
+                self._commit()
+                log.info("created topic %s: %s", name, [(p.replicas, p.leader) for p in topic.partitions])
+            return topic
+
+    def delete_topic(self, name: str) -> None:
+        with self._lock:
+            if self.image.topics.pop(name, None) is None:
+                raise UnknownTopicOrPartition(f"topic {name!r} does not exist")
+            self._commit()
+            log.info("deleted topic %s", name)
+
+    # ---- ISR changes -----------------------------------------------------------------
+    def alter_partition(self, broker_id: int, broker_epoch: int, topic: str, index: int,
+                        leader_epoch: int, partition_epoch: int, new_isr: list[int]) -> PartitionInfo:
+        with self._lock:
+            t = self.image.topics.get(topic)
+            if t is None or not 0 <= index < len(t.partitions):
+                raise UnknownTopicOrPartition(f"{topic}-{index} does not exist")
+            p = t.partitions[index]
+            info = self.image.brokers.get(broker_id)
+            if info is None or info.epoch != broker_epoch or p.leader != broker_id \
+                    or p.leader_epoch != leader_epoch:
+                raise NotLeaderOrFollower(f"broker {broker_id} is not the leader of {topic}-{index} "
+                                          f"in epoch {leader_epoch}")
+            if p.partition_epoch != partition_epoch:
+                raise InvalidRequest(f"{topic}-{index}: stale partition epoch {partition_epoch}")
+            alive = set(self.image.alive_brokers())
+            if broker_id not in new_isr or not set(new_isr) <= set(p.replicas):
+                raise InvalidRequest(f"{topic}-{index}: invalid ISR {new_isr}")
+            added = set(new_isr) - set(p.isr)
+            if added - alive:
+                raise InvalidRequest(f"{topic}-{index}: brokers {sorted(added - alive)} are not alive")
+            if sorted(new_isr) != sorted(p.isr):
+                log.info("%s-%d: isr %s -> %s", topic, index, p.isr, new_isr)
+                p.isr = [b for b in p.replicas if b in new_isr]
+                p.partition_epoch += 1
+                self._commit()
+            return p

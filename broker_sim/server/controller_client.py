@@ -1,0 +1,78 @@
+"""How a broker talks to its controller: in-process, or over the network.
+
+Both implementations take and return the same request/response bodies, so the broker
+does not care whether its controller is embedded (a single broker) or its own process
+(a cluster). The remote client serialises callers on one connection with a lock and
+reconnects after a failure; a failed call raises NetworkException (retriable).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Protocol
+
+from ..controller.apis import ControllerApis
+from ..protocol.api import ApiKey
+from .blocking_client import BlockingConnection
+
+
+class ControllerClient(Protocol):
+    def heartbeat(self, body: dict) -> Any: ...
+    def alter_partition(self, body: dict) -> Any: ...
+    def create_topics(self, body: Any) -> Any: ...
+    def delete_topics(self, body: Any) -> Any: ...
+    def close(self) -> None: ...
+
+
+class LocalControllerClient:
+    def __init__(self, apis: ControllerApis) -> None:
+        self.apis = apis
+
+    @staticmethod
+    def _data(body: Any) -> Any:
+        from ..protocol.schema import Data
+        return Data(**body) if isinstance(body, dict) else body
+
+    def heartbeat(self, body: dict) -> Any:
+        return self.apis.heartbeat_body(self._data(body))
+
+    def alter_partition(self, body: dict) -> Any:
+        return self.apis.alter_partition_body(self._data(body))
+
+    def create_topics(self, body: Any) -> Any:
+        return self.apis.create_topics_body(body)
+
+    def delete_topics(self, body: Any) -> Any:
+        return self.apis.delete_topics_body(body)
+
+    def close(self) -> None:
+        pass
+
+
+class RemoteControllerClient:
+    CREATE_TOPICS_VERSION = 4
+    DELETE_TOPICS_VERSION = 3
+
+    def __init__(self, host: str, port: int, broker_id: int) -> None:
+        self._conn = BlockingConnection(host, port, f"broker-{broker_id}", timeout_s=10.0)
+        self._lock = threading.Lock()
+
+    def _call(self, key: int, version: int, body: Any) -> Any:
+        with self._lock:
+            return self._conn.request(key, version, body)
+
+    def heartbeat(self, body: dict) -> Any:
+        return self._call(ApiKey.BROKER_HEARTBEAT, 0, body)
+
+    def alter_partition(self, body: dict) -> Any:
+        return self._call(ApiKey.ALTER_PARTITION, 0, body)
+
+    def create_topics(self, body: Any) -> Any:
+        return self._call(ApiKey.CREATE_TOPICS, self.CREATE_TOPICS_VERSION, body)
+
+    def delete_topics(self, body: Any) -> Any:
+        return self._call(ApiKey.DELETE_TOPICS, self.DELETE_TOPICS_VERSION, body)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

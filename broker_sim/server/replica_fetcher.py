@@ -1,0 +1,264 @@
+"""Followers replicate by fetching from their leaders, one fetcher thread per leader.
+
+A :class:`ReplicaFetcherThread` owns a connection to one leader broker and the set of
+partitions this broker follows there. Each partition first goes through *truncation*
+(KIP-101): the follower asks the leader (OffsetForLeaderEpoch) where the follower's latest
+leader epoch ends on the leader, and truncates its own log there, so records that a dead
+leader appended but never replicated are discarded before anything new is appended.
+Then the thread loops on Fetch requests carrying this broker's id as ``replica_id``
+(long-polling ``max_wait_ms`` at the leader), appends what comes back as a follower, and
+takes the leader's high watermark. OFFSET_OUT_OF_RANGE resets the follower to the leader's
+log range; NOT_LEADER_OR_FOLLOWER and friends park the partition briefly, then it truncates and
+fetches again (the leader may simply not have applied the newest image yet).
+
+Threading: the manager's map is guarded by its lock; each thread's partition set by the
+thread's own lock; only the thread touches its connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..protocol.api import ApiKey
+from ..protocol.errors import KafkaError, NetworkException, OffsetOutOfRange, error_for_code
+from .blocking_client import BlockingConnection
+from .partition import Partition
+
+log = logging.getLogger(__name__)
+
+FETCH_VERSION = 11
+EPOCH_VERSION = 3
+LIST_OFFSETS_VERSION = 5
+
+
+@dataclass
+class _Fetching:
+    partition: Partition
+    leader_epoch: int
+    truncated: bool = False
+    retry_at: float = 0.0  # monotonic seconds: parked after an error until then
+
+    def park(self, seconds: float = 0.5) -> None:
+        """Back off after an error; truncate again afterwards (leadership may have moved)."""
+        self.truncated = False
+        self.retry_at = time.monotonic() + seconds
+
+
+class ReplicaFetcherThread(threading.Thread):
+    def __init__(self, broker_id: int, leader_id: int, address: Callable[[int], tuple[str, int] | None],
+                 on_append: Callable[[Partition], None], max_wait_ms: int = 500,
+                 fetch_max_bytes: int = 16 * 1024 * 1024, partition_max_bytes: int = 4 * 1024 * 1024) -> None:
+        super().__init__(name=f"replica-fetcher-{broker_id}-from-{leader_id}", daemon=True)
+        self.broker_id = broker_id
+        self.leader_id = leader_id
+        self.address = address
+        self.on_append = on_append
+        self.max_wait_ms = max_wait_ms
+        self.fetch_max_bytes = fetch_max_bytes
+        self.partition_max_bytes = partition_max_bytes
+        self._parts: dict[tuple[str, int], _Fetching] = {}
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._wake = threading.Event()
+        self._conn: BlockingConnection | None = None
+
+    # ---- partition set (any thread) ------------------------------------------------------
+    def add(self, partition: Partition, leader_epoch: int) -> None:
+        with self._lock:
+            self._parts[(partition.topic, partition.index)] = _Fetching(partition, leader_epoch)
+        self._wake.set()
+
+    def remove(self, key: tuple[str, int]) -> None:
+        with self._lock:
+            self._parts.pop(key, None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._parts)
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._wake.set()
+
+    # ---- the thread ----------------------------------------------------------------------
+    def run(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                if not self.run_once():
+                    self._wake.wait(0.2)
+                    self._wake.clear()
+            except NetworkException as e:
+                log.info("%s: %s; retrying", self.name, e)
+                self._close()
+                self._stopped.wait(0.2)
+            except Exception:
+                log.exception("%s: unexpected error", self.name)
+                self._close()
+                self._stopped.wait(0.5)
+        self._close()
+
+    def _connection(self) -> BlockingConnection:
+        if self._conn is None:
+            addr = self.address(self.leader_id)
+            if addr is None:
+                raise NetworkException(f"no address known for broker {self.leader_id}")
+            self._conn = BlockingConnection(addr[0], addr[1], f"replica-{self.broker_id}",
+                                            timeout_s=10 + self.max_wait_ms / 1000)
+        return self._conn
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def run_once(self) -> bool:
+        """One round: truncate new partitions, then one fetch. False when idle."""
+        now = time.monotonic()
+        with self._lock:
+            parts = {k: f for k, f in self._parts.items() if f.retry_at <= now}
+        if not parts:
+            return False
+        for key, f in parts.items():
+            if not f.truncated:
+                self._truncate(key, f)
+        ready = {k: f for k, f in parts.items() if f.truncated}
+        if not ready:
+            return False
+        self._fetch(ready)
+        return True
+
+    def _truncate(self, key: tuple[str, int], f: _Fetching) -> None:
+        p = f.partition
+        latest = p.log.epochs.latest_epoch
+        if latest < 0:
+            target = p.high_watermark  # no epoch information: keep what is known committed
+        else:
+            resp = self._connection().request(ApiKey.OFFSET_FOR_LEADER_EPOCH, EPOCH_VERSION, {
+                "replica_id": self.broker_id, "topics": [{"topic": key[0], "partitions": [
+                    {"partition": key[1], "current_leader_epoch": f.leader_epoch, "leader_epoch": latest}]}]})
+            r = resp.topics[0].partitions[0]
+            if r.error_code:
+                log.info("%s-%d: leader answered %s to OffsetForLeaderEpoch; retrying",
+                         key[0], key[1], error_for_code(r.error_code).__name__)
+                f.park()
+                return
+            if r.end_offset < 0:
+                target = p.high_watermark
+            else:
+                target = r.end_offset
+                if r.leader_epoch < latest:
+                    # The leader does not know our latest epoch: we diverged at the end of
+                    # the newest epoch we share.
+                    target = min(target, p.log.epochs.end_offset_for(r.leader_epoch, p.log_end_offset)[1])
+        if target < p.log_end_offset:
+            log.info("%s-%d: truncating follower log from %d to %d (leader epoch %d)",
+                     key[0], key[1], p.log_end_offset, target, f.leader_epoch)
+            p.log.truncate_to(max(target, 0))
+        f.truncated = True
+
+    def _fetch(self, parts: dict[tuple[str, int], _Fetching]) -> None:
+        topics: dict[str, list[dict]] = {}
+        for (topic, index), f in parts.items():
+            topics.setdefault(topic, []).append({
+                "partition": index, "current_leader_epoch": f.leader_epoch,
+                "fetch_offset": f.partition.log_end_offset, "log_start_offset": f.partition.log_start_offset,
+                "partition_max_bytes": self.partition_max_bytes})
+        body = {"replica_id": self.broker_id, "max_wait_ms": self.max_wait_ms, "min_bytes": 1,
+                "max_bytes": self.fetch_max_bytes, "isolation_level": 0, "session_id": 0,
+                "session_epoch": -1, "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+                "forgotten_topics_data": [], "rack_id": ""}
+        resp = self._connection().request(ApiKey.FETCH, FETCH_VERSION, body)
+        for t in resp.responses:
+            for r in t.partitions:
+                key = (t.topic, r.partition_index)
+                f = parts.get(key)
+                if f is None:
+                    continue
+                with self._lock:
+                    if self._parts.get(key) is not f:
+                        continue  # removed or re-added meanwhile
+                self._handle_partition(key, f, r)
+
+    def _handle_partition(self, key: tuple[str, int], f: _Fetching, r) -> None:  # type: ignore[no-untyped-def]
+        p = f.partition
+        if r.error_code == OffsetOutOfRange.code:
+            self._reset_out_of_range(key, f)
+            return
+        if r.error_code:
+            log.info("%s-%d: fetch from leader %d answered %s; retrying", key[0], key[1],
+                     self.leader_id, error_for_code(r.error_code).__name__)
+            f.park()
+            return
+        records = r.records
+        if records is not None and len(records):
+            try:
+                p.log.append_as_follower(bytes(records))
+            except KafkaError as e:
+                log.warning("%s-%d: follower append failed (%s); re-truncating", key[0], key[1], e)
+                f.truncated = False
+                return
+            self.on_append(p)
+        p.log.high_watermark = min(r.high_watermark, p.log_end_offset)
+
+    def _reset_out_of_range(self, key: tuple[str, int], f: _Fetching) -> None:
+        p = f.partition
+        offsets = {}
+        for ts in (-2, -1):
+            resp = self._connection().request(ApiKey.LIST_OFFSETS, LIST_OFFSETS_VERSION, {
+                "replica_id": self.broker_id, "isolation_level": 0, "topics": [{"name": key[0], "partitions": [
+                    {"partition_index": key[1], "current_leader_epoch": f.leader_epoch, "timestamp": ts}]}]})
+            offsets[ts] = resp.topics[0].partitions[0].offset
+        earliest, leader_end = offsets[-2], offsets[-1]
+        if p.log_end_offset > leader_end >= 0:
+            log.warning("%s-%d: follower LEO %d is past the leader's %d; truncating", key[0], key[1],
+                        p.log_end_offset, leader_end)
+            p.log.truncate_to(leader_end)
+        elif p.log_end_offset < earliest:
+            log.warning("%s-%d: follower LEO %d is below the leader's log start %d; restarting there",
+                        key[0], key[1], p.log_end_offset, earliest)
+            p.log.truncate_fully_and_start_at(earliest)
+
+
+class ReplicaFetcherManager:
+    def __init__(self, broker_id: int, address: Callable[[int], tuple[str, int] | None],
+                 on_append: Callable[[Partition], None]) -> None:
+        self.broker_id = broker_id
+        self.address = address
+        self.on_append = on_append
+        self._threads: dict[int, ReplicaFetcherThread] = {}
+        self._where: dict[tuple[str, int], int] = {}
+        self._lock = threading.Lock()
+
+    def follow(self, partition: Partition, leader_id: int, leader_epoch: int) -> None:
+        key = (partition.topic, partition.index)
+        with self._lock:
+            self._remove_locked(key)
+            thread = self._threads.get(leader_id)
+            if thread is None or not thread.is_alive():
+                thread = ReplicaFetcherThread(self.broker_id, leader_id, self.address, self.on_append)
+                self._threads[leader_id] = thread
+                thread.start()
+            thread.add(partition, leader_epoch)
+            self._where[key] = leader_id
+
+    def unfollow(self, key: tuple[str, int]) -> None:
+        with self._lock:
+            self._remove_locked(key)
+
+    def _remove_locked(self, key: tuple[str, int]) -> None:
+        leader = self._where.pop(key, None)
+        if leader is not None and leader in self._threads:
+            self._threads[leader].remove(key)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            threads = list(self._threads.values())
+            self._threads.clear()
+        for t in threads:
+            t.stop()
+        for t in threads:
+            t.join(5)

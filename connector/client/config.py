@@ -1,0 +1,318 @@
+"""Typed client configuration with Kafka's option names and defaults, validated once.
+
+Each option is declared once, as a dataclass field whose metadata holds its Kafka name,
+kind and allowed range; :class:`ClientConfig` parses and checks every field in
+``__post_init__``, so an instance that exists is valid (and, being frozen, may be shared
+between threads). Values may arrive typed (Python code) or as strings (Spark options,
+properties files): parsing happens here and nowhere else. Names may be Kafka's dotted
+names or Python keywords::
+
+    >>> cfg = ProducerConfig.from_options({"bootstrap.servers": "h1:9092,h2", "acks": "all"},
+    ...                                   linger_ms=10)
+    >>> cfg.acks, cfg.linger_ms, cfg.bootstrap_servers
+    (-1, 10, (('h1', 9092), ('h2', 9092)))
+    >>> ProducerConfig(bootstrap_servers="h:1", batch_size=-5)
+    Traceback (most recent call last):
+    ...
+    connector.client.errors.ConfigError: Invalid value -5 for configuration batch.size: must be an integer in [0, 2147483647]
+
+Options (producer and fetcher options add to the common ones)::
+
+    common    bootstrap.servers (required), client.id "pyq", request.timeout.ms 30000,
+              retry.backoff.ms 100, reconnect.backoff.ms 50, reconnect.backoff.max.ms 1000,
+              socket.connection.setup.timeout.ms 10000, metadata.max.age.ms 300000,
+              max.in.flight.requests.per.connection 5, default.api.timeout.ms 60000
+    producer  acks all (0, 1, all/-1), batch.size 16384, linger.ms 5, buffer.memory 32 MiB,
+              max.block.ms 60000, max.request.size 1 MiB, delivery.timeout.ms 120000,
+              retries 2147483647, enable.idempotence (default: on unless acks, retries or
+              max.in.flight conflict), compression.type none (gzip, snappy, lz4, zstd)
+    fetcher   fetch.max.wait.ms 500, fetch.min.bytes 1, fetch.max.bytes 50 MiB,
+              max.partition.fetch.bytes 1 MiB, check.crcs true
+
+Cross-field rules: ``delivery.timeout.ms >= linger.ms + request.timeout.ms``;
+``enable.idempotence=true`` requires ``acks=all``, ``retries > 0`` and
+``max.in.flight.requests.per.connection <= 5``; for the fetcher
+``request.timeout.ms > fetch.max.wait.ms`` (a long poll must not time out its request).
+``linger.ms`` defaults to 5, Apache Kafka's default since 4.0 (KIP-1030).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from broker_sim.protocol.records.compression import CODEC_IDS
+
+from .errors import ConfigError
+
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+C = TypeVar("C", bound="ClientConfig")
+
+
+def option(name: str, default: Any, kind: str = "int", low: int = 0, high: int = INT32_MAX,
+           doc: str = "") -> Any:
+    """Declare one option: a dataclass field carrying its Kafka name and rule."""
+    return dataclasses.field(default=default, metadata={
+        "name": name, "kind": kind, "low": low, "high": high, "doc": doc})
+
+
+def _parse_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        return int(value.strip())
+    raise ValueError
+
+
+def _parse_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError
+
+
+def _parse_servers(value: Any) -> tuple[tuple[str, int], ...]:
+    items = value.split(",") if isinstance(value, str) else list(value)
+    out = []
+    for item in items:
+        if isinstance(item, tuple) and len(item) == 2:
+            host, port = item
+            out.append((str(host), _parse_int(port)))
+            continue
+        text = str(item).strip()
+        if not text:
+            continue
+        host, sep, port = text.rpartition(":")
+        if not sep:
+            host, port = text, "9092"
+        host = host.strip("[]")  # [::1]:9092
+        if not host:
+            raise ValueError
+        p = int(port)
+        if not 0 < p < 65536:
+            raise ValueError
+        out.append((host, p))
+    if not out:
+        raise ValueError
+    return tuple(out)
+
+
+def _parse_acks(value: Any) -> int:
+    if isinstance(value, str) and value.strip().lower() == "all":
+        return -1
+    acks = _parse_int(value)
+    if acks not in (-1, 0, 1):
+        raise ValueError
+    return acks
+
+
+def _parse_compression(value: Any) -> str:
+    name = "none" if value is None else str(value).strip().lower()
+    if name not in CODEC_IDS:
+        raise ValueError
+    return name
+
+
+def _parse_optional_bool(value: Any) -> bool | None:
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "auto")):
+        return None
+    return _parse_bool(value)
+
+
+_PARSERS = {
+    "int": _parse_int, "long": _parse_int, "bool": _parse_bool, "str": str,
+    "servers": _parse_servers, "acks": _parse_acks, "compression": _parse_compression,
+    "optional_bool": _parse_optional_bool,
+}
+
+
+def _allowed(meta: Mapping[str, Any]) -> str:
+    kind = meta["kind"]
+    if kind in ("int", "long"):
+        return f"an integer in [{meta['low']}, {meta['high']}]"
+    if kind == "bool":
+        return "true or false"
+    if kind == "optional_bool":
+        return "true or false (unset: decided from acks, retries and max.in.flight)"
+    if kind == "servers":
+        return "a non-empty comma-separated list of host:port"
+    if kind == "acks":
+        return "one of 0, 1, all (or -1)"
+    if kind == "compression":
+        return "one of " + ", ".join(CODEC_IDS)
+    return "a string"
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Options every client (producer, fetcher, admin) shares. See the module docstring."""
+
+    bootstrap_servers: tuple[tuple[str, int], ...] = option("bootstrap.servers", (), "servers")
+    client_id: str = option("client.id", "pyq", "str")
+    request_timeout_ms: int = option("request.timeout.ms", 30_000)
+    retry_backoff_ms: int = option("retry.backoff.ms", 100)
+    reconnect_backoff_ms: int = option("reconnect.backoff.ms", 50)
+    reconnect_backoff_max_ms: int = option("reconnect.backoff.max.ms", 1000)
+    socket_connection_setup_timeout_ms: int = option("socket.connection.setup.timeout.ms", 10_000)
+    metadata_max_age_ms: int = option("metadata.max.age.ms", 300_000)
+    max_in_flight_requests_per_connection: int = option(
+        "max.in.flight.requests.per.connection", 5, low=1)
+    default_api_timeout_ms: int = option("default.api.timeout.ms", 60_000)
+
+    #: Kafka dotted name -> attribute, filled per subclass on first use.
+    _names: ClassVar[dict[type, dict[str, str]]] = {}
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            meta = f.metadata
+            if not meta:
+                continue
+            raw = getattr(self, f.name)
+            if f.name == "bootstrap_servers" and not raw:
+                raise ConfigError("Missing required configuration bootstrap.servers: "
+                                  "must be a non-empty comma-separated list of host:port")
+            try:
+                value = _PARSERS[meta["kind"]](raw)
+                if meta["kind"] in ("int", "long") and not meta["low"] <= value <= meta["high"]:
+                    raise ValueError
+            except (ValueError, TypeError):
+                raise ConfigError(f"Invalid value {raw!r} for configuration {meta['name']}: "
+                                  f"must be {_allowed(meta)}") from None
+            object.__setattr__(self, f.name, value)
+        self._check_cross_fields()
+
+    def _check_cross_fields(self) -> None:
+        if self.reconnect_backoff_max_ms < self.reconnect_backoff_ms:
+            raise ConfigError(
+                f"Invalid value {self.reconnect_backoff_max_ms} for configuration "
+                f"reconnect.backoff.max.ms: must be at least reconnect.backoff.ms "
+                f"({self.reconnect_backoff_ms})")
+
+    # ---- construction from options ----------------------------------------------------
+    @classmethod
+    def option_names(cls) -> dict[str, str]:
+        """Kafka dotted name -> Python attribute, for every option of this class."""
+        names = cls._names.get(cls)
+        if names is None:
+            names = {f.metadata["name"]: f.name for f in dataclasses.fields(cls) if f.metadata}
+            cls._names[cls] = names
+        return names
+
+    @classmethod
+    def from_options(cls: type[C], options: Mapping[str, Any] | None = None, *,
+                     ignore_unknown: bool = False, **kwargs: Any) -> C:
+        """Build from dotted names (``"linger.ms"``) or keywords (``linger_ms``).
+
+        Values may be strings. Unknown names raise ConfigError naming the option and the
+        closest known names, unless ``ignore_unknown`` (options meant for another client).
+        """
+        names = cls.option_names()
+        attrs = set(names.values())
+        values: dict[str, Any] = {}
+        for key, value in {**(options or {}), **kwargs}.items():
+            attr = names.get(key) or key.replace(".", "_").replace("-", "_")
+            if attr not in attrs:
+                if ignore_unknown:
+                    continue
+                close = difflib.get_close_matches(key, list(names), n=3)
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+                raise ConfigError(f"Unknown configuration {key!r} for {cls.__name__}{hint}")
+            values[attr] = value
+        return cls(**values)
+
+    @classmethod
+    def coerce(cls: type[C], config: C | Mapping[str, Any] | None = None, **kwargs: Any) -> C:
+        """An instance as is, or one built from a mapping and/or keywords."""
+        if isinstance(config, cls):
+            return dataclasses.replace(config, **kwargs) if kwargs else config
+        return cls.from_options(config, **kwargs)
+
+    def to_options(self) -> dict[str, Any]:
+        """Dotted name -> value (for logging the effective configuration)."""
+        return {name: getattr(self, attr) for name, attr in self.option_names().items()}
+
+
+def _too_small(name: str, value: int, rule: str) -> ConfigError:
+    return ConfigError(f"Invalid value {value} for configuration {name}: must be {rule}")
+
+
+@dataclass(frozen=True)
+class ProducerConfig(ClientConfig):
+    """Producer options (module docstring); ``acks`` is stored as -1, 0 or 1."""
+
+    acks: int = option("acks", -1, "acks")
+    batch_size: int = option("batch.size", 16_384)
+    linger_ms: int = option("linger.ms", 5)
+    buffer_memory: int = option("buffer.memory", 32 * 1024 * 1024, "long", high=INT64_MAX)
+    max_block_ms: int = option("max.block.ms", 60_000, "long", high=INT64_MAX)
+    max_request_size: int = option("max.request.size", 1024 * 1024, low=1)
+    delivery_timeout_ms: int = option("delivery.timeout.ms", 120_000)
+    retries: int = option("retries", INT32_MAX)
+    enable_idempotence: bool | None = option("enable.idempotence", None, "optional_bool")
+    compression_type: str = option("compression.type", "none", "compression")
+
+    def _check_cross_fields(self) -> None:
+        super()._check_cross_fields()
+        floor = self.linger_ms + self.request_timeout_ms
+        if self.delivery_timeout_ms < floor:
+            raise _too_small("delivery.timeout.ms", self.delivery_timeout_ms,
+                             f"at least linger.ms + request.timeout.ms = "
+                             f"{self.linger_ms} + {self.request_timeout_ms} = {floor}")
+        conflicts = []
+        if self.acks != -1:
+            conflicts.append(f"acks={self.acks} (must be all)")
+        if self.retries == 0:
+            conflicts.append("retries=0 (must be > 0)")
+        if self.max_in_flight_requests_per_connection > 5:
+            conflicts.append(f"max.in.flight.requests.per.connection="
+                             f"{self.max_in_flight_requests_per_connection} (must be <= 5)")
+        if self.enable_idempotence is None:  # Kafka: on by default unless it conflicts
+            object.__setattr__(self, "enable_idempotence", not conflicts)
+        elif self.enable_idempotence and conflicts:
+            raise ConfigError("Invalid value True for configuration enable.idempotence: "
+                              "idempotence requires acks=all, retries > 0 and "
+                              "max.in.flight.requests.per.connection <= 5; got "
+                              + ", ".join(conflicts))
+
+    @property
+    def compression_codec(self) -> int:
+        return CODEC_IDS[self.compression_type]
+
+    @property
+    def guarantees_order(self) -> bool:
+        """One batch per partition in flight at a time (partitions are muted meanwhile)."""
+        return self.max_in_flight_requests_per_connection == 1
+
+
+@dataclass(frozen=True)
+class FetcherConfig(ClientConfig):
+    """Consumer-side fetch options (module docstring)."""
+
+    fetch_max_wait_ms: int = option("fetch.max.wait.ms", 500)
+    fetch_min_bytes: int = option("fetch.min.bytes", 1)
+    fetch_max_bytes: int = option("fetch.max.bytes", 50 * 1024 * 1024, low=1)
+    max_partition_fetch_bytes: int = option("max.partition.fetch.bytes", 1024 * 1024, low=1)
+    check_crcs: bool = option("check.crcs", True, "bool")
+
+    def _check_cross_fields(self) -> None:
+        super()._check_cross_fields()
+        if self.request_timeout_ms <= self.fetch_max_wait_ms:
+            raise _too_small("request.timeout.ms", self.request_timeout_ms,
+                             f"greater than fetch.max.wait.ms ({self.fetch_max_wait_ms})")
+        if self.fetch_min_bytes > self.fetch_max_bytes:
+            raise ConfigError(f"Invalid value {self.fetch_min_bytes} for configuration "
+                              f"fetch.min.bytes: must be at most fetch.max.bytes "
+                              f"({self.fetch_max_bytes})")
+
+
+AdminConfig = ClientConfig

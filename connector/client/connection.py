@@ -1,0 +1,356 @@
+"""One TCP connection to one broker: connect, negotiate API versions, pipeline requests.
+
+States (one way, except back to DISCONNECTED on any failure)::
+
+    DISCONNECTED --connect()--> CONNECTING --TCP up--> NEGOTIATING --ApiVersions--> READY
+         ^                          |                      |                         |
+         +------ close(error): every in-flight request fails with that error --------+
+
+* **NEGOTIATING**: the first request on a new connection is ApiVersions at the highest
+  version this codec knows. For each API the connection then uses the highest version
+  both sides implement (``min(our max, broker max)``, provided it is at least both
+  minimums); an API the broker lacks, or whose ranges do not overlap, is unusable. A
+  broker that does not know our ApiVersions version answers UNSUPPORTED_VERSION in a v0
+  body listing its own range (KIP-511); we retry once at the version it supports.
+* **READY**: requests are written in order and their responses come back in the same
+  order (Kafka guarantees it per connection), so in-flight requests wait in a FIFO and
+  each response must carry the correlation id of the FIFO's head; anything else is a
+  protocol violation that closes the connection. At most
+  ``max.in.flight.requests.per.connection`` requests that expect a response are in
+  flight; a request sent with ``expect_response=False`` (acks=0 produce) completes once
+  its last byte has been handed to the kernel.
+* **Reconnect backoff**: after a failure the next attempt waits ``reconnect.backoff.ms``,
+  doubling with every consecutive failure up to ``reconnect.backoff.max.ms``; a
+  connection that reaches READY resets the count.
+
+Threading: owned by the single thread that owns the
+:class:`~connector.client.network_client.NetworkClient`; nothing here locks. Sockets are
+non-blocking: ``connect`` returns at once, reads and writes take what the kernel has.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import logging
+import socket
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from broker_sim.protocol import api
+from broker_sim.protocol.api import APIS, ApiKey
+from broker_sim.protocol.errors import MalformedFrame, UnsupportedVersion
+from broker_sim.protocol.framing import FrameDecoder
+
+from .config import ClientConfig
+from .errors import DisconnectError, IncompatibleBrokerError, NodeNotReadyError
+from .request_future import RequestFuture
+
+log = logging.getLogger(__name__)
+
+MAX_RESPONSE_SIZE = 1 << 30  # a fetch response is bounded by fetch.max.bytes anyway
+_RECV_SIZE = 1 << 20
+_UNSUPPORTED_VERSION = UnsupportedVersion.code.to_bytes(2, "big")
+
+
+class ConnectionState(enum.Enum):
+    DISCONNECTED = "disconnected"
+    CONNECTING = "connecting"
+    NEGOTIATING = "negotiating"
+    READY = "ready"
+
+
+@dataclass(slots=True)
+class InFlightRequest:
+    correlation_id: int
+    api_key: int
+    version: int
+    future: RequestFuture
+    sent_ms: float
+    deadline_ms: float
+    expect_response: bool
+
+
+def negotiate_versions(broker_api_keys: list[Any]) -> dict[int, int]:
+    """api_key -> the highest version both this codec and the broker implement."""
+    versions: dict[int, int] = {}
+    for entry in broker_api_keys:
+        spec = APIS.get(entry.api_key)
+        if spec is None:
+            continue
+        high = min(spec.max_version, entry.max_version)
+        if high >= max(spec.min_version, entry.min_version):
+            versions[entry.api_key] = high
+    return versions
+
+
+def _decode(request: InFlightRequest, payload: bytes) -> tuple[int, Any]:
+    if request.api_key == ApiKey.API_VERSIONS and payload[4:6] == _UNSUPPORTED_VERSION:
+        # KIP-511: the broker answered a version it does not know in a v0 body.
+        return api.decode_response(ApiKey.API_VERSIONS, 0, payload)
+    return api.decode_response(request.api_key, request.version, payload)
+
+
+class BrokerConnection:
+    """The connection to broker ``node_id`` at ``host:port`` (see the module docstring)."""
+
+    def __init__(self, node_id: int, host: str, port: int, config: ClientConfig) -> None:
+        self.node_id = node_id
+        self.host = host
+        self.port = port
+        self.config = config
+        self.state = ConnectionState.DISCONNECTED
+        self.sock: socket.socket | None = None
+        self.api_versions: dict[int, int] = {}
+        self.in_flight: deque[InFlightRequest] = deque()
+        self._unsent: deque[tuple[memoryview, InFlightRequest | None]] = deque()
+        self._decoder = FrameDecoder(MAX_RESPONSE_SIZE)
+        self._next_correlation_id = 0
+        self._failures = 0
+        self._last_attempt_ms = -float("inf")
+        self._setup_deadline_ms = 0.0
+        #: Called with this connection just before its socket closes (the network client
+        #: unregisters the socket from its selector, so a reused fd is never confused).
+        self.on_socket_closing: Callable[[BrokerConnection], None] | None = None
+
+    def __repr__(self) -> str:
+        return f"<BrokerConnection node={self.node_id} {self.host}:{self.port} {self.state.value}>"
+
+    # ---- state ----------------------------------------------------------------------
+    @property
+    def is_ready(self) -> bool:
+        return self.state is ConnectionState.READY
+
+    @property
+    def is_disconnected(self) -> bool:
+        return self.state is ConnectionState.DISCONNECTED
+
+    def can_send_more(self) -> bool:
+        return (self.state is ConnectionState.READY
+                and len(self.in_flight) < self.config.max_in_flight_requests_per_connection)
+
+    @property
+    def wants_write(self) -> bool:
+        return self.state is ConnectionState.CONNECTING or bool(self._unsent)
+
+    def backoff_ms(self) -> float:
+        if self._failures == 0:
+            return 0.0
+        base = self.config.reconnect_backoff_ms * 2 ** min(self._failures - 1, 30)
+        return float(min(base, self.config.reconnect_backoff_max_ms))
+
+    def connection_delay(self, now: float) -> float:
+        """Milliseconds until this connection could be used (0 if ready or retryable now)."""
+        if self.state is ConnectionState.DISCONNECTED:
+            return max(0.0, self._last_attempt_ms + self.backoff_ms() - now)
+        if self.state is ConnectionState.READY:
+            return 0.0
+        return max(0.0, self._setup_deadline_ms - now)
+
+    def can_connect(self, now: float) -> bool:
+        return self.state is ConnectionState.DISCONNECTED and self.connection_delay(now) <= 0
+
+    # ---- connecting -----------------------------------------------------------------
+    def connect(self, now: float) -> None:
+        """Start a non-blocking connect; the selector reports completion as writable."""
+        assert self.state is ConnectionState.DISCONNECTED
+        self._last_attempt_ms = now
+        self._setup_deadline_ms = now + self.config.socket_connection_setup_timeout_ms
+        try:
+            infos = socket.getaddrinfo(self.host, self.port, 0, socket.SOCK_STREAM)
+            family, _, _, _, address = infos[0]
+            sock = socket.socket(family, socket.SOCK_STREAM)
+        except OSError as e:
+            self._failed(DisconnectError(f"cannot resolve {self.host}:{self.port}: {e}"))
+            return
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        code = sock.connect_ex(address)
+        self.sock = sock
+        if code not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN):
+            self.close(DisconnectError(f"connect to {self.host}:{self.port} failed: "
+                                       f"{errno.errorcode.get(code, code)}"))
+            return
+        self.state = ConnectionState.CONNECTING
+        log.debug("connecting to node %d at %s:%d", self.node_id, self.host, self.port)
+
+    def finish_connect(self, now: float) -> None:
+        """The socket became writable while CONNECTING: check the outcome, negotiate."""
+        assert self.sock is not None
+        code = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if code:
+            self.close(DisconnectError(f"connect to {self.host}:{self.port} failed: "
+                                       f"{errno.errorcode.get(code, code)}"))
+            return
+        self.state = ConnectionState.NEGOTIATING
+        self._send_api_versions(APIS[ApiKey.API_VERSIONS].max_version, now)
+
+    def _send_api_versions(self, version: int, now: float) -> None:
+        future = RequestFuture()
+        future.add_callback(lambda body: self._on_api_versions(version, body, now))
+        future.add_errback(lambda e: None)  # close() already reported the failure
+        body = {"client_software_name": "pyq", "client_software_version": "0.1.0"}
+        self._enqueue(ApiKey.API_VERSIONS, version, body, future, now,
+                      self.config.socket_connection_setup_timeout_ms, True)
+
+    def _on_api_versions(self, version: int, body: Any, now: float) -> None:
+        if body.error_code == UnsupportedVersion.code and version > 0:
+            theirs = [k for k in body.api_keys if k.api_key == ApiKey.API_VERSIONS]
+            retry = min(theirs[0].max_version, version - 1) if theirs else 0
+            self._send_api_versions(retry, now)
+            return
+        if body.error_code:
+            self.close(IncompatibleBrokerError(f"ApiVersions failed with error {body.error_code}"))
+            return
+        self.api_versions = negotiate_versions(body.api_keys)
+        self.state = ConnectionState.READY
+        self._failures = 0
+        log.debug("node %d ready; versions %s", self.node_id, self.api_versions)
+
+    # ---- requests -------------------------------------------------------------------
+    def version_for(self, api_key: int) -> int:
+        version = self.api_versions.get(api_key)
+        if version is None:
+            raise IncompatibleBrokerError(
+                f"broker {self.node_id} implements no version of {APIS[api_key].name} "
+                f"that this client supports (v{APIS[api_key].min_version}-"
+                f"v{APIS[api_key].max_version})")
+        return version
+
+    def send(self, api_key: int, body: Any, now: float, timeout_ms: float,
+             expect_response: bool = True, version: int | None = None) -> RequestFuture:
+        """Queue a request (written as far as the socket takes it now)."""
+        if self.state is not ConnectionState.READY:
+            raise NodeNotReadyError(f"node {self.node_id} is {self.state.value}")
+        future = RequestFuture()
+        self._enqueue(api_key, self.version_for(api_key) if version is None else version,
+                      body, future, now, timeout_ms, expect_response)
+        return future
+
+    def _enqueue(self, api_key: int, version: int, body: Any, future: RequestFuture,
+                 now: float, timeout_ms: float, expect_response: bool) -> None:
+        self._next_correlation_id = (self._next_correlation_id + 1) & 0x7FFFFFFF
+        cid = self._next_correlation_id
+        data = api.encode_request(api_key, version, cid, self.config.client_id, body)
+        request = InFlightRequest(cid, api_key, version, future, now, now + timeout_ms,
+                                  expect_response)
+        if expect_response:
+            self.in_flight.append(request)
+        self._unsent.append((memoryview(data), None if expect_response else request))
+        self.flush()
+
+    def flush(self) -> list[InFlightRequest]:
+        """Write what the socket takes; returns no-response requests now fully written."""
+        done: list[InFlightRequest] = []
+        sock = self.sock
+        unsent = self._unsent
+        while unsent and sock is not None:
+            view, request = unsent[0]
+            try:
+                n = sock.send(view)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError as e:
+                self.close(DisconnectError(f"write to node {self.node_id} failed: {e}"))
+                return done
+            if n < len(view):
+                unsent[0] = (view[n:], request)
+                break
+            unsent.popleft()
+            if request is not None:
+                done.append(request)
+        for request in done:
+            request.future.success(None)
+        return done
+
+    def receive(self) -> list[tuple[InFlightRequest, Any]]:
+        """Read what has arrived; complete each whole response's future and return them."""
+        assert self.sock is not None
+        try:
+            while True:
+                chunk = self.sock.recv(_RECV_SIZE)
+                if not chunk:
+                    self.close(DisconnectError(f"node {self.node_id} closed the connection"))
+                    return []
+                self._decoder.feed(chunk)
+                if len(chunk) < _RECV_SIZE:
+                    break
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError as e:
+            self.close(DisconnectError(f"read from node {self.node_id} failed: {e}"))
+            return []
+        out = []
+        error: MalformedFrame | None = None
+        try:
+            while (payload := self._decoder.next_frame()) is not None:
+                if not self.in_flight:
+                    raise MalformedFrame("response with no request in flight")
+                request = self.in_flight.popleft()
+                cid, body = _decode(request, payload)
+                if cid != request.correlation_id:
+                    raise MalformedFrame(f"correlation id {cid} does not match the oldest "
+                                         f"request in flight ({request.correlation_id})")
+                out.append((request, body))
+        except MalformedFrame as e:
+            error = e
+        # Complete after decoding: a callback may send on, or close, this connection.
+        for request, body in out:
+            request.future.success(body)
+        if error is not None:
+            self.close(DisconnectError(f"bad response from node {self.node_id}: {error}"))
+        return out
+
+    def expired_request(self, now: float) -> InFlightRequest | None:
+        """The oldest in-flight request whose deadline has passed, if any."""
+        for request in self.in_flight:
+            if request.deadline_ms <= now:
+                return request
+        return None
+
+    def next_deadline(self) -> float:
+        deadline = min((r.deadline_ms for r in self.in_flight), default=float("inf"))
+        if self.state in (ConnectionState.CONNECTING, ConnectionState.NEGOTIATING):
+            deadline = min(deadline, self._setup_deadline_ms)
+        return deadline
+
+    def setup_timed_out(self, now: float) -> bool:
+        return (self.state in (ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)
+                and now >= self._setup_deadline_ms)
+
+    # ---- closing --------------------------------------------------------------------
+    def close(self, error: BaseException | None = None) -> None:
+        """Close the socket; fail every request in flight or unsent with ``error``."""
+        was_ready = self.state is ConnectionState.READY
+        if self.sock is not None:
+            if self.on_socket_closing is not None:
+                self.on_socket_closing(self)
+            try:
+                self.sock.close()
+            except OSError as e:  # already broken; nothing more to release
+                log.debug("closing socket of node %d: %s", self.node_id, e)
+        self.sock = None
+        if error is not None and not was_ready:
+            self._failed(error)
+        elif error is not None:
+            self._failures += 1
+            log.info("connection to node %d (%s:%d) lost: %s", self.node_id, self.host,
+                     self.port, error)
+        self.state = ConnectionState.DISCONNECTED
+        self.api_versions = {}
+        self._decoder = FrameDecoder(MAX_RESPONSE_SIZE)
+        pending = list(self.in_flight) + [r for _, r in self._unsent if r is not None]
+        self.in_flight.clear()
+        self._unsent.clear()
+        failure = error or DisconnectError(f"connection to node {self.node_id} closed")
+        for request in pending:
+            if not request.future.is_done:
+                request.future.failure(failure)
+
+    def _failed(self, error: BaseException) -> None:
+        self._failures += 1
+        self.state = ConnectionState.DISCONNECTED
+        log.warning("connection to node %d (%s:%d) failed (attempt %d, next in %.0f ms): %s",
+                    self.node_id, self.host, self.port, self._failures, self.backoff_ms(), error)

@@ -1,0 +1,105 @@
+"""Errors the client raises on its own, beside the Kafka errors a broker answers with.
+
+Two families, as in :mod:`broker_sim.protocol.errors` (one hierarchy shared by broker and
+client):
+
+* **Remote**: a response carried a Kafka error code. The client raises the shared class
+  for that code (``error_for_code(code)``), e.g. ``NotLeaderOrFollower``; these live in
+  :mod:`broker_sim.protocol.errors` and are re-exported by :mod:`connector.client`.
+* **Local** (this module, all :class:`ClientError`): something went wrong on this side of
+  the wire — a timeout while waiting for memory or metadata, a dropped connection, a bad
+  configuration, an operation on a closed producer.
+
+Both families carry ``retriable`` (trying the same thing again may succeed) and
+``invalid_metadata`` (refresh metadata before retrying), so the sender and fetcher decide
+with one attribute lookup whatever the error's origin:
+
+>>> DisconnectError("gone").retriable, ConfigError("x").retriable
+(True, False)
+
+:class:`OffsetOutOfRangeError` is the one remote error that is subclassed here: the
+fetcher attaches what a caller needs to recover (the partition's current log start and
+end offsets) to Kafka's OFFSET_OUT_OF_RANGE (code 1).
+"""
+
+from __future__ import annotations
+
+from broker_sim.protocol.errors import OffsetOutOfRange, PyqError
+
+
+class ClientError(PyqError):
+    """An error detected by the client itself (not an error code from a broker)."""
+
+    retriable: bool = False
+    invalid_metadata: bool = False
+
+
+class ConfigError(ClientError, ValueError):
+    """A configuration value is invalid; the message names the option, value and rule."""
+
+
+class KafkaTimeoutError(ClientError):
+    """A client-side wait ran out: metadata, buffer memory, flush, or delivery timeout."""
+
+    retriable = True
+
+
+class BufferExhaustedError(KafkaTimeoutError):
+    """``buffer.memory`` stayed exhausted for ``max.block.ms``."""
+
+
+class RequestTimeoutError(ClientError):
+    """No response within ``request.timeout.ms``; the connection was closed."""
+
+    retriable = True
+    invalid_metadata = True
+
+
+class DisconnectError(ClientError):
+    """The connection to a broker failed or closed with requests in flight."""
+
+    retriable = True
+    invalid_metadata = True
+
+
+class NodeNotReadyError(ClientError):
+    """A request was sent to a broker whose connection is not (yet) usable."""
+
+    retriable = True
+
+
+class IncompatibleBrokerError(ClientError):
+    """The broker implements no version of an API this client needs."""
+
+
+class RecordTooLargeError(ClientError):
+    """A record is larger than ``max.request.size`` or ``buffer.memory``."""
+
+
+class ProducerClosedError(ClientError):
+    """``send()`` after ``close()``, or a batch aborted because the producer closed."""
+
+
+class OffsetOutOfRangeError(OffsetOutOfRange):
+    """OFFSET_OUT_OF_RANGE for one partition, with the partition's current bounds.
+
+    ``log_start_offset`` is the first offset still in the log (retention moves it up);
+    ``log_end_offset`` is the offset the next record will get (consumers read below the
+    high watermark, which is what is reported here). Either is ``-1`` if the broker could
+    not tell. A requested ``offset`` below ``log_start_offset`` means records were deleted;
+    above ``log_end_offset`` means the log was truncated or the offset never existed.
+    """
+
+    def __init__(self, topic: str, partition: int, offset: int, log_start_offset: int,
+                 log_end_offset: int) -> None:
+        where = ("below the log start" if 0 <= offset < log_start_offset
+                 else "above the log end" if log_end_offset >= 0 and offset > log_end_offset
+                 else "out of range")
+        super().__init__(
+            f"offset {offset} of {topic}-{partition} is {where} "
+            f"(log start {log_start_offset}, log end {log_end_offset})")
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.log_start_offset = log_start_offset
+        self.log_end_offset = log_end_offset

@@ -1,0 +1,235 @@
+"""What the client knows about the cluster: brokers, partition leaders, partition counts.
+
+A :class:`Cluster` is an immutable snapshot built from one Metadata response (or from
+``bootstrap.servers`` before the first one: bootstrap nodes get ids -1, -2, ... as in
+Kafka, since their real ids are not known yet). :class:`Metadata` holds the current
+snapshot and decides when to fetch the next one:
+
+* **on demand**: ``request_update()`` — a send to an unknown topic, a partition without
+  a leader, or an error with ``invalid_metadata`` (NOT_LEADER_OR_FOLLOWER,
+  UNKNOWN_TOPIC_OR_PARTITION, a disconnect). A failed refresh is retried after
+  ``retry.backoff.ms``.
+* **by age**: every ``metadata.max.age.ms`` even when nothing went wrong, so new
+  partitions and moved leaders are noticed.
+
+The network client asks :meth:`Metadata.time_to_next_update` on every poll and sends the
+request itself (to the least loaded broker), then calls :meth:`Metadata.update` or
+:meth:`Metadata.failed_update`.
+
+Worked example: bootstrap ``h:9092`` -> cluster with node -1; the first response names
+broker 0 at ``h:9092`` and topic ``t`` with partitions 0 and 1 led by 0; then
+``leader_for(TopicPartition("t", 1)) == 0`` and ``partition_count("t") == 2``.
+
+Threading: one writer (the I/O thread calls ``update``/``failed_update``), any number of
+readers. ``cluster`` is replaced as a whole (readers take the reference once and use
+that snapshot), and the few mutable fields are guarded by one condition variable, on
+which user threads wait for a newer version (``await_update``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from broker_sim.protocol.errors import KafkaError, error_for_code
+
+from .config import ClientConfig
+
+log = logging.getLogger(__name__)
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+class Node(NamedTuple):
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+class PartitionInfo(NamedTuple):
+    topic: str
+    partition: int
+    leader: int  # -1: no leader right now
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    error_code: int = 0
+
+
+class Cluster:
+    """Immutable snapshot of brokers and partitions (see the module docstring)."""
+
+    def __init__(self, brokers: Iterable[Node], partitions: Iterable[PartitionInfo] = (),
+                 topic_errors: dict[str, int] | None = None, cluster_id: str | None = None,
+                 controller_id: int = -1, is_bootstrap: bool = False) -> None:
+        self.brokers: dict[int, Node] = {n.node_id: n for n in brokers}
+        self.topic_errors = dict(topic_errors or {})
+        self.cluster_id = cluster_id
+        self.controller_id = controller_id
+        self.is_bootstrap = is_bootstrap
+        self._by_topic: dict[str, list[PartitionInfo]] = {}
+        self._leaders: dict[TopicPartition, int] = {}
+        self._by_node: dict[int, list[TopicPartition]] = {}
+        self._available: dict[str, list[int]] = {}
+        for p in sorted(partitions):
+            self._by_topic.setdefault(p.topic, []).append(p)
+            self._available.setdefault(p.topic, [])
+            if p.leader >= 0 and p.leader in self.brokers:
+                tp = TopicPartition(p.topic, p.partition)
+                self._leaders[tp] = p.leader
+                self._by_node.setdefault(p.leader, []).append(tp)
+                self._available[p.topic].append(p.partition)
+
+    @classmethod
+    def bootstrap(cls, addresses: Iterable[tuple[str, int]]) -> Cluster:
+        nodes = [Node(-(i + 1), host, port) for i, (host, port) in enumerate(addresses)]
+        return cls(nodes, is_bootstrap=True)
+
+    @classmethod
+    def from_response(cls, body: Any) -> Cluster:
+        brokers = [Node(b.node_id, b.host, b.port, b.rack) for b in body.brokers]
+        partitions = []
+        errors = {}
+        for t in body.topics:
+            if t.error_code:
+                errors[t.name] = t.error_code
+                continue
+            for p in t.partitions:
+                partitions.append(PartitionInfo(t.name, p.partition_index, p.leader_id,
+                                                p.leader_epoch, tuple(p.replica_nodes),
+                                                tuple(p.isr_nodes), p.error_code))
+        return cls(brokers, partitions, errors, body.cluster_id, body.controller_id)
+
+    @property
+    def topics(self) -> set[str]:
+        return set(self._by_topic)
+
+    def node(self, node_id: int) -> Node | None:
+        return self.brokers.get(node_id)
+
+    def leader_for(self, tp: TopicPartition) -> int | None:
+        return self._leaders.get(tp)
+
+    def partition_count(self, topic: str) -> int | None:
+        parts = self._by_topic.get(topic)
+        return len(parts) if parts is not None else None
+
+    def partitions_for_topic(self, topic: str) -> list[PartitionInfo]:
+        return list(self._by_topic.get(topic, ()))
+
+    def available_partitions(self, topic: str) -> list[int]:
+        """Partitions of ``topic`` that have a known leader, ascending."""
+        return self._available.get(topic, [])
+
+    def partitions_for_node(self, node_id: int) -> list[TopicPartition]:
+        """Partitions led by ``node_id`` (the sender drains them per node)."""
+        return self._by_node.get(node_id, [])
+
+    def topic_error(self, topic: str) -> KafkaError | None:
+        code = self.topic_errors.get(topic)
+        return error_for_code(code)(f"topic {topic!r}") if code else None
+
+    def __repr__(self) -> str:
+        return (f"<Cluster brokers={sorted(self.brokers)} topics={sorted(self._by_topic)}"
+                f"{' bootstrap' if self.is_bootstrap else ''}>")
+
+
+class Metadata:
+    """The current :class:`Cluster` and the refresh policy (see the module docstring)."""
+
+    def __init__(self, config: ClientConfig, topics: Iterable[str] = (),
+                 allow_auto_topic_creation: bool = False) -> None:
+        self.config = config
+        self.allow_auto_topic_creation = allow_auto_topic_creation
+        self.cluster = Cluster.bootstrap(config.bootstrap_servers)
+        self._cond = threading.Condition()
+        self._topics: set[str] = set(topics)
+        self._need_update = True
+        self._version = 0
+        self._last_attempt_ms = -float("inf")
+        self._last_success_ms = -float("inf")
+        self._last_error: BaseException | None = None
+
+    # ---- readers (any thread) -------------------------------------------------------
+    @property
+    def version(self) -> int:
+        return self._version
+
+    @property
+    def topics(self) -> set[str]:
+        with self._cond:
+            return set(self._topics)
+
+    @property
+    def last_error(self) -> BaseException | None:
+        return self._last_error
+
+    def add_topics(self, *topics: str) -> int:
+        """Track ``topics`` from now on; request an update if any is new. Returns the version."""
+        with self._cond:
+            new = set(topics) - self._topics
+            if new:
+                self._topics |= new
+                self._need_update = True
+            return self._version
+
+    def request_update(self) -> int:
+        """Ask for a refresh as soon as possible; returns the current version."""
+        with self._cond:
+            self._need_update = True
+            return self._version
+
+    def update_requested(self) -> bool:
+        return self._need_update
+
+    def await_update(self, last_version: int, timeout_s: float) -> bool:
+        """Block until the version exceeds ``last_version`` or ``timeout_s`` passes."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._version > last_version, timeout_s)
+
+    # ---- the I/O thread -------------------------------------------------------------
+    def time_to_next_update(self, now: float) -> float:
+        """Milliseconds until a refresh is due (0: now)."""
+        if self._need_update:
+            return max(0.0, self._last_attempt_ms + self.config.retry_backoff_ms - now)
+        return max(0.0, self._last_success_ms + self.config.metadata_max_age_ms - now)
+
+    def request_body(self) -> dict[str, Any]:
+        with self._cond:
+            topics = [{"name": t} for t in sorted(self._topics)]
+        return {"topics": topics, "allow_auto_topic_creation": self.allow_auto_topic_creation,
+                "include_cluster_authorized_operations": False,
+                "include_topic_authorized_operations": False}
+
+    def attempt_started(self, now: float) -> None:
+        self._last_attempt_ms = now
+
+    def update(self, body: Any, now: float) -> Cluster:
+        cluster = Cluster.from_response(body)
+        with self._cond:
+            self.cluster = cluster
+            # Topics that exist but have leaderless partitions stay "needing" an update.
+            self._need_update = any(
+                p.leader < 0 for t in self._topics for p in cluster.partitions_for_topic(t))
+            self._last_success_ms = now
+            self._last_error = None
+            self._version += 1
+            self._cond.notify_all()
+        log.debug("metadata v%d: %r", self._version, cluster)
+        return cluster
+
+    def failed_update(self, error: BaseException, now: float) -> None:
+        with self._cond:
+            self._need_update = True
+            self._last_error = error
+        log.debug("metadata refresh failed: %s", error)
+

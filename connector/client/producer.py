@@ -1,0 +1,198 @@
+"""The producer: ``send()`` appends to the accumulator; a sender thread does the I/O.
+
+>>> producer = Producer(bootstrap_servers="127.0.0.1:9092", acks="all")   # doctest: +SKIP
+>>> future = producer.send("events", b"value", key=b"user-1",
+...                        headers=[("source", b"web")])                    # doctest: +SKIP
+>>> future.result(timeout=10)                                             # doctest: +SKIP
+RecordMetadata(topic='events', partition=1, offset=0, timestamp=1700000000000)
+>>> producer.close()                                                      # doctest: +SKIP
+
+Options are Kafka's (see :mod:`connector.client.config`), as dotted names
+(``Producer(**{"linger.ms": "10"})``, as Spark options arrive) or keywords
+(``Producer(linger_ms=10)``). Keys, values and header values are bytes (or None);
+serialisation is the caller's business.
+
+What ``send()`` does, on the calling thread:
+
+1. find the topic's partition count in the metadata, waiting up to ``max.block.ms`` for
+   the sender thread to fetch it the first time a topic is used;
+2. pick the partition: the one given, else murmur2 of the key, else the topic's current
+   sticky partition (:mod:`connector.client.partitioner`);
+3. append to the accumulator (which may block up to the rest of ``max.block.ms`` when
+   ``buffer.memory`` is used up), and wake the sender when a batch fills or a new one
+   opens; return the record's future.
+
+Durations of the Python API (``flush``, ``close``, ``future.result``) are in seconds, as
+in kafka-python and :mod:`concurrent.futures`; the options stay in Kafka's milliseconds.
+
+Threading: ``send`` and ``flush`` may be called from any number of threads. Callbacks
+(``callback(metadata, exception)`` and ``add_done_callback``) run on the sender thread.
+``close`` waits for everything sent before it to be acknowledged or to fail (up to
+``timeout``, then the rest fails with ProducerClosedError).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from broker_sim.protocol.errors import InvalidTopic
+
+from .accumulator import RecordAccumulator
+from .buffer_pool import BufferPool
+from .clock import SYSTEM_CLOCK, Clock
+from .config import ProducerConfig
+from .errors import KafkaTimeoutError, ProducerClosedError, RecordTooLargeError
+from .idempotence import IdempotenceManager
+from .metadata import Cluster, Metadata, TopicPartition
+from .network_client import NetworkClient
+from .partitioner import DefaultPartitioner
+from .producer_batch import estimate_record_size
+from .record_future import RecordFuture, SendCallback
+from .sender import Sender
+
+log = logging.getLogger(__name__)
+
+_BYTES = (bytes, bytearray, memoryview)
+
+
+class Producer:
+    def __init__(self, config: ProducerConfig | Mapping[str, Any] | None = None, *,
+                 clock: Clock = SYSTEM_CLOCK, partitioner: DefaultPartitioner | None = None,
+                 **options: Any) -> None:
+        self.config = cfg = ProducerConfig.coerce(config, **options)
+        self.clock = clock
+        self.metadata = Metadata(cfg, allow_auto_topic_creation=True)
+        self.idempotence = IdempotenceManager() if cfg.enable_idempotence else None
+        self.accumulator = RecordAccumulator(cfg, BufferPool(cfg.buffer_memory, clock),
+                                             self.idempotence)
+        self.client = NetworkClient(cfg, self.metadata, clock)
+        self.sender = Sender(cfg, self.client, self.metadata, self.accumulator,
+                             self.idempotence, clock)
+        self.partitioner = partitioner or DefaultPartitioner(cfg.batch_size)
+        self._tps: dict[str, list[TopicPartition]] = {}
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self._thread = threading.Thread(target=self.sender.run, daemon=True,
+                                         name=f"pyq-producer-sender-{cfg.client_id}")
+        self._thread.start()
+        log.debug("producer started: %s", cfg.to_options())
+
+    # ---- sending --------------------------------------------------------------------
+    def send(self, topic: str, value: bytes | None = None, key: bytes | None = None,
+             partition: int | None = None,
+             headers: Sequence[tuple[str, bytes | None]] | None = None,
+             timestamp: int | None = None, callback: SendCallback | None = None) -> RecordFuture:
+        """Queue a record; returns a future resolving to RecordMetadata.
+
+        ``timestamp`` is epoch milliseconds (now if None). ``callback(metadata, exception)``
+        runs on the sender thread when the record is acknowledged or fails.
+        """
+        if self._closed:
+            raise ProducerClosedError("cannot send after the producer is closed")
+        if (value is not None and not isinstance(value, _BYTES)) or (
+                key is not None and not isinstance(key, _BYTES)):
+            raise TypeError("key and value must be bytes-like or None, not "
+                            f"{type(key).__name__} and {type(value).__name__}")
+        cfg = self.config
+        now = self.clock.monotonic_ms()
+        cluster = self.metadata.cluster
+        count = cluster.partition_count(topic)
+        waited = 0.0
+        if count is None or (partition is not None and partition >= count):
+            cluster, waited = self._wait_on_metadata(topic, partition, cfg.max_block_ms)
+            count = cluster.partition_count(topic) or 0
+            now = self.clock.monotonic_ms()
+        size = estimate_record_size(key, value, headers)
+        if partition is None:
+            partition = self.partitioner.partition(topic, key, count,
+                                                   cluster.available_partitions(topic), size)
+        elif not 0 <= partition < count:
+            raise ValueError(f"invalid partition {partition} for topic {topic!r}: "
+                             f"not in [0, {count})")
+        if size > cfg.max_request_size or size > cfg.buffer_memory:
+            raise RecordTooLargeError(
+                f"the record is about {size} bytes, larger than max.request.size "
+                f"({cfg.max_request_size}) or buffer.memory ({cfg.buffer_memory})")
+        tps = self._tps.get(topic)
+        if tps is None or len(tps) < count:
+            tps = self._tps[topic] = [TopicPartition(topic, p) for p in range(count)]
+        result = self.accumulator.append(
+            tps[partition], self.clock.wall_ms() if timestamp is None else timestamp,
+            key, value, headers, callback, cfg.max_block_ms - waited, now)
+        if result.batch_is_full or result.new_batch_created:
+            self.sender.wakeup()
+        return result.future
+
+    def _wait_on_metadata(self, topic: str, partition: int | None,
+                          max_block_ms: float) -> tuple[Cluster, float]:
+        start = self.clock.monotonic_ms()
+        self.metadata.add_topics(topic)
+        while True:
+            cluster = self.metadata.cluster
+            count = cluster.partition_count(topic)
+            if count is not None and (partition is None or partition < count):
+                return cluster, self.clock.monotonic_ms() - start
+            error = cluster.topic_error(topic)
+            if isinstance(error, InvalidTopic):
+                raise error
+            if count is not None and partition is not None:
+                raise ValueError(f"invalid partition {partition} for topic {topic!r}: "
+                                 f"not in [0, {count})")
+            remaining = max_block_ms - (self.clock.monotonic_ms() - start)
+            if remaining <= 0:
+                raise KafkaTimeoutError(f"topic {topic!r} not present in metadata after "
+                                        f"{max_block_ms:g} ms" + (f" ({error})" if error else ""))
+            version = self.metadata.request_update()
+            self.sender.wakeup()
+            self.metadata.await_update(version, remaining / 1000.0)
+
+    def partitions_for(self, topic: str) -> list[int]:
+        """The partitions of ``topic`` (waits for metadata up to ``max.block.ms``)."""
+        cluster, _ = self._wait_on_metadata(topic, None, self.config.max_block_ms)
+        return [p.partition for p in cluster.partitions_for_topic(topic)]
+
+    # ---- flush and close ------------------------------------------------------------
+    def flush(self, timeout: float | None = None) -> None:
+        """Send everything queued now and wait for it (KafkaTimeoutError after ``timeout`` s).
+
+        A record that failed does not make flush raise: its future holds the error.
+        """
+        self.accumulator.begin_flush()
+        self.sender.wakeup()
+        try:
+            self.accumulator.await_flush_completion(
+                None if timeout is None else timeout * 1000.0, self.clock)
+        finally:
+            self.accumulator.end_flush()
+
+    def close(self, timeout: float | None = None) -> None:
+        """Send what is queued, wait up to ``timeout`` s, then fail whatever is left."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        if timeout is not None and timeout <= 0:
+            self.sender.force_close()
+        else:
+            self.sender.initiate_close()
+        if threading.current_thread() is self._thread:
+            log.warning("close() called from a producer callback: not waiting for the sender")
+            return
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            log.warning("producer did not finish sending within %s s; failing the rest", timeout)
+            self.sender.force_close()
+            self._thread.join()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

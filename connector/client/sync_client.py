@@ -1,0 +1,150 @@
+"""Blocking request/response on the calling thread, for the fetcher and the admin client.
+
+The producer needs a background thread (``send()`` must return at once); the fetcher and
+admin do not: their caller waits for the answer anyway. :class:`SyncClient` therefore
+runs the :class:`~connector.client.network_client.NetworkClient` loop on the caller's
+thread: it polls until a future completes, a node becomes ready or metadata arrives, and
+gives up at a deadline with :class:`~connector.client.errors.KafkaTimeoutError`.
+
+Every wait takes an absolute ``deadline_ms`` on the client's monotonic clock, so a
+caller composes several steps (find the leader, connect, fetch) under one budget::
+
+    deadline = sync.now() + 5000
+    node = sync.leader_for(tp, deadline)
+    body = sync.request(node, ApiKey.LIST_OFFSETS, req, deadline)
+
+Threading: one thread at a time (the owner of the network client). The fetcher and the
+admin client are not thread-safe for the same reason; use one per thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from broker_sim.protocol.errors import UnknownTopicOrPartition
+
+from .clock import SYSTEM_CLOCK, Clock
+from .config import ClientConfig
+from .errors import KafkaTimeoutError
+from .metadata import Cluster, Metadata, TopicPartition
+from .network_client import NetworkClient
+from .request_future import RequestFuture
+
+log = logging.getLogger(__name__)
+
+_IDLE_POLL_MS = 50.0
+
+
+class SyncClient:
+    def __init__(self, config: ClientConfig, metadata: Metadata | None = None,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
+        self.config = config
+        self.metadata = metadata or Metadata(config)
+        self.client = NetworkClient(config, self.metadata, clock)
+
+    def now(self) -> float:
+        return self.client.now()
+
+    def deadline(self, timeout_ms: float | None = None) -> float:
+        return self.now() + (self.config.default_api_timeout_ms if timeout_ms is None
+                             else timeout_ms)
+
+    def poll_until(self, done: Callable[[], bool], deadline_ms: float, what: str) -> None:
+        """Poll until ``done()`` or the deadline (KafkaTimeoutError naming ``what``)."""
+        while not done():
+            now = self.now()
+            if now >= deadline_ms:
+                raise KafkaTimeoutError(f"timed out waiting for {what}")
+            self.client.poll(min(deadline_ms - now, _IDLE_POLL_MS), now)
+
+    def wait(self, future: RequestFuture, deadline_ms: float, what: str = "a response") -> Any:
+        self.poll_until(lambda: future.is_done, deadline_ms, what)
+        if future.exception is not None:
+            raise future.exception
+        return future.value
+
+    def await_ready(self, node_id: int, deadline_ms: float) -> None:
+        while not self.client.ready(node_id, self.now()):
+            now = self.now()
+            if now >= deadline_ms:
+                error = self.metadata.last_error
+                raise KafkaTimeoutError(f"node {node_id} did not become ready"
+                                        + (f" (last error: {error})" if error else ""))
+            delay = self.client.connection_delay(node_id, now)
+            self.client.poll(min(deadline_ms - now, delay or _IDLE_POLL_MS), now)
+
+    def request(self, node_id: int, api_key: int, body: Any, deadline_ms: float,
+                timeout_ms: float | None = None) -> Any:
+        """Send to ``node_id`` once it is ready and wait for the decoded response."""
+        self.await_ready(node_id, deadline_ms)
+        future = self.client.send(node_id, api_key, body, self.now(), timeout_ms=timeout_ms)
+        return self.wait(future, deadline_ms)
+
+    def request_any(self, api_key: int, body: Any, deadline_ms: float) -> Any:
+        """Send to the least loaded node, retrying other nodes on connection errors."""
+        while True:
+            node = self.any_node(deadline_ms)
+            try:
+                return self.request(node, api_key, body, deadline_ms)
+            except KafkaTimeoutError:
+                raise
+            except Exception as e:
+                if not getattr(e, "retriable", False) or self.now() >= deadline_ms:
+                    raise
+                log.debug("request to node %d failed, trying again: %s", node, e)
+                self.client.poll(self.config.retry_backoff_ms, self.now())
+
+    def any_node(self, deadline_ms: float) -> int:
+        while True:
+            now = self.now()
+            node = self.client.least_loaded_node(now)
+            if node is not None:
+                return node
+            if now >= deadline_ms:
+                raise KafkaTimeoutError("no broker is reachable")
+            self.client.poll(min(deadline_ms - now, self.config.reconnect_backoff_ms), now)
+
+    def refresh_metadata(self, topics: tuple[str, ...] | list[str], deadline_ms: float) -> Cluster:
+        """Fetch metadata now (tracking ``topics`` from now on); return the new cluster."""
+        self.metadata.add_topics(*topics)
+        version = self.metadata.request_update()
+        try:
+            self.poll_until(lambda: self.metadata.version > version, deadline_ms, "metadata")
+        except KafkaTimeoutError as e:
+            error = self.metadata.last_error
+            if error is not None:
+                raise KafkaTimeoutError(f"timed out waiting for metadata: {error}") from error
+            raise e
+        return self.metadata.cluster
+
+    def leader_for(self, tp: TopicPartition, deadline_ms: float) -> int:
+        """The leader of ``tp``, refreshing metadata until there is one.
+
+        A topic the broker says does not exist, or a partition beyond its partition count,
+        raises UnknownTopicOrPartition at once (a reader of existing data should not wait
+        for it to appear); a partition without a leader is waited for until the deadline.
+        """
+        cluster = self.metadata.cluster
+        if tp.topic not in self.metadata.topics or cluster.is_bootstrap:
+            cluster = self.refresh_metadata([tp.topic], deadline_ms)
+        while True:
+            leader = cluster.leader_for(tp)
+            if leader is not None:
+                return leader
+            error = cluster.topic_error(tp.topic)
+            if error is not None and (isinstance(error, UnknownTopicOrPartition)
+                                      or not error.retriable):
+                raise error
+            count = cluster.partition_count(tp.topic)
+            if count is not None and not 0 <= tp.partition < count:
+                raise UnknownTopicOrPartition(f"{tp} does not exist: topic {tp.topic!r} has "
+                                              f"{count} partition(s)")
+            if self.now() + self.config.retry_backoff_ms >= deadline_ms:
+                raise KafkaTimeoutError(f"no leader known for {tp}")
+            self.client.poll(self.config.retry_backoff_ms, self.now())
+            cluster = self.refresh_metadata([tp.topic], deadline_ms)
+
+    def close(self) -> None:
+        self.client.close()

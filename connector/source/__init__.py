@@ -1,0 +1,1 @@
+"""The Spark structured-streaming source: offset planning (driver) and reading (executors)."""
