@@ -1,10 +1,10 @@
-"""``make demo``: start a local broker process, run a pipeline end to end, report, stop.
+"""``make demo``: start a local cluster, run a pipeline end to end, report, stop.
 
-Until the Spark connector lands this pipeline is plain Kafka clients: kafka-python (a
-client we did not write) creates a topic, produces keyed records with headers across
-partitions, consumes them back, commits the group's offsets, and the demo checks that
-every record arrived exactly once and in order per partition. Exit code 0 only if the
-counts reconcile.
+A controller and three broker processes start; kafka-python (a client we did not write)
+creates a topic replicated three times, produces keyed records with headers at
+acks=all, consumes them back, commits the group's offsets, and the demo checks that every
+record arrived exactly once and in order per partition. Exit code 0 only if the counts
+reconcile. (The Spark pipeline joins this demo when the connector lands.)
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .process import BrokerProcess
+from .cluster import LocalCluster
 
 RECORDS = 20_000
 PARTITIONS = 4
@@ -27,18 +27,19 @@ def main() -> int:
     from kafka.admin import NewTopic
 
     with tempfile.TemporaryDirectory(prefix="pyq-demo-") as tmp:
-        broker = BrokerProcess(Path(tmp) / "broker0").start()
-        bootstrap = broker.bootstrap_servers
-        print(f"started broker pid {broker.pid} on {bootstrap}")
+        cluster = LocalCluster(Path(tmp), brokers=3).start()
+        bootstrap = cluster.bootstrap_servers
+        print(f"started controller pid {cluster.controller.pid} and brokers "
+              f"{[b.pid for b in cluster.brokers]} on {bootstrap}")
         try:
             admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-            admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])
+            admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3)])
             admin.close()
-            print(f"created topic {TOPIC} with {PARTITIONS} partitions")
+            print(f"created topic {TOPIC} with {PARTITIONS} partitions, replication factor 3")
 
             t0 = time.perf_counter()
             producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5,
-                                     compression_type="lz4")
+                                     compression_type="lz4", enable_idempotence=False, retries=10)
             for i in range(RECORDS):
                 producer.send(TOPIC, key=f"user-{i % 100}".encode(),
                               value=f'{{"event": {i}, "page": "/p/{i % 37}"}}'.encode(),
@@ -72,8 +73,8 @@ def main() -> int:
                   f"per-partition order intact: {in_order}")
             print(f"committed offsets of {GROUP}: {committed}")
         finally:
-            broker.stop()
-            print(f"stopped broker pid {broker.pid}")
+            cluster.stop()
+            print("stopped the cluster")
     ok = len(seen) == RECORDS and in_order and sum(v for v in committed.values()) == RECORDS
     print("demo OK: counts reconcile" if ok else "demo FAILED: counts do not reconcile")
     return 0 if ok else 1

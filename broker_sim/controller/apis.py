@@ -15,8 +15,14 @@ from ..log import LogConfig
 from ..network.request_channel import Request, RequestChannel, Response
 from ..protocol import api
 from ..protocol.api import ApiKey
-from ..protocol.errors import InvalidConfig, KafkaError
+from ..protocol.errors import (
+    InvalidConfig,
+    KafkaError,
+    OffsetMetadataTooLarge,
+    UnknownTopicOrPartition,
+)
 from ..protocol.schema import Data
+from ..server.group_offsets import GroupOffsetStore
 from .controller import Controller
 
 log = logging.getLogger(__name__)
@@ -34,10 +40,60 @@ def validate_topic_configs(configs: dict[str, str]) -> None:
                                 "must be an integer of at least 1")
 
 
+MAX_METADATA_SIZE = 4096
+
+
 class ControllerApis:
+    """Also the cluster's store of committed group offsets: brokers forward OffsetCommit
+    and OffsetFetch here, so a group's commits do not depend on any one broker."""
+
     def __init__(self, controller: Controller, channel: RequestChannel | None = None) -> None:
         self.controller = controller
         self.channel = channel
+        self.group_offsets = GroupOffsetStore(controller.data_dir / "group-offsets.jsonl")
+
+    def offset_commit_body(self, body: Any) -> Data:
+        topics = []
+        items = []
+        image = self.controller.image
+        for t in body.topics:
+            parts = []
+            info = image.topics.get(t.name)
+            for p in t.partitions:
+                code = 0
+                if info is None or not 0 <= p.partition_index < len(info.partitions):
+                    code = UnknownTopicOrPartition.code
+                elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA_SIZE:
+                    code = OffsetMetadataTooLarge.code
+                else:
+                    items.append((t.name, p.partition_index, p.committed_offset,
+                                  p.committed_leader_epoch, p.committed_metadata or ""))
+                parts.append(Data(partition_index=p.partition_index, error_code=code))
+            topics.append(Data(name=t.name, partitions=parts))
+        if items:
+            self.group_offsets.commit(body.group_id, items)
+        return Data(throttle_time_ms=0, topics=topics)
+
+    def offset_fetch_body(self, body: Any) -> Data:
+        if body.topics is None:
+            committed = self.group_offsets.fetch(body.group_id)
+            wanted: dict[str, list[int]] = {}
+            for (topic, part) in sorted(committed):
+                wanted.setdefault(topic, []).append(part)
+        else:
+            wanted = {t.name: list(t.partition_indexes) for t in body.topics}
+            committed = self.group_offsets.fetch(
+                body.group_id, [(t, p) for t, ps in wanted.items() for p in ps])
+        topics = []
+        for topic, parts in wanted.items():
+            out = []
+            for p in parts:
+                c = committed.get((topic, p))
+                out.append(Data(partition_index=p, committed_offset=c.offset if c else -1,
+                                committed_leader_epoch=c.leader_epoch if c else -1,
+                                metadata=c.metadata if c else "", error_code=0))
+            topics.append(Data(name=topic, partitions=out))
+        return Data(throttle_time_ms=0, topics=topics, error_code=0)
 
     # ---- pure request -> response ------------------------------------------------------
     def heartbeat_body(self, body: Any) -> Data:
@@ -77,6 +133,7 @@ class ControllerApis:
             code = 0
             try:
                 self.controller.delete_topic(name)
+                self.group_offsets.delete_topic(name)
             except KafkaError as e:
                 code = e.code
             results.append(Data(name=name, error_code=code))
@@ -95,6 +152,10 @@ class ControllerApis:
                 body = self.create_topics_body(request.body)
             elif key == ApiKey.DELETE_TOPICS:
                 body = self.delete_topics_body(request.body)
+            elif key == ApiKey.OFFSET_COMMIT:
+                body = self.offset_commit_body(request.body)
+            elif key == ApiKey.OFFSET_FETCH:
+                body = self.offset_fetch_body(request.body)
             else:  # ApiVersions
                 body = Data(error_code=0, api_keys=api.supported_versions(api.CONTROLLER_APIS),
                             throttle_time_ms=0)

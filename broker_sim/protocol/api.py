@@ -104,13 +104,15 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("OffsetForLeaderEpoch", OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
 ]}
 
-#: The controller's listener: the internal control plane plus the admin APIs that brokers
-#: forward to it (topic creation and deletion), and ApiVersions.
+#: The controller's listener: the internal control plane plus what brokers forward to it
+#: (topic creation and deletion, group offset commits and fetches), and ApiVersions.
 CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("BrokerHeartbeat", BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     _spec("AlterPartition", AlterPartitionRequest, AlterPartitionResponse),
     _spec("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
     _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
+    _spec("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse),
+    _spec("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse),
     _spec("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
 ]}
 

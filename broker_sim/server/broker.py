@@ -27,7 +27,6 @@ from ..protocol.errors import KafkaError, error_for_code
 from ..timer import SystemTimer, TimerReaper
 from .config import BrokerConfig
 from .controller_client import ControllerClient, LocalControllerClient, RemoteControllerClient
-from .group_offsets import GroupOffsetStore
 from .kafka_apis import KafkaApis
 from .lifecycle import BrokerLifecycle
 from .metadata_cache import MetadataCache
@@ -76,11 +75,9 @@ class Broker:
                                          lambda: self.socket_server.port, self._on_image,
                                          cfg.heartbeat_interval_ms)
         self._register()
-        self.group_offsets = GroupOffsetStore(data_dir / "group-offsets.jsonl")
         self.producer_ids = ProducerIdManager(data_dir / "producer-id-block")
         self.apis = KafkaApis(cfg, self.socket_server.channel, self.replica_manager, self.metadata,
-                              self.controller, self.lifecycle.run_once, self.group_offsets,
-                              self.producer_ids)
+                              self.controller, self.lifecycle.run_once, self.producer_ids)
         self.handlers = RequestHandlerPool(cfg.num_io_threads, self.socket_server.channel, self.apis)
         self.handlers.start()
         self.socket_server.start()
@@ -163,7 +160,6 @@ class Broker:
         if self._retention_thread is not None:
             self._retention_thread.join(5)
         self.log_manager.close()
-        self.group_offsets.close()
         self.controller.close()
         if self._embedded is not None:
             timer, reaper = self._embedded

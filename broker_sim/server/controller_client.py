@@ -21,6 +21,8 @@ class ControllerClient(Protocol):
     def alter_partition(self, body: dict) -> Any: ...
     def create_topics(self, body: Any) -> Any: ...
     def delete_topics(self, body: Any) -> Any: ...
+    def offset_commit(self, body: Any) -> Any: ...
+    def offset_fetch(self, body: Any) -> Any: ...
     def close(self) -> None: ...
 
 
@@ -45,13 +47,21 @@ class LocalControllerClient:
     def delete_topics(self, body: Any) -> Any:
         return self.apis.delete_topics_body(body)
 
+    def offset_commit(self, body: Any) -> Any:
+        return self.apis.offset_commit_body(body)
+
+    def offset_fetch(self, body: Any) -> Any:
+        return self.apis.offset_fetch_body(body)
+
     def close(self) -> None:
-        pass
+        self.apis.group_offsets.close()
 
 
 class RemoteControllerClient:
     CREATE_TOPICS_VERSION = 4
     DELETE_TOPICS_VERSION = 3
+    OFFSET_COMMIT_VERSION = 7
+    OFFSET_FETCH_VERSION = 5
 
     def __init__(self, host: str, port: int, broker_id: int) -> None:
         self._conn = BlockingConnection(host, port, f"broker-{broker_id}", timeout_s=10.0)
@@ -72,6 +82,12 @@ class RemoteControllerClient:
 
     def delete_topics(self, body: Any) -> Any:
         return self._call(ApiKey.DELETE_TOPICS, self.DELETE_TOPICS_VERSION, body)
+
+    def offset_commit(self, body: Any) -> Any:
+        return self._call(ApiKey.OFFSET_COMMIT, self.OFFSET_COMMIT_VERSION, body)
+
+    def offset_fetch(self, body: Any) -> Any:
+        return self._call(ApiKey.OFFSET_FETCH, self.OFFSET_FETCH_VERSION, body)
 
     def close(self) -> None:
         with self._lock:

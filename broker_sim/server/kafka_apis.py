@@ -26,7 +26,6 @@ from ..protocol.errors import (
     InvalidTopic,
     KafkaError,
     LeaderNotAvailable,
-    OffsetMetadataTooLarge,
     UnknownServerError,
     UnknownTopicOrPartition,
 )
@@ -34,7 +33,6 @@ from ..protocol.schema import Data
 from .config import BrokerConfig
 from .controller_client import ControllerClient
 from .delayed_produce import ProduceStatus
-from .group_offsets import GroupOffsetStore
 from .metadata_cache import MetadataCache
 from .producer_ids import ProducerIdManager
 from .replica_manager import FetchResult, FetchSpec, ReplicaManager
@@ -43,7 +41,6 @@ log = logging.getLogger(__name__)
 
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
-MAX_METADATA_SIZE = 4096
 
 
 def _code(e: BaseException | None) -> int:
@@ -58,14 +55,13 @@ UNKNOWN_OPERATIONS = -2147483648
 class KafkaApis:
     def __init__(self, config: BrokerConfig, channel: RequestChannel, replica_manager: ReplicaManager,
                  metadata: MetadataCache, controller: ControllerClient, refresh_metadata: Callable[[], None],
-                 group_offsets: GroupOffsetStore, producer_ids: ProducerIdManager) -> None:
+                 producer_ids: ProducerIdManager) -> None:
         self.config = config
         self.channel = channel
         self.replica_manager = replica_manager
         self.metadata = metadata
         self.controller = controller
         self.refresh_metadata = refresh_metadata
-        self.group_offsets = group_offsets
         self.producer_ids = producer_ids
         self._handlers: dict[int, Callable[[Request], None]] = {
             ApiKey.PRODUCE: self.handle_produce,
@@ -240,53 +236,15 @@ class KafkaApis:
         self.respond(request, Data(throttle_time_ms=0, topics=topics))
 
     def handle_offset_commit(self, request: Request) -> None:
-        body = request.body
-        topics = []
-        items = []
-        for t in body.topics:
-            parts = []
-            info = self.metadata.topic(t.name)
-            for p in t.partitions:
-                code = 0
-                if info is None or not 0 <= p.partition_index < len(info.partitions):
-                    code = UnknownTopicOrPartition.code
-                elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA_SIZE:
-                    code = OffsetMetadataTooLarge.code
-                else:
-                    items.append((t.name, p.partition_index, p.committed_offset,
-                                  p.committed_leader_epoch, p.committed_metadata or ""))
-                parts.append(Data(partition_index=p.partition_index, error_code=code))
-            topics.append(Data(name=t.name, partitions=parts))
-        if items:
-            self.group_offsets.commit(body.group_id, items)
-        self.respond(request, Data(throttle_time_ms=0, topics=topics))
+        # Group offsets live with the controller, so they outlive any one broker.
+        self.respond(request, self.controller.offset_commit(request.body))
 
     def handle_offset_fetch(self, request: Request) -> None:
-        body = request.body
-        if body.topics is None:
-            committed = self.group_offsets.fetch(body.group_id)
-            wanted: dict[str, list[int]] = {}
-            for (topic, part) in sorted(committed):
-                wanted.setdefault(topic, []).append(part)
-        else:
-            wanted = {t.name: list(t.partition_indexes) for t in body.topics}
-            committed = self.group_offsets.fetch(
-                body.group_id, [(t, p) for t, ps in wanted.items() for p in ps])
-        topics = []
-        for topic, parts in wanted.items():
-            out = []
-            for p in parts:
-                c = committed.get((topic, p))
-                out.append(Data(partition_index=p, committed_offset=c.offset if c else -1,
-                                committed_leader_epoch=c.leader_epoch if c else -1,
-                                metadata=c.metadata if c else "", error_code=0))
-            topics.append(Data(name=topic, partitions=out))
-        self.respond(request, Data(throttle_time_ms=0, topics=topics, error_code=0))
+        self.respond(request, self.controller.offset_fetch(request.body))
 
     def handle_find_coordinator(self, request: Request) -> None:
-        # Every broker is a coordinator for every group: committed offsets are stored by the
-        # broker that receives them. In a cluster, clients are pointed at the lowest live
-        # broker id so that a group's commits land in one place.
+        # Any broker can coordinate any group: commits are forwarded to the controller,
+        # which stores them. Clients are pointed at the lowest live broker id.
         image = self.metadata.image
         alive = sorted(b for b, info in image.brokers.items() if info.alive)
         node = alive[0] if alive else self.config.broker_id
@@ -308,9 +266,6 @@ class KafkaApis:
 
     def handle_delete_topics(self, request: Request) -> None:
         response = self.controller.delete_topics(request.body)
-        for r in response.responses:
-            if r.error_code == 0:
-                self.group_offsets.delete_topic(r.name)
         self.refresh_metadata()
         self.respond(request, response)
 

@@ -24,7 +24,9 @@ class SystemTimer:
     cancelling are O(1); nothing happens per tick: :meth:`advance_clock` sleeps in the delay
     queue until the earliest bucket is due, advances the wheels to it and flushes it,
     re-adding each entry, which either cascades into a finer bucket or, being due, is handed
-    to the executor. Expiry precision is ``tick_ms``; a task never runs early.
+    to the executor. Expiry precision is ``tick_ms``: a task runs once the clock has
+    reached the start of its due tick, so with the default 1 ms tick it runs at its due
+    millisecond or later, never early (with a coarser tick, up to a tick early, as Kafka).
 
     Due tasks run on ``executor`` (a one-thread ``ThreadPoolExecutor`` named after
     ``executor_name`` by default), never inline on the thread calling :meth:`add` or
@@ -95,8 +97,12 @@ class SystemTimer:
         try:
             if self._shut_down:
                 raise RuntimeError(f"timer {self.executor_name!r} is shut down")
-            entry = TimerTaskEntry(task, task.delay_ms + self._now())
-            if self._wheel.add(entry):
+            delay = task.delay_ms
+            entry = TimerTaskEntry(task, delay + self._now())
+            # A task due now runs now, even if the wheel's time lags the clock (it only
+            # moves when a bucket expires, so after an idle spell the wheel would file
+            # the task in a bucket that is already due, to run on the next advance).
+            if delay > 0 and self._wheel.add(entry):
                 return
         finally:
             lock.release()

@@ -1,1 +1,69 @@
-"""pyq's Kafka client, built on the project's own sans-I/O codec (broker_sim.protocol)."""
+"""pyq's Kafka client: producer, range fetcher and admin, on the project's own codec.
+
+Every byte on the wire is encoded and decoded by :mod:`broker_sim.protocol` (the same
+sans-I/O codec the broker uses); nothing here depends on another Kafka client library.
+
+Modules, one concept each::
+
+    config            typed, validated options with Kafka's names and defaults
+    clock             the injectable clock (monotonic for scheduling, wall for timestamps)
+    errors            client-side errors (plus the shared Kafka errors re-exported here)
+    connection        one broker connection: connect, ApiVersions, in-flight FIFO
+    network_client    all connections on one selector, poll(), metadata refresh
+    sync_client       blocking request/response on the caller's thread
+    metadata          cluster snapshot (brokers, leaders, partition counts) and refresh policy
+    partitioner       murmur2 for keys, sticky partitions for null keys
+    buffer_pool       buffer.memory accounting; send() blocks here when it is used up
+    producer_batch    one batch of one partition; record_future: what send() returns
+    accumulator       per-partition batch deques: ready / drain / expire / reenqueue
+    idempotence       producer id, epoch and per-partition sequence numbers
+    sender            the producer's I/O thread
+    producer          Producer
+    columnar          fetched batches -> numpy / Arrow columns without per-record objects
+    offsets           ListOffsets (earliest, latest, by timestamp)
+    fetcher           Fetcher: read [from, until) of a partition from its leader
+    admin             Admin: topics, offsets, group offsets, cluster
+"""
+
+from broker_sim.protocol.errors import (
+    KafkaError,
+    NotLeaderOrFollower,
+    OffsetOutOfRange,
+    PyqError,
+    UnknownTopicOrPartition,
+    error_for_code,
+)
+
+from .admin import Admin, ClusterDescription, NewTopic, OffsetAndMetadata, TopicDescription
+from .columnar import KAFKA_SCHEMA, KAFKA_SCHEMA_WITH_HEADERS, RecordColumns
+from .config import AdminConfig, ClientConfig, FetcherConfig, ProducerConfig
+from .errors import (
+    BufferExhaustedError,
+    ClientError,
+    ConfigError,
+    DisconnectError,
+    IncompatibleBrokerError,
+    KafkaTimeoutError,
+    NodeNotReadyError,
+    OffsetOutOfRangeError,
+    ProducerClosedError,
+    RecordTooLargeError,
+    RequestTimeoutError,
+)
+from .fetcher import Fetcher
+from .metadata import TopicPartition
+from .offsets import EARLIEST, LATEST, OffsetAndTimestamp
+from .producer import Producer
+from .record_future import RecordFuture, RecordMetadata
+
+__all__ = [
+    "EARLIEST", "KAFKA_SCHEMA", "KAFKA_SCHEMA_WITH_HEADERS", "LATEST",
+    "Admin", "AdminConfig", "BufferExhaustedError", "ClientConfig", "ClientError",
+    "ClusterDescription", "ConfigError", "DisconnectError", "Fetcher", "FetcherConfig",
+    "IncompatibleBrokerError", "KafkaError", "KafkaTimeoutError", "NewTopic",
+    "NodeNotReadyError", "NotLeaderOrFollower", "OffsetAndMetadata", "OffsetAndTimestamp",
+    "OffsetOutOfRange", "OffsetOutOfRangeError", "Producer", "ProducerClosedError",
+    "ProducerConfig", "PyqError", "RecordColumns", "RecordFuture", "RecordMetadata",
+    "RecordTooLargeError", "RequestTimeoutError", "TopicDescription", "TopicPartition",
+    "UnknownTopicOrPartition", "error_for_code",
+]

@@ -44,11 +44,11 @@ from collections import deque
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from broker_sim.protocol.records import RecordBatchBuilder
+from broker_sim.protocol.records import HEADER_SIZE, RecordBatchBuilder
 
 from .buffer_pool import BufferPool
-from .config import ProducerConfig
 from .clock import SYSTEM_CLOCK, Clock
+from .config import ProducerConfig
 from .errors import KafkaTimeoutError, ProducerClosedError
 from .idempotence import IdempotenceManager
 from .metadata import Cluster, TopicPartition
@@ -56,6 +56,9 @@ from .producer_batch import ProducerBatch, estimate_record_size
 from .record_future import RecordFuture, SendCallback
 
 log = logging.getLogger(__name__)
+
+
+_new_tuple = tuple.__new__  # builds a NamedTuple without a Python-level __new__ call
 
 
 class AppendResult(NamedTuple):
@@ -92,42 +95,55 @@ class RecordAccumulator:
     # ---- appending (any thread) -----------------------------------------------------
     def append(self, tp: TopicPartition, timestamp: int, key: bytes | None,
                value: bytes | None, headers: Sequence[tuple[str, bytes | None]] | None,
-               callback: SendCallback | None, max_block_ms: float, now: float) -> AppendResult:
-        """Add a record to ``tp``'s last batch, or to a new one (may block for memory)."""
+               callback: SendCallback | None, max_block_ms: float, now: float,
+               size: int = 0) -> AppendResult:
+        """Add a record to ``tp``'s last batch, or to a new one (may block for memory).
+
+        ``size``: the record's :func:`estimate_record_size`, if the caller has it already.
+        """
         with self._lock:
             if self._closed:
                 raise _closed_error()
             dq = self._batches.get(tp)
-            if dq is None:
-                dq = self._batches[tp] = deque()
-            elif dq:
+            if dq:
                 last = dq[-1]
-                future = last.try_append(timestamp, key, value, headers, callback, now)
-                if future is not None:
-                    return AppendResult(future, len(dq) > 1 or last.is_full, False)
+                future = last.try_append(timestamp, key, value, headers, callback, now, size)
+                if future is not None:  # the common case: room in the open batch
+                    return _new_tuple(AppendResult, (future, len(dq) > 1 or last.is_full, False))
+            elif dq is None:
+                dq = self._batches[tp] = deque()
             self._appends_in_progress += 1
         try:
-            size = max(self.batch_size, estimate_record_size(key, value, headers) + 61)
-            self.pool.allocate(size, max_block_ms)  # may block, without the lock
-            with self._lock:
-                if self._closed:
-                    self.pool.deallocate(size)
-                    raise _closed_error()
-                if dq:  # someone opened a batch while we waited for memory
-                    last = dq[-1]
-                    future = last.try_append(timestamp, key, value, headers, callback, now)
-                    if future is not None:
-                        self.pool.deallocate(size)
-                        return AppendResult(future, len(dq) > 1 or last.is_full, False)
-                batch = ProducerBatch(tp, RecordBatchBuilder(self.codec), now, size, size)
-                future = batch.try_append(timestamp, key, value, headers, callback, now)
-                assert future is not None  # an empty batch takes any record
-                dq.append(batch)
-                self._incomplete[id(batch)] = batch
-                return AppendResult(future, len(dq) > 1 or batch.is_full, True)
+            return self._append_to_new_batch(dq, tp, timestamp, key, value, headers, callback,
+                                             max_block_ms, now, size)
         finally:
             with self._lock:
                 self._appends_in_progress -= 1
+
+    def _append_to_new_batch(self, dq: deque[ProducerBatch], tp: TopicPartition, timestamp: int,
+                             key: bytes | None, value: bytes | None,
+                             headers: Sequence[tuple[str, bytes | None]] | None,
+                             callback: SendCallback | None, max_block_ms: float, now: float,
+                             size: int) -> AppendResult:
+        reserved = max(self.batch_size,
+                       (size or estimate_record_size(key, value, headers)) + HEADER_SIZE)
+        self.pool.allocate(reserved, max_block_ms)  # may block, without the lock
+        with self._lock:
+            if self._closed:
+                self.pool.deallocate(reserved)
+                raise _closed_error()
+            if dq:  # another thread opened a batch while we waited for memory
+                last = dq[-1]
+                future = last.try_append(timestamp, key, value, headers, callback, now, size)
+                if future is not None:
+                    self.pool.deallocate(reserved)
+                    return AppendResult(future, len(dq) > 1 or last.is_full, False)
+            batch = ProducerBatch(tp, RecordBatchBuilder(self.codec), now, reserved, reserved)
+            future = batch.try_append(timestamp, key, value, headers, callback, now, size)
+            assert future is not None  # an empty batch takes any record
+            dq.append(batch)
+            self._incomplete[id(batch)] = batch
+            return AppendResult(future, len(dq) > 1 or batch.is_full, True)
 
     # ---- the sender thread ----------------------------------------------------------
     def ready(self, cluster: Cluster, now: float) -> ReadyCheckResult:
@@ -174,27 +190,29 @@ class RecordAccumulator:
                 ready: list[ProducerBatch] = []
                 size = 0
                 start = self._drain_index.get(node, 0) % len(parts)
-                i = start
-                while True:
+                for k in range(len(parts)):
+                    i = (start + k) % len(parts)
+                    # Remember where we are: a partition that does not fit this time
+                    # is the first one served by the next drain.
+                    self._drain_index[node] = i
                     tp = parts[i]
-                    i = (i + 1) % len(parts)
                     dq = self._batches.get(tp)
-                    if dq and tp not in self._muted:
-                        batch = dq[0]
-                        backing_off = (batch.attempts > 0
-                                       and now - batch.last_attempt_ms < self.retry_backoff_ms)
-                        if not backing_off and (idem is None or idem.can_drain(batch)):
-                            batch_size = batch.estimated_size()
-                            if ready and size + batch_size > max_size:
-                                break  # the rest waits for the next request
-                            dq.popleft()
-                            self._close_for_send(batch)
-                            size += len(batch.records)
-                            batch.drained_ms = now
-                            ready.append(batch)
-                    if i == start:
-                        break
-                self._drain_index[node] = i
+                    if not dq or tp in self._muted:
+                        continue
+                    batch = dq[0]
+                    if batch.attempts > 0 and now - batch.last_attempt_ms < self.retry_backoff_ms:
+                        continue
+                    if idem is not None and not idem.can_drain(batch):
+                        continue
+                    if ready and size + batch.estimated_size() > max_size:
+                        break  # the rest waits for the next request
+                    dq.popleft()
+                    self._close_for_send(batch)
+                    size += len(batch.records)
+                    batch.drained_ms = now
+                    ready.append(batch)
+                else:
+                    self._drain_index[node] = start + 1
                 if ready:
                     out[node] = ready
         return out

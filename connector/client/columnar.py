@@ -139,8 +139,7 @@ def decode_columns(topic: str, partition: int, record_set: Any, start: int, unti
         batches.append(header)
     if not batches:
         return None
-    chunks.append(_PAD)
-    data = b"".join(chunks)
+    data = b"".join([*chunks, _PAD])
     try:
         return _decode(topic, partition, data, chunks, batches, start, until, with_headers)
     except (IndexError, ValueError) as e:
@@ -151,7 +150,7 @@ def _record_starts(data: bytes, chunks: list[Any], batches: list[BatchHeader]) -
     starts: list[int] = []
     add = starts.append
     pos = 0
-    for chunk, header in zip(chunks, batches):
+    for chunk, header in zip(chunks, batches, strict=True):
         end = pos + len(chunk)
         for _ in range(header.records_count):
             add(pos)

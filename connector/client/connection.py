@@ -288,11 +288,12 @@ class BrokerConnection:
             while (payload := self._decoder.next_frame()) is not None:
                 if not self.in_flight:
                     raise MalformedFrame("response with no request in flight")
-                request = self.in_flight.popleft()
+                request = self.in_flight[0]  # popped only once decoded: close() fails it
                 cid, body = _decode(request, payload)
                 if cid != request.correlation_id:
                     raise MalformedFrame(f"correlation id {cid} does not match the oldest "
                                          f"request in flight ({request.correlation_id})")
+                self.in_flight.popleft()
                 out.append((request, body))
         except MalformedFrame as e:
             error = e

@@ -8,8 +8,8 @@ available or not, so the mapping never changes while the partition count stays f
 
 >>> murmur2(b"21") - 2**32          # Java's signed int, from Kafka's own UtilsTest
 -973932308
->>> DefaultPartitioner(batch_size=16384).partition("t", b"21", 3, [0, 1, 2])
-2
+>>> DefaultPartitioner(batch_size=16384).partition("t", b"21", 5, [0, 1, 2, 3, 4])
+0
 
 **Null keys** stick to one partition until ``batch.size`` bytes have gone to it, then
 move to another available one at random (KIP-480's sticky partitioner with KIP-794's

@@ -49,13 +49,14 @@ from .idempotence import IdempotenceManager
 from .metadata import Cluster, Metadata, TopicPartition
 from .network_client import NetworkClient
 from .partitioner import DefaultPartitioner
-from .producer_batch import estimate_record_size
+from .producer_batch import RECORD_OVERHEAD, headers_size
 from .record_future import RecordFuture, SendCallback
 from .sender import Sender
 
 log = logging.getLogger(__name__)
 
 _BYTES = (bytes, bytearray, memoryview)
+_TopicEntry = tuple[Cluster, int, list[int], list[TopicPartition]]
 
 
 class Producer:
@@ -72,7 +73,11 @@ class Producer:
         self.sender = Sender(cfg, self.client, self.metadata, self.accumulator,
                              self.idempotence, clock)
         self.partitioner = partitioner or DefaultPartitioner(cfg.batch_size)
-        self._tps: dict[str, list[TopicPartition]] = {}
+        self._topics: dict[str, _TopicEntry] = {}
+        self._max_record_size = min(cfg.max_request_size, cfg.buffer_memory)
+        self._max_block_ms = float(cfg.max_block_ms)
+        self._wall_ms = clock.wall_ms
+        self._monotonic_ms = clock.monotonic_ms
         self._closed = False
         self._close_lock = threading.Lock()
         self._thread = threading.Thread(target=self.sender.run, daemon=True,
@@ -90,41 +95,48 @@ class Producer:
         ``timestamp`` is epoch milliseconds (now if None). ``callback(metadata, exception)``
         runs on the sender thread when the record is acknowledged or fails.
         """
+        # The hot path: a few attribute reads, one partitioner call, one accumulator call.
         if self._closed:
             raise ProducerClosedError("cannot send after the producer is closed")
-        if (value is not None and not isinstance(value, _BYTES)) or (
-                key is not None and not isinstance(key, _BYTES)):
+        if (value is not None and value.__class__ is not bytes and not isinstance(value, _BYTES)) \
+                or (key is not None and key.__class__ is not bytes and not isinstance(key, _BYTES)):
             raise TypeError("key and value must be bytes-like or None, not "
                             f"{type(key).__name__} and {type(value).__name__}")
-        cfg = self.config
-        now = self.clock.monotonic_ms()
-        cluster = self.metadata.cluster
-        count = cluster.partition_count(topic)
+        entry = self._topics.get(topic)
         waited = 0.0
-        if count is None or (partition is not None and partition >= count):
-            cluster, waited = self._wait_on_metadata(topic, partition, cfg.max_block_ms)
-            count = cluster.partition_count(topic) or 0
-            now = self.clock.monotonic_ms()
-        size = estimate_record_size(key, value, headers)
-        if partition is None:
-            partition = self.partitioner.partition(topic, key, count,
-                                                   cluster.available_partitions(topic), size)
-        elif not 0 <= partition < count:
-            raise ValueError(f"invalid partition {partition} for topic {topic!r}: "
-                             f"not in [0, {count})")
-        if size > cfg.max_request_size or size > cfg.buffer_memory:
+        if entry is None or entry[0] is not self.metadata.cluster or (
+                partition is not None and partition >= entry[1]):
+            entry, waited = self._topic_entry(topic, partition)
+        _, count, available, tps = entry
+        size = RECORD_OVERHEAD + (len(value) if value is not None else 0) + (
+            len(key) if key is not None else 0)
+        if headers:
+            size += headers_size(headers)
+        if size > self._max_record_size:
             raise RecordTooLargeError(
                 f"the record is about {size} bytes, larger than max.request.size "
-                f"({cfg.max_request_size}) or buffer.memory ({cfg.buffer_memory})")
-        tps = self._tps.get(topic)
-        if tps is None or len(tps) < count:
-            tps = self._tps[topic] = [TopicPartition(topic, p) for p in range(count)]
+                f"({self.config.max_request_size}) or buffer.memory ({self.config.buffer_memory})")
+        if partition is None:
+            partition = self.partitioner.partition(topic, key, count, available, size)
+        elif partition < 0:
+            raise ValueError(f"invalid partition {partition} for topic {topic!r}: "
+                             f"not in [0, {count})")
         result = self.accumulator.append(
-            tps[partition], self.clock.wall_ms() if timestamp is None else timestamp,
-            key, value, headers, callback, cfg.max_block_ms - waited, now)
-        if result.batch_is_full or result.new_batch_created:
+            tps[partition], self._wall_ms() if timestamp is None else timestamp, key, value,
+            headers, callback, self._max_block_ms - waited, self._monotonic_ms(), size)
+        if result[1] or result[2]:  # batch_is_full, new_batch_created
             self.sender.wakeup()
-        return result.future
+        return result[0]
+
+    def _topic_entry(self, topic: str, partition: int | None) -> tuple[_TopicEntry, float]:
+        """(cluster, partition count, available partitions, TopicPartitions) of ``topic``,
+        waiting for metadata if needed; and the milliseconds spent waiting."""
+        cluster, waited = self._wait_on_metadata(topic, partition, self._max_block_ms)
+        count = cluster.partition_count(topic) or 0
+        entry = (cluster, count, cluster.available_partitions(topic),
+                 [TopicPartition(topic, p) for p in range(count)])
+        self._topics[topic] = entry
+        return entry, waited
 
     def _wait_on_metadata(self, topic: str, partition: int | None,
                           max_block_ms: float) -> tuple[Cluster, float]:

@@ -53,7 +53,7 @@ def estimate_record_size(key: bytes | None, value: bytes | None,
 class ProducerBatch:
     __slots__ = ("tp", "builder", "result", "created_ms", "last_attempt_ms", "last_append_ms",
                  "drained_ms", "attempts", "in_retry", "size_limit", "reserved_bytes",
-                 "record_count", "base_sequence", "_records", "_final")
+                 "record_count", "used_bytes", "base_sequence", "_records", "_final")
 
     def __init__(self, tp: TopicPartition, builder: RecordBatchBuilder, now: float,
                  size_limit: int, reserved_bytes: int) -> None:
@@ -69,6 +69,7 @@ class ProducerBatch:
         self.size_limit = size_limit
         self.reserved_bytes = reserved_bytes
         self.record_count = 0
+        self.used_bytes = builder.estimated_size()
         self.base_sequence = -1
         self._records: bytes | None = None
         self._final: str | None = None
@@ -80,19 +81,23 @@ class ProducerBatch:
     # ---- appending (under the accumulator lock) -------------------------------------
     def try_append(self, timestamp: int, key: bytes | None, value: bytes | None,
                    headers: Sequence[tuple[str, bytes | None]] | None,
-                   callback: SendCallback | None, now: float) -> RecordFuture | None:
-        """Append a record and return its future, or None if it does not fit."""
+                   callback: SendCallback | None, now: float,
+                   size: int = 0) -> RecordFuture | None:
+        """Append a record and return its future, or None if it does not fit.
+
+        ``size`` is the caller's :func:`estimate_record_size` of the record (computed here
+        when 0); the hot path passes it in so it is computed once per record.
+        """
         builder = self.builder
         if builder is None:
             return None  # closed
         if self.record_count:
-            size = RECORD_OVERHEAD + (len(key) if key is not None else 0) + (
-                len(value) if value is not None else 0)
-            if headers:
-                size += headers_size(headers)
-            if builder.estimated_size() + size > self.size_limit:
+            if not size:
+                size = estimate_record_size(key, value, headers)
+            if self.used_bytes + size > self.size_limit:
                 return None
         relative = builder.append(timestamp, key, value, headers or ())
+        self.used_bytes = builder.estimated_size()
         self.record_count = relative + 1
         self.last_append_ms = now
         future = RecordFuture(self.result, relative, timestamp)
@@ -102,8 +107,7 @@ class ProducerBatch:
 
     @property
     def is_full(self) -> bool:
-        b = self.builder
-        return b is None or b.estimated_size() + RECORD_OVERHEAD >= self.size_limit
+        return self.builder is None or self.used_bytes + RECORD_OVERHEAD >= self.size_limit
 
     @property
     def is_closed(self) -> bool:

@@ -123,7 +123,7 @@ def test_retention_moves_log_start_and_old_offsets_go_out_of_range(broker_factor
         r = client.request(ApiKey.FETCH, 11, fetch_body("retained", 0, 0))
         part = r.responses[0].partitions[0]
         assert part.error_code == OffsetOutOfRange.code
-        assert part.log_start_offset == earliest
-        r = client.request(ApiKey.FETCH, 11, fetch_body("retained", 0, earliest))
+        assert part.log_start_offset >= earliest > 0  # retention may have moved on meanwhile
+        r = client.request(ApiKey.FETCH, 11, fetch_body("retained", 0, part.log_start_offset))
         assert r.responses[0].partitions[0].error_code == 0
         assert len(r.responses[0].partitions[0].records) > 0

@@ -45,20 +45,16 @@ class PartitionManagerMachine(RuleBasedStateMachine):
         self.given_up = 0
         self.last_committed = start
 
-    # -- the log and the clock ---------------------------------------------------------------
+    # -- planning (the log grows and the clock moves between batches) -----------------------
 
-    @rule(n=st.integers(0, 60))
-    def produce(self, n: int) -> None:
-        self.log_end += n
-
-    @rule(dt=st.integers(0, 60))
-    def tick(self, dt: int) -> None:
+    @rule(
+        limit=st.none() | st.integers(0, 40),
+        produced=st.integers(0, 60),
+        dt=st.sampled_from([0, 1, 5, 20, 60]),
+    )
+    def plan(self, limit: int | None, produced: int, dt: int) -> None:
+        self.log_end += produced
         self.now += dt
-
-    # -- planning ----------------------------------------------------------------------------
-
-    @rule(limit=st.none() | st.integers(0, 40))
-    def plan(self, limit: int | None) -> None:
         before = self.pm.emitted_to
         due = {o for o, (_, due_ms, inflight) in self.failed.items()
                if inflight is None and due_ms <= self.now}
@@ -95,8 +91,8 @@ class PartitionManagerMachine(RuleBasedStateMachine):
         owed = sorted(set().union(*self.pending.values(), self.failed))
         candidates = st.integers(0, self.pm.emitted_to + 5)
         if owed:
-            candidates = st.sampled_from(owed) | candidates
-        offsets = data.draw(st.lists(candidates, max_size=6))
+            candidates = st.sampled_from(owed) | st.sampled_from(owed) | candidates
+        offsets = data.draw(st.lists(candidates, min_size=1, max_size=6))
         outcome = self.pm.fail(offsets, "boom", self.now)
         scheduled, dead, ignored = set(), set(), set()
         for o in sorted(set(offsets)):

@@ -127,16 +127,19 @@ def test_advance_clock_moves_coarser_levels_only_by_whole_ticks() -> None:
 
 
 def test_bucket_reuse_reoffers_only_on_a_changed_expiration() -> None:
-    wheel, queue, _ = _wheel(tick=1, size=4)
+    wheel, queue, clock = _wheel(tick=1, size=4)
     a, b = _entry(3), _entry(3, "b")
     wheel.add(a)
     wheel.add(b)
     assert len(queue) == 1  # second add: same expiration, not offered again
-    bucket = queue.poll(10**9)
+    assert queue.poll(0) is None  # not due yet
+    clock.advance(3)
+    bucket = queue.poll(0)
     assert bucket is a.list
     wheel.advance_clock(3)
     bucket.flush(lambda e: None)
     assert bucket.expiration == -1
+    wheel.advance_clock(4)  # the span is now [4, 8)
     c = _entry(7)  # slot 7 % 4 == 3: the same bucket, next round
     wheel.add(c)
     assert c.list is bucket and bucket.expiration == 7

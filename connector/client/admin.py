@@ -1,0 +1,262 @@
+"""Administrative operations: topics, offsets, group offsets, cluster description.
+
+Example (needs a running broker)::
+
+    admin = Admin(bootstrap_servers="127.0.0.1:9092")
+    admin.create_topics([NewTopic("events", 3, configs={"retention.ms": "3600000"})])
+    admin.list_offsets({("events", 0): "earliest", ("events", 1): "latest"})
+    # {TopicPartition('events', 0): OffsetAndTimestamp(offset=0, ...), ...}
+    admin.commit_offsets("my-query", {("events", 0): OffsetAndMetadata(42, "batch 7")})
+    admin.fetch_offsets("my-query")
+    # {TopicPartition('events', 0): OffsetAndMetadata(offset=42, metadata='batch 7', ...)}
+
+Each call blocks the calling thread until the brokers answer, up to ``timeout_ms``
+(default ``default.api.timeout.ms``), and raises the Kafka error of the first topic or
+partition that failed (e.g. ``TopicAlreadyExists``, ``UnknownTopicOrPartition``), its
+message naming the topic.
+
+Routing: topic creation and deletion go to the controller; group offsets go to the
+group's coordinator (FindCoordinator, re-resolved on NOT_COORDINATOR /
+COORDINATOR_NOT_AVAILABLE); ListOffsets to each partition's leader; the rest to the
+least loaded broker. Group offsets are committed as a *simple* group (generation -1,
+member id ""), as a consumer without group membership does: the group exists only to
+hold offsets, so tools can show a reader's progress and lag.
+
+Threading: one thread at a time (see :mod:`connector.client.sync_client`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+from broker_sim.protocol.api import ApiKey
+from broker_sim.protocol.errors import (
+    CoordinatorNotAvailable,
+    KafkaError,
+    NotCoordinator,
+    TopicAlreadyExists,
+    UnknownTopicOrPartition,
+    error_for_code,
+)
+
+from .clock import SYSTEM_CLOCK, Clock
+from .config import AdminConfig
+from .errors import KafkaTimeoutError
+from .metadata import Cluster, Node, PartitionInfo, TopicPartition
+from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, list_offsets
+from .sync_client import SyncClient
+
+log = logging.getLogger(__name__)
+
+
+class NewTopic(NamedTuple):
+    name: str
+    num_partitions: int = 1
+    replication_factor: int = 1
+    configs: Mapping[str, str] | None = None
+
+
+class TopicDescription(NamedTuple):
+    name: str
+    partitions: list[PartitionInfo]
+    is_internal: bool = False
+
+
+class ClusterDescription(NamedTuple):
+    cluster_id: str | None
+    controller_id: int
+    brokers: list[Node]
+
+
+class OffsetAndMetadata(NamedTuple):
+    offset: int
+    metadata: str = ""
+    leader_epoch: int = -1
+
+
+OffsetQuery = int | str  # EARLIEST (-2), LATEST (-1), a timestamp (ms), "earliest", "latest"
+_NAMED_QUERIES = {"earliest": EARLIEST, "latest": LATEST}
+
+
+def _tp(key: TopicPartition | tuple[str, int]) -> TopicPartition:
+    return key if isinstance(key, TopicPartition) else TopicPartition(*key)
+
+
+def _raise_for(code: int, what: str, message: str | None = None) -> None:
+    if code:
+        raise error_for_code(code)(f"{what}: {message}" if message else what)
+
+
+class Admin:
+    def __init__(self, config: AdminConfig | Mapping[str, Any] | None = None, *,
+                 clock: Clock = SYSTEM_CLOCK, **options: Any) -> None:
+        self.config = AdminConfig.coerce(config, **options)
+        self._sync = SyncClient(self.config, clock=clock)
+
+    # ---- topics ---------------------------------------------------------------------
+    def create_topics(self, topics: Iterable[NewTopic | str], *, validate_only: bool = False,
+                      if_not_exists: bool = False, timeout_ms: float | None = None) -> None:
+        """Create topics (a bare name means 1 partition, replication factor 1)."""
+        new = [NewTopic(t) if isinstance(t, str) else t for t in topics]
+        deadline = self._sync.deadline(timeout_ms)
+        body = {"topics": [{"name": t.name, "num_partitions": t.num_partitions,
+                            "replication_factor": t.replication_factor, "assignments": [],
+                            "configs": [{"name": k, "value": str(v)}
+                                        for k, v in (t.configs or {}).items()]}
+                           for t in new],
+                "timeout_ms": int(deadline - self._sync.now()), "validate_only": validate_only}
+        response = self._sync.request(self._controller(deadline), ApiKey.CREATE_TOPICS, body,
+                                      deadline)
+        for result in response.topics:
+            if result.error_code == TopicAlreadyExists.code and if_not_exists:
+                continue
+            _raise_for(result.error_code, f"topic {result.name!r}", result.error_message)
+
+    def create_topic(self, name: str, num_partitions: int = 1, replication_factor: int = 1,
+                     configs: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+        self.create_topics([NewTopic(name, num_partitions, replication_factor, configs)], **kwargs)
+
+    def delete_topics(self, names: Iterable[str], *, if_exists: bool = False,
+                      timeout_ms: float | None = None) -> None:
+        deadline = self._sync.deadline(timeout_ms)
+        names = list(names)
+        body = {"topic_names": names, "timeout_ms": int(deadline - self._sync.now())}
+        response = self._sync.request(self._controller(deadline), ApiKey.DELETE_TOPICS, body,
+                                      deadline)
+        for result in response.responses:
+            if result.error_code == UnknownTopicOrPartition.code and if_exists:
+                continue
+            _raise_for(result.error_code, f"topic {result.name!r}")
+
+    def list_topics(self, timeout_ms: float | None = None) -> set[str]:
+        return set(self._metadata(None, timeout_ms).topics)
+
+    def describe_topics(self, names: Iterable[str] | None = None,
+                        timeout_ms: float | None = None) -> dict[str, TopicDescription]:
+        """Partitions, leaders, replicas and ISR of ``names`` (all topics if None)."""
+        wanted = None if names is None else list(names)
+        cluster = self._metadata(wanted, timeout_ms)
+        for name in wanted or ():
+            error = cluster.topic_error(name)
+            if error is not None:
+                raise error
+        return {name: TopicDescription(name, cluster.partitions_for_topic(name))
+                for name in (wanted if wanted is not None else sorted(cluster.topics))}
+
+    def describe_cluster(self, timeout_ms: float | None = None) -> ClusterDescription:
+        cluster = self._metadata([], timeout_ms)
+        return ClusterDescription(cluster.cluster_id, cluster.controller_id,
+                                  sorted(cluster.brokers.values()))
+
+    def _metadata(self, topics: list[str] | None, timeout_ms: float | None) -> Cluster:
+        deadline = self._sync.deadline(timeout_ms)
+        body = {"topics": None if topics is None else [{"name": t} for t in topics],
+                "allow_auto_topic_creation": False,
+                "include_cluster_authorized_operations": False,
+                "include_topic_authorized_operations": False}
+        return Cluster.from_response(self._sync.request_any(ApiKey.METADATA, body, deadline))
+
+    def _controller(self, deadline: float) -> int:
+        cluster = self._sync.refresh_metadata([], deadline)
+        if cluster.controller_id in cluster.brokers:
+            return cluster.controller_id
+        return self._sync.any_node(deadline)
+
+    # ---- partition offsets ----------------------------------------------------------
+    def list_offsets(self, queries: Mapping[TopicPartition | tuple[str, int], OffsetQuery],
+                     timeout_ms: float | None = None) -> dict[TopicPartition, OffsetAndTimestamp]:
+        """``{tp: "earliest" | "latest" | timestamp_ms}`` -> offsets (see :mod:`.offsets`)."""
+        parsed = {}
+        for key, query in queries.items():
+            if isinstance(query, str):
+                if query.lower() not in _NAMED_QUERIES:
+                    raise ValueError(f"offset query {query!r} for {key}: must be 'earliest', "
+                                     f"'latest' or a timestamp in ms")
+                query = _NAMED_QUERIES[query.lower()]
+            parsed[_tp(key)] = int(query)
+        return list_offsets(self._sync, parsed, self._sync.deadline(timeout_ms))
+
+    # ---- group offsets --------------------------------------------------------------
+    def commit_offsets(self, group_id: str,
+                       offsets: Mapping[TopicPartition | tuple[str, int], int | OffsetAndMetadata],
+                       timeout_ms: float | None = None) -> None:
+        """Store ``offsets`` (the next offset to read, per partition) for ``group_id``."""
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for key, value in offsets.items():
+            tp = _tp(key)
+            om = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
+            topics.setdefault(tp.topic, []).append(
+                {"partition_index": tp.partition, "committed_offset": om.offset,
+                 "committed_leader_epoch": om.leader_epoch, "committed_metadata": om.metadata})
+        body = {"group_id": group_id, "generation_id_or_member_epoch": -1, "member_id": "",
+                "group_instance_id": None, "retention_time_ms": -1,
+                "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
+        response = self._group_request(group_id, ApiKey.OFFSET_COMMIT, body, timeout_ms)
+        for t in response.topics:
+            for p in t.partitions:
+                _raise_for(p.error_code, f"commit of {t.name}-{p.partition_index} "
+                                         f"for group {group_id!r}")
+
+    def fetch_offsets(self, group_id: str,
+                      partitions: Iterable[TopicPartition | tuple[str, int]] | None = None,
+                      timeout_ms: float | None = None) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Committed offsets of ``group_id`` (all its partitions if None); partitions
+        without a committed offset are left out."""
+        topics = None
+        if partitions is not None:
+            by_topic: dict[str, list[int]] = {}
+            for key in partitions:
+                tp = _tp(key)
+                by_topic.setdefault(tp.topic, []).append(tp.partition)
+            topics = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
+        body = {"group_id": group_id, "topics": topics}
+        response = self._group_request(group_id, ApiKey.OFFSET_FETCH, body, timeout_ms)
+        _raise_for(response.error_code, f"offset fetch for group {group_id!r}")
+        out = {}
+        for t in response.topics:
+            for p in t.partitions:
+                _raise_for(p.error_code, f"offset fetch of {t.name}-{p.partition_index} "
+                                         f"for group {group_id!r}")
+                if p.committed_offset >= 0:
+                    out[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
+                        p.committed_offset, p.metadata or "", p.committed_leader_epoch)
+        return out
+
+    def _group_request(self, group_id: str, api_key: int, body: Any,
+                       timeout_ms: float | None) -> Any:
+        deadline = self._sync.deadline(timeout_ms)
+        while True:
+            node = self._find_coordinator(group_id, deadline)
+            response = self._sync.request(node, api_key, body, deadline)
+            codes = {p.error_code for t in response.topics for p in t.partitions}
+            codes.add(getattr(response, "error_code", 0))
+            if not codes & {NotCoordinator.code, CoordinatorNotAvailable.code}:
+                return response
+            if self._sync.now() + self.config.retry_backoff_ms >= deadline:
+                raise KafkaTimeoutError(f"no coordinator for group {group_id!r}")
+            self._sync.client.poll(self.config.retry_backoff_ms, self._sync.now())
+
+    def _find_coordinator(self, group_id: str, deadline: float) -> int:
+        while True:
+            response = self._sync.request_any(ApiKey.FIND_COORDINATOR,
+                                              {"key": group_id, "key_type": 0}, deadline)
+            if response.error_code == 0:
+                self._sync.client.add_node(response.node_id, response.host, response.port)
+                return int(response.node_id)
+            error: KafkaError = error_for_code(response.error_code)(
+                f"coordinator of group {group_id!r}: {response.error_message}")
+            if not error.retriable or self._sync.now() >= deadline:
+                raise error
+            self._sync.client.poll(self.config.retry_backoff_ms, self._sync.now())
+
+    # ---- lifecycle ------------------------------------------------------------------
+    def close(self) -> None:
+        self._sync.close()
+
+    def __enter__(self) -> Admin:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
