@@ -22,7 +22,7 @@ from ..protocol.errors import (
     UnknownTopicOrPartition,
 )
 from ..protocol.schema import Data
-from ..server.group_offsets import GroupOffsetStore
+from .group_offsets import GroupOffsetStore
 from .controller import Controller
 
 log = logging.getLogger(__name__)

@@ -7,8 +7,9 @@ from .clock import Clock, ManualClock, SystemClock
 from .delay_queue import DelayQueue
 from .reaper import TimerReaper
 from .system_timer import SystemTimer
+from .task_counter import TaskCounter
 from .timer_task import TimerTask
-from .timer_task_list import TaskCounter, TimerTaskEntry, TimerTaskList
+from .timer_task_list import TimerTaskEntry, TimerTaskList
 from .timing_wheel import TimingWheel
 
 __all__ = [

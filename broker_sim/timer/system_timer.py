@@ -8,8 +8,9 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 
 from .clock import Clock, SystemClock
 from .delay_queue import DelayQueue
+from .task_counter import TaskCounter
 from .timer_task import TimerTask
-from .timer_task_list import TaskCounter, TimerTaskEntry, TimerTaskList
+from .timer_task_list import TimerTaskEntry, TimerTaskList
 from .timing_wheel import TimingWheel
 
 log = logging.getLogger(__name__)
@@ -48,8 +49,9 @@ class SystemTimer:
     wait in the delay queue happens *without* ``_lock``, so an idle reaper never delays an
     add or a cancel. Lock order: ``_lock`` -> delay-queue condition, never the reverse.
 
-    :attr:`size` is the exact number of linked entries when no operation is in flight:
-    cancelled tasks are unlinked at once, so it counts only tasks still waiting to run.
+    :attr:`size` is the exact number of linked entries: cancelled tasks are unlinked at
+    once, so it counts only tasks still waiting to run (the one exception is a cancel that
+    races with the add of the same task; see ``TimerTask``).
     """
 
     def __init__(
@@ -145,11 +147,15 @@ class SystemTimer:
 
     @property
     def size(self) -> int:
-        """Number of tasks waiting in the timer (added, neither run nor cancelled)."""
-        return self._counter.get()
+        """Number of tasks waiting in the timer (added, neither run nor cancelled).
+
+        Exact: summed under the timer's lock, so no add, cancel or flush is half done.
+        """
+        with self._lock:
+            return self._counter.get()
 
     def __len__(self) -> int:
-        return self._counter.get()
+        return self.size
 
     def shutdown(self, wait: bool = True) -> None:
         """Stop: pending tasks never run, further adds raise, blocked pollers return.

@@ -6,35 +6,12 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .task_counter import TaskCounter
+
 if TYPE_CHECKING:
     from .timer_task import TimerTask
 
-
-class TaskCounter:
-    """The number of entries linked into any bucket of one timer (``SystemTimer.size``).
-
-    Shared by the timer and all of its buckets. It is a striped counter, like
-    ``java.util.concurrent.atomic.LongAdder``: every bucket is one stripe and keeps its own
-    count, which it changes only while holding its lock (held anyway to link or unlink an
-    entry), so counting costs nothing extra on the hot path. :meth:`get` sums the stripes:
-    exact whenever no add, cancel or flush is in flight (always, for a single thread).
-    """
-
-    __slots__ = ("_buckets", "_lock")
-
-    def __init__(self) -> None:
-        self._buckets: list[TimerTaskList] = []
-        self._lock = threading.Lock()
-
-    def register(self, bucket: TimerTaskList) -> None:
-        """Add ``bucket`` as a stripe (each bucket's constructor does this once)."""
-        with self._lock:
-            self._buckets.append(bucket)
-
-    def get(self) -> int:
-        with self._lock:
-            buckets = tuple(self._buckets)
-        return sum(bucket._size for bucket in buckets)
+__all__ = ["TaskCounter", "TimerTaskEntry", "TimerTaskList"]
 
 
 class TimerTaskEntry:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 
 from .delay_queue import DelayQueue
-from .timer_task_list import TaskCounter, TimerTaskEntry, TimerTaskList
+from .task_counter import TaskCounter
+from .timer_task_list import TimerTaskEntry, TimerTaskList
 
 
 class TimingWheel:

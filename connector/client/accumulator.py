@@ -89,7 +89,6 @@ class RecordAccumulator:
         self._muted: set[TopicPartition] = set()
         self._drain_index: dict[int, int] = {}
         self._flushes_in_progress = 0
-        self._appends_in_progress = 0
         self._closed = False
 
     # ---- appending (any thread) -----------------------------------------------------
@@ -112,13 +111,8 @@ class RecordAccumulator:
                     return _new_tuple(AppendResult, (future, len(dq) > 1 or last.is_full, False))
             elif dq is None:
                 dq = self._batches[tp] = deque()
-            self._appends_in_progress += 1
-        try:
-            return self._append_to_new_batch(dq, tp, timestamp, key, value, headers, callback,
-                                             max_block_ms, now, size)
-        finally:
-            with self._lock:
-                self._appends_in_progress -= 1
+        return self._append_to_new_batch(dq, tp, timestamp, key, value, headers, callback,
+                                         max_block_ms, now, size)
 
     def _append_to_new_batch(self, dq: deque[ProducerBatch], tp: TopicPartition, timestamp: int,
                              key: bytes | None, value: bytes | None,

@@ -42,10 +42,17 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (Array.cast needs it; import it once, up front)
 
 from broker_sim.protocol.errors import CorruptMessage
 from broker_sim.protocol.primitives import read_uvarint, read_varint
-from broker_sim.protocol.records import HEADER_SIZE, BatchHeader, decompress, iter_batches
+from broker_sim.protocol.records import (
+    HEADER_SIZE,
+    BatchHeader,
+    decompress,
+    iter_batches,
+    peek_batch_size,
+)
 from broker_sim.protocol.records.compression import NONE
 
 _PAD = b"\x00" * 16  # vectorised reads may look up to 12 bytes past a record's start
@@ -107,10 +114,10 @@ class RecordColumns:
             pa.py_buffer(topic * n)])
         columns = [
             self.keys, self.values, topics,
-            pa.array(np.full(n, self.partition, np.int32)),
-            pa.array(self.offsets),
-            pa.Array.from_buffers(TIMESTAMP_US_UTC, n, [None, pa.py_buffer(self.timestamps * 1000)]),
-            pa.array(self.timestamp_types.astype(np.int32)),
+            _primitive(pa.int32(), np.full(n, self.partition, np.int32)),
+            _primitive(pa.int64(), self.offsets),
+            _primitive(TIMESTAMP_US_UTC, self.timestamps * 1000),
+            _primitive(pa.int32(), self.timestamp_types.astype(np.int32)),
         ]
         if include_headers:
             headers = self.headers if self.headers is not None else [[] for _ in range(n)]
@@ -120,8 +127,33 @@ class RecordColumns:
         return pa.RecordBatch.from_arrays(columns, schema=KAFKA_SCHEMA)
 
 
+def _primitive(type_: pa.DataType, values: np.ndarray) -> pa.Array:
+    # Not pa.array(values): for numpy input it imports pandas (hundreds of modules) first.
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(type_, len(values), [None, pa.py_buffer(values)])
+
+
+def iter_batch_headers(record_set: Any,
+                       check_crcs: bool = True) -> Iterator[tuple[int, BatchHeader]]:
+    """(position, header) of each whole batch; CRC-checked unless ``check_crcs`` is False
+    (``check.crcs=false``: trust the broker and the network, skip one pass over the bytes)."""
+    if check_crcs:
+        yield from iter_batches(record_set)
+        return
+    pos, n = 0, len(record_set)
+    while True:
+        size = peek_batch_size(record_set, pos)
+        if size is None or pos + size > n:
+            return
+        header = BatchHeader.parse(record_set, pos)
+        if header.magic != 2 or header.size != size:
+            raise CorruptMessage(f"record batch at byte {pos} has magic {header.magic}")
+        yield pos, header
+        pos += size
+
+
 def decode_columns(topic: str, partition: int, record_set: Any, start: int, until: int,
-                   with_headers: bool = False) -> RecordColumns | None:
+                   with_headers: bool = False, check_crcs: bool = True) -> RecordColumns | None:
     """The records of ``record_set`` with offsets in ``[start, until)``, as columns.
 
     None if no record of the range is in ``record_set``. A trailing partial batch (a
@@ -129,7 +161,7 @@ def decode_columns(topic: str, partition: int, record_set: Any, start: int, unti
     """
     chunks: list[Any] = []
     batches: list[BatchHeader] = []
-    for pos, header in iter_batches(record_set):
+    for pos, header in iter_batch_headers(record_set, check_crcs):
         if (header.is_control or header.records_count == 0 or header.next_offset <= start
                 or header.base_offset >= until):
             continue
@@ -146,28 +178,89 @@ def decode_columns(topic: str, partition: int, record_set: Any, start: int, unti
         raise CorruptMessage(f"malformed records in {topic}-{partition}: {e}") from e
 
 
-def _record_starts(data: bytes, chunks: list[Any], batches: list[BatchHeader]) -> list[int]:
-    starts: list[int] = []
-    add = starts.append
+def _record_starts(data: bytes, buf: np.ndarray, chunks: list[Any],
+                   batches: list[BatchHeader]) -> np.ndarray:
+    """Start position (in ``data``) of every record of every batch, in order."""
+    parts: list[Any] = []
     pos = 0
     for chunk, header in zip(chunks, batches, strict=True):
         end = pos + len(chunk)
-        for _ in range(header.records_count):
-            add(pos)
-            u = data[pos]
-            if u < 0x80:
-                pos += 1 + (u >> 1)
+        _chunk_starts(data, buf, pos, end, header.records_count, parts)
+        pos = end
+    return np.concatenate([np.asarray(p, dtype=np.int64) for p in parts])
+
+
+_MIN_RUN = 8  # gallop only when it pays: fewer equal-size records are walked in Python
+_MAX_WALK = 512
+
+
+def _chunk_starts(data: bytes, buf: np.ndarray, pos: int, end: int, count: int,
+                  parts: list[Any]) -> None:
+    """Record starts of one batch's records section ``data[pos:end]``, into ``parts``.
+
+    Each record starts with its length, so start ``i + 1`` depends on record ``i``. Runs of
+    records of the same size are common (fixed-size payloads; offset and timestamp deltas
+    change their varint width only at 64, 8192, ...), so this *gallops*: read one record's
+    length prefix, assume the next ``k`` records have the same one, and check all ``k``
+    prefixes at once with numpy. Up to the first mismatch the assumption is proven (by
+    induction: a matching prefix means the same size, hence the next start is where it
+    was assumed), and the mismatch itself is the next true start. Where sizes vary, it
+    walks records one by one in Python instead, doubling the walk after each failed
+    gallop, so the worst case costs little more than walking everything.
+    """
+    found = 0
+    walk = _MIN_RUN
+    while found < count:
+        b1 = data[pos]
+        if b1 < 0x80:
+            hl, u = 1, b1
+        elif (b2 := data[pos + 1]) < 0x80:
+            hl, u = 2, (b1 & 0x7F) | (b2 << 7)
+        elif (b3 := data[pos + 2]) < 0x80:
+            hl, u = 3, (b1 & 0x7F) | ((b2 & 0x7F) << 7) | (b3 << 14)
+        else:
+            break  # a record of 1 MiB or more: walked below
+        size = hl + (u >> 1)
+        k = min(count - found, (end - pos) // size if size else 0)
+        if k >= _MIN_RUN:
+            cand = np.arange(pos, pos + size * k, size, dtype=np.int64)
+            ok = buf[cand] == buf[pos]
+            for j in range(1, hl):
+                ok &= buf[cand + j] == buf[pos + j]
+            m = k if ok.all() else int(np.argmin(ok))
+            parts.append(cand[:m])
+            found += m
+            pos += m * size
+            if m >= _MIN_RUN:
+                walk = _MIN_RUN
+                continue
+            walk = min(walk * 2, _MAX_WALK)
+        pos, n = _walk(data, pos, min(walk, count - found), parts)
+        found += n
+    if found < count:
+        pos, _ = _walk(data, pos, count - found, parts)
+    if pos != end:
+        raise CorruptMessage(f"records do not add up to their batch's size ({pos - end:+d} bytes)")
+
+
+def _walk(data: bytes, pos: int, n: int, parts: list[Any]) -> tuple[int, int]:
+    """Walk ``n`` records one by one from ``pos``; append their starts to ``parts``."""
+    starts: list[int] = []
+    add = starts.append
+    for _ in range(n):
+        add(pos)
+        u = data[pos]
+        if u < 0x80:
+            pos += 1 + (u >> 1)
+        else:
+            u2 = data[pos + 1]
+            if u2 < 0x80:
+                pos += 2 + (((u & 0x7F) | (u2 << 7)) >> 1)
             else:
-                u2 = data[pos + 1]
-                if u2 < 0x80:
-                    pos += 2 + (((u & 0x7F) | (u2 << 7)) >> 1)
-                else:
-                    u, p = read_uvarint(data, pos)
-                    pos = p + (u >> 1)
-        if pos != end:
-            raise CorruptMessage(f"records of the batch at offset {header.base_offset} do not "
-                                 f"add up to its size ({pos - end:+d} bytes)")
-    return starts
+                u, p = read_uvarint(data, pos)
+                pos = p + (u >> 1)
+    parts.append(starts)
+    return pos, n
 
 
 def _varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -192,8 +285,8 @@ def _varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _decode(topic: str, partition: int, data: bytes, chunks: list[Any],
             batches: list[BatchHeader], start: int, until: int,
             with_headers: bool) -> RecordColumns | None:
-    starts = np.array(_record_starts(data, chunks, batches), dtype=np.int64)
     buf = np.frombuffer(data, np.uint8)
+    starts = _record_starts(data, buf, chunks, batches)
     counts = np.array([h.records_count for h in batches], dtype=np.int64)
 
     length, pos = _varints(buf, starts)
@@ -288,12 +381,3 @@ def _headers(data: bytes, pos: int, end: int) -> list[tuple[str, bytes | None]]:
     if pos != end:
         raise CorruptMessage("record length does not match its headers")
     return out
-
-
-def iter_columns(topic: str, partition: int, record_sets: Iterator[Any], start: int,
-                 until: int, with_headers: bool = False) -> Iterator[RecordColumns]:
-    """:func:`decode_columns` over successive fetched record sets (skipping empty ones)."""
-    for record_set in record_sets:
-        columns = decode_columns(topic, partition, record_set, start, until, with_headers)
-        if columns is not None and len(columns):
-            yield columns

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -129,7 +129,7 @@ def _parse_optional_bool(value: Any) -> bool | None:
     return _parse_bool(value)
 
 
-_PARSERS = {
+_PARSERS: dict[str, Callable[[Any], Any]] = {
     "int": _parse_int, "long": _parse_int, "bool": _parse_bool, "str": str,
     "servers": _parse_servers, "acks": _parse_acks, "compression": _parse_compression,
     "optional_bool": _parse_optional_bool,
@@ -233,7 +233,9 @@ class ClientConfig:
     @classmethod
     def coerce(cls: type[C], config: C | Mapping[str, Any] | None = None, **kwargs: Any) -> C:
         """An instance as is, or one built from a mapping and/or keywords."""
-        if isinstance(config, cls):
+        if isinstance(config, ClientConfig):
+            if not isinstance(config, cls):
+                raise TypeError(f"a {cls.__name__} is needed, not a {type(config).__name__}")
             return dataclasses.replace(config, **kwargs) if kwargs else config
         return cls.from_options(config, **kwargs)
 

@@ -142,11 +142,16 @@ class BrokerConnection:
         return float(min(base, self.config.reconnect_backoff_max_ms))
 
     def connection_delay(self, now: float) -> float:
-        """Milliseconds until this connection could be used (0 if ready or retryable now)."""
+        """Milliseconds worth waiting before trying this connection again.
+
+        Disconnected: the rest of the reconnect backoff (0: connect now). Connecting: until
+        the setup deadline. Ready: forever — if it cannot take a request now, it has the
+        most requests in flight, and their responses wake the selector anyway.
+        """
         if self.state is ConnectionState.DISCONNECTED:
             return max(0.0, self._last_attempt_ms + self.backoff_ms() - now)
         if self.state is ConnectionState.READY:
-            return 0.0
+            return float("inf")
         return max(0.0, self._setup_deadline_ms - now)
 
     def can_connect(self, now: float) -> bool:

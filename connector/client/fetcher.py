@@ -47,11 +47,17 @@ import pyarrow as pa
 
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import OffsetOutOfRange, error_for_code
-from broker_sim.protocol.records import BatchHeader, Record, decode_records, iter_batches
+from broker_sim.protocol.records import BatchHeader, Record, decode_records
 from broker_sim.protocol.records.batch_header import peek_batch_size
 
 from .clock import SYSTEM_CLOCK, Clock
-from .columnar import KAFKA_SCHEMA, KAFKA_SCHEMA_WITH_HEADERS, RecordColumns, decode_columns
+from .columnar import (
+    KAFKA_SCHEMA,
+    KAFKA_SCHEMA_WITH_HEADERS,
+    RecordColumns,
+    decode_columns,
+    iter_batch_headers,
+)
 from .config import FetcherConfig
 from .errors import KafkaTimeoutError, OffsetOutOfRangeError
 from .metadata import Metadata, TopicPartition
@@ -189,7 +195,7 @@ class Fetcher:
                      timeout_ms: float | None = None) -> Iterator[Record]:
         """Every record with ``start <= offset < until``, in offset order."""
         for record_set in self.fetch_record_sets(topic, partition, start, until, timeout_ms):
-            for pos, header in iter_batches(record_set):
+            for pos, header in iter_batch_headers(record_set, self.config.check_crcs):
                 if header.is_control or header.next_offset <= start or header.base_offset >= until:
                     continue
                 for record in decode_records(record_set, pos, header):
@@ -201,7 +207,8 @@ class Fetcher:
                      timeout_ms: float | None = None) -> Iterator[RecordColumns]:
         """The range as :class:`RecordColumns`, one per fetch response."""
         for record_set in self.fetch_record_sets(topic, partition, start, until, timeout_ms):
-            columns = decode_columns(topic, partition, record_set, start, until, with_headers)
+            columns = decode_columns(topic, partition, record_set, start, until, with_headers,
+                                     self.config.check_crcs)
             if columns is not None and len(columns):
                 yield columns
 

@@ -120,7 +120,8 @@ class NetworkClient:
         return conn is not None and conn.is_disconnected and conn.backoff_ms() > 0
 
     def connection_delay(self, node_id: int, now: float) -> float:
-        """Milliseconds until ``node_id`` might become usable (0: usable or connectable)."""
+        """Milliseconds worth waiting before trying ``node_id`` again (see
+        :meth:`BrokerConnection.connection_delay`); 0 for a node never tried."""
         conn = self._connections.get(node_id)
         return 0.0 if conn is None else conn.connection_delay(now)
 
@@ -307,7 +308,8 @@ class NetworkClient:
             return
         self._closed = True
         for conn in list(self._connections.values()):
-            self._close_connection(conn, DisconnectError("client closed"))
+            self._unregister(conn)
+            conn.close()  # no error: a deliberate close; pending requests still fail
         self._selector.close()
         self._wake_r.close()
         self._wake_w.close()

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Any
 
 _M = 0x5BD1E995
 _SEED = 0x9747B28C
@@ -39,7 +40,7 @@ def murmur2(data: bytes) -> int:
     length = len(data)
     h = (_SEED ^ length) & _MASK
     n4 = length & ~3
-    words = memoryview(data)[:n4].cast("I") if n4 else ()
+    words: Any = memoryview(data)[:n4].cast("I") if n4 else ()
     if n4 and memoryview(b"\x01\x00\x00\x00").cast("I")[0] != 1:  # big-endian host
         words = [int.from_bytes(data[i:i + 4], "little") for i in range(0, n4, 4)]
     for k in words:

@@ -171,7 +171,10 @@ class Producer:
         """Send everything queued now and wait for it (KafkaTimeoutError after ``timeout`` s).
 
         A record that failed does not make flush raise: its future holds the error.
+        Not from a send callback: those run on the sender thread, which flush waits for.
         """
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("flush() called from a producer callback would wait forever")
         self.accumulator.begin_flush()
         self.sender.wakeup()
         try:

@@ -165,6 +165,9 @@ class PartitionManager:
         self._next_plan_id = 0
         self._pending: dict[int, OffsetRange] = {}  # plan id -> its range not yet acknowledged
         self._failed = FailedOffsets(topic, partition, self.retry_policy)
+        # Offsets dead-lettered while a pending range still covers them: a repeated failure
+        # report for them must not count (and dead-letter) them again. Bounded by dead letters.
+        self._dead_in_pending: set[int] = set()
 
     def __repr__(self) -> str:
         return (f"PartitionManager({self.topic}-{self.partition} emitted_to={self._emitted_to}"
@@ -220,7 +223,7 @@ class PartitionManager:
         start = self._emitted_to
         end = max(start, latest_offset)
         if limit is not None:
-            end = min(end, start + limit - len(retries))
+            end = min(end, start + limit)
         new = OffsetRange(self.topic, self.partition, start, end)
         if new.size:
             self._pending[plan_id] = new
@@ -246,6 +249,7 @@ class PartitionManager:
             raise ValueError(f"{self.topic}-{self.partition}: no plan {plan_id} was issued")
         self._pending.pop(plan_id, None)
         self._failed.retries_succeeded(plan_id)
+        self._forget_dead_outside_pending()
 
     def fail(self, offsets: Iterable[int], reason: str, now_ms: int) -> FailOutcome:
         """Records at ``offsets`` failed in their latest delivery: retry them later, or give up.
@@ -254,17 +258,19 @@ class PartitionManager:
         retry is in flight. Report failures before acknowledging the batch that delivered
         them; a failure for an offset already committed cannot be honoured without moving
         ``committed_to`` backwards, so it is ignored (and logged). A second report for an
-        offset already waiting for its retry is ignored too.
+        offset already waiting for its retry, or already dead-lettered, is ignored too.
         """
         scheduled: list[int] = []
         dead: list[DeadLetter] = []
         ignored: list[int] = []
         for offset in sorted(set(offsets)):
             entry = self._failed.get(offset)
-            if entry is not None and not entry.in_flight:
-                ignored.append(offset)
-                continue
-            if entry is None and not any(offset in r for r in self._pending.values()):
+            in_pending = any(offset in r for r in self._pending.values())
+            if entry is None:
+                owed = in_pending and offset not in self._dead_in_pending
+            else:
+                owed = entry.in_flight
+            if not owed:
                 ignored.append(offset)
                 continue
             letter = self._failed.record_failure(offset, reason, now_ms)
@@ -272,13 +278,16 @@ class PartitionManager:
                 scheduled.append(offset)
             else:
                 dead.append(letter)
+                if in_pending:
+                    self._dead_in_pending.add(offset)
         self.counters.dead_lettered += len(dead)
         for letter in dead:
             logger.warning("%s-%d: offset %d dead-lettered: %s", self.topic, self.partition,
                            letter.offset, letter.reason)
         if ignored:
-            logger.warning("%s-%d: failure of offsets %s ignored: not pending or already"
-                           " scheduled for retry", self.topic, self.partition, ignored)
+            logger.warning("%s-%d: failure of offsets %s ignored: not pending, already"
+                           " scheduled for retry or already dead-lettered", self.topic,
+                           self.partition, ignored)
         return FailOutcome(tuple(scheduled), tuple(dead), tuple(ignored))
 
     # -- giving up ---------------------------------------------------------------------------
@@ -394,7 +403,13 @@ class PartitionManager:
             elif (start, end) != (r.start, r.end):
                 dropped += r.size - (end - start)
                 self._pending[plan_id] = r.with_bounds(start, end)
+        self._forget_dead_outside_pending()
         return dropped
+
+    def _forget_dead_outside_pending(self) -> None:
+        if self._dead_in_pending:
+            self._dead_in_pending = {o for o in self._dead_in_pending
+                                     if any(o in r for r in self._pending.values())}
 
     def _count(self, adjustment: Adjustment) -> None:
         self.counters.skipped += adjustment.skipped
@@ -416,6 +431,7 @@ class PartitionManager:
             "next_plan_id": self._next_plan_id,
             "pending": [[plan_id, r.start, r.end] for plan_id, r in sorted(self._pending.items())],
             "failed": self._failed.state(),
+            "dead_in_pending": sorted(self._dead_in_pending),
             "counters": dataclasses.asdict(self.counters),
         }
 
@@ -434,5 +450,6 @@ class PartitionManager:
                                                       int(start), int(end))
                             for plan_id, start, end in state["pending"]}
         manager._failed.restore(state["failed"])
+        manager._dead_in_pending = {int(o) for o in state["dead_in_pending"]}
         manager.counters = PartitionCounters(**{k: int(v) for k, v in state["counters"].items()})
         return manager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import pytest
 from hypothesis import given
@@ -33,7 +34,7 @@ def test_split_covers_range_exactly_with_near_equal_pieces(start: int, size: int
     assert pieces == r.split(parts)  # deterministic
     assert len(pieces) == min(parts, size)
     offsets = [(p.start, p.end) for p in pieces]
-    assert all(a_end == b_start for (_, a_end), (b_start, _) in zip(offsets, offsets[1:]))
+    assert all(a_end == b_start for (_, a_end), (b_start, _) in pairwise(offsets))
     if pieces:
         assert (pieces[0].start, pieces[-1].end) == (r.start, r.end)
         sizes = [p.size for p in pieces]
@@ -45,7 +46,7 @@ def test_ranges_from_offsets_covers_exactly_the_offsets(offsets: set[int]) -> No
     ranges = ranges_from_offsets("t", 0, offsets)
     covered = [o for r in ranges for o in range(r.start, r.end)]
     assert covered == sorted(offsets)
-    assert all(a.end < b.start for a, b in zip(ranges, ranges[1:]))  # maximal runs
+    assert all(a.end < b.start for a, b in pairwise(ranges))  # maximal runs
 
 
 def test_range_and_plan_round_trip_through_json() -> None:

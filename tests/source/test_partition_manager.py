@@ -135,15 +135,17 @@ def test_backoff_doubles_with_each_failure() -> None:
     assert due_times == [100, 300, 550, 800]  # +100, +200, +250 (cap), +250
 
 
-def test_oldest_due_retries_go_first_when_the_limit_is_small() -> None:
+def test_longest_waiting_retries_go_first_when_the_limit_is_small() -> None:
     pm = manager()
     pm.plan(100, None, 0)
-    pm.fail([50], "x", now_ms=0)
-    pm.fail([10], "x", now_ms=5)
-    pm.fail([30], "x", now_ms=10)
+    pm.fail([50], "x", now_ms=0)  # due at 100
+    assert pm.plan(100, None, now_ms=100).retries == (50,)
+    pm.fail([50], "x", now_ms=100)  # second failure: due at 300
+    pm.fail([10], "x", now_ms=150)  # due at 250
+    pm.fail([30], "x", now_ms=160)  # due at 260
     plan = pm.plan(100, limit=2, now_ms=1_000)
-    assert plan.retries == (10, 50) and plan.new.size == 0  # due 100 and 105; 30 (110) waits
-    assert pm.plan(100, limit=2, now_ms=1_000).retries == (30,)
+    assert plan.retries == (10, 30) and plan.new.size == 0  # 50 was due last: it waits
+    assert pm.plan(100, limit=2, now_ms=1_000).retries == (50,)
 
 
 def test_retry_that_succeeds_is_done_when_its_batch_is_acked() -> None:
@@ -183,6 +185,17 @@ def test_dead_letter_after_max_retries_names_the_option() -> None:
     assert (letter.topic, letter.partition, letter.offset, letter.failures) == ("clicks", 3, 9, 3)
     assert letter.reason == "maxRetries=2 exhausted: failed 3 times; last error: poison"
     assert pm.counters.dead_lettered == 1 and pm.failed == []
+
+
+def test_a_dead_lettered_offset_is_not_dead_lettered_twice() -> None:
+    pm = manager(policy=RetryPolicy(max_retries=0))
+    p1 = pm.plan(10, None, 0)
+    assert [d.offset for d in pm.fail([4], "x", 0).dead_letters] == [4]
+    again = pm.fail([4], "reported twice", 1)  # its batch is still pending
+    assert again.ignored == (4,) and again.dead_letters == ()
+    pm.ack(p1)
+    assert pm.fail([4], "late", 2).ignored == (4,)
+    assert pm.counters.dead_lettered == 1 and pm.state()["dead_in_pending"] == []
 
 
 def test_max_retries_zero_dead_letters_on_first_failure() -> None:

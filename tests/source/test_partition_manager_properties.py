@@ -1,4 +1,4 @@
-"""Property tests: random histories of plan/ack/fail/skip/reset/restart against a reference model.
+"""Property tests: random histories of plan/ack/fail/give-up/restart against a reference model.
 
 The reference model tracks every owed offset individually in Python sets (the manager keeps
 ranges), so the two representations check each other. After every step the invariants of
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -24,11 +24,11 @@ class PartitionManagerMachine(RuleBasedStateMachine):
     @initialize(
         start=st.integers(0, 1_000),
         max_retries=st.integers(0, 3),
-        backoff=st.sampled_from([0, 5, 20]),
+        backoff=st.sampled_from([0, 10, 100]),
     )
     def setup(self, start: int, max_retries: int, backoff: int) -> None:
         self.policy = RetryPolicy(max_retries=max_retries, retry_backoff_ms=backoff,
-                                  max_retry_backoff_ms=max(backoff, 50))
+                                  max_retry_backoff_ms=max(backoff, 300))
         self.pm = PartitionManager("t", 0, start, self.policy)
         self.now = 0
         self.log_start = start
@@ -37,6 +37,7 @@ class PartitionManagerMachine(RuleBasedStateMachine):
         # reference model
         self.pending: dict[int, set[int]] = {}  # plan id -> offsets still awaited
         self.failed: dict[int, list] = {}  # offset -> [failures, due_ms, in-flight plan id]
+        self.dead_in_pending: set[int] = set()  # dead-lettered, still inside a pending plan
         self.open_plans: list[int] = []
         # Offsets below covered_to were each planned once (delivered) or given up (skipped or
         # lost), in order: emitted_to only moves forward in this machine.
@@ -50,9 +51,12 @@ class PartitionManagerMachine(RuleBasedStateMachine):
     @rule(
         limit=st.none() | st.integers(0, 40),
         produced=st.integers(0, 60),
-        dt=st.sampled_from([0, 1, 5, 20, 60]),
+        dt=st.sampled_from([0, 0, 1, 10, 50, 200]),
+        restart=st.booleans(),
     )
-    def plan(self, limit: int | None, produced: int, dt: int) -> None:
+    def plan(self, limit: int | None, produced: int, dt: int, restart: bool) -> None:
+        if restart:  # the driver restarts from the stored state before planning
+            self._restart()
         self.log_end += produced
         self.now += dt
         before = self.pm.emitted_to
@@ -85,20 +89,25 @@ class PartitionManagerMachine(RuleBasedStateMachine):
         self.pending.pop(plan_id, None)
         for o in [o for o, entry in self.failed.items() if entry[2] == plan_id]:
             del self.failed[o]
+        self._forget_dead_outside_pending()
 
     @rule(data=st.data())
     def fail(self, data: st.DataObject) -> None:
         owed = sorted(set().union(*self.pending.values(), self.failed))
-        candidates = st.integers(0, self.pm.emitted_to + 5)
-        if owed:
-            candidates = st.sampled_from(owed) | st.sampled_from(owed) | candidates
-        offsets = data.draw(st.lists(candidates, min_size=1, max_size=6))
+        # Mostly offsets still owed (2 in 3), else any offset (often not owed: ignored).
+        picks = data.draw(st.lists(st.integers(0, 2**16), min_size=1, max_size=6))
+        offsets = [owed[p % len(owed)] if owed and p % 3 else p % (self.pm.emitted_to + 5)
+                   for p in picks]
         outcome = self.pm.fail(offsets, "boom", self.now)
         scheduled, dead, ignored = set(), set(), set()
         for o in sorted(set(offsets)):
             entry = self.failed.get(o)
             in_pending = any(o in s for s in self.pending.values())
-            if (entry is not None and entry[2] is None) or (entry is None and not in_pending):
+            if entry is None:
+                owed = in_pending and o not in self.dead_in_pending
+            else:
+                owed = entry[2] is not None
+            if not owed:
                 ignored.add(o)
                 continue
             entry = self.failed.setdefault(o, [0, 0, None])
@@ -107,6 +116,8 @@ class PartitionManagerMachine(RuleBasedStateMachine):
             if entry[0] > self.policy.max_retries:
                 del self.failed[o]
                 dead.add(o)
+                if in_pending:
+                    self.dead_in_pending.add(o)
             else:
                 entry[1] = self.now + self.policy.delay_ms(entry[0])
                 scheduled.add(o)
@@ -117,8 +128,18 @@ class PartitionManagerMachine(RuleBasedStateMachine):
 
     # -- giving up ---------------------------------------------------------------------------
 
-    @rule(max_behind=st.integers(0, 200))
-    def max_offset_behind(self, max_behind: int) -> None:
+    @rule(
+        how=st.sampled_from(["maxOffsetBehind", "earliest", "latest"]),
+        amount=st.integers(0, 100) | st.integers(0, 2_000),
+    )
+    def give_up(self, how: str, amount: int) -> None:
+        """maxOffsetBehind=amount, or retention deleting up to amount offsets then a reset."""
+        if how == "maxOffsetBehind":
+            self._max_offset_behind(amount)
+        else:
+            self._retention(amount // 8, how)
+
+    def _max_offset_behind(self, max_behind: int) -> None:
         horizon = self.log_end - max_behind
         old = self.pm.emitted_to
         adj = self.pm.apply_max_offset_behind(self.log_end, max_behind)
@@ -130,8 +151,7 @@ class PartitionManagerMachine(RuleBasedStateMachine):
         assert adj.skipped == max(0, horizon - old)
         self._given_up(old, adj.new_emitted_to)
 
-    @rule(advance=st.integers(0, 150), policy=st.sampled_from(["earliest", "latest"]))
-    def retention(self, advance: int, policy: str) -> None:
+    def _retention(self, advance: int, policy: str) -> None:
         self.log_start = min(self.log_end, self.log_start + advance)
         old = self.pm.emitted_to
         adj = self.pm.reset_out_of_range(self.log_start, self.log_end, policy)
@@ -161,9 +181,13 @@ class PartitionManagerMachine(RuleBasedStateMachine):
             self.pending[plan_id] = {o for o in self.pending[plan_id] if keep(o)}
             if not self.pending[plan_id]:
                 del self.pending[plan_id]
+        self._forget_dead_outside_pending()
 
-    @rule()
-    def restart(self) -> None:
+    def _forget_dead_outside_pending(self) -> None:
+        self.dead_in_pending = {o for o in self.dead_in_pending
+                                if any(o in s for s in self.pending.values())}
+
+    def _restart(self) -> None:
         state = json.loads(json.dumps(self.pm.state()))
         restored = PartitionManager.from_state(state, self.policy)
         assert restored.state() == self.pm.state()
@@ -203,8 +227,59 @@ class PartitionManagerMachine(RuleBasedStateMachine):
         assert self.pm.committed_to == self.pm.emitted_to
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    max_retries=st.integers(0, 3),
+    ops=st.lists(
+        st.tuples(st.sampled_from(["plan", "fail", "ack"]), st.integers(0, 30),
+                  st.sampled_from([0, 0, 10, 100, 1_000])),
+        max_size=40,
+    ),
+)
+def test_retries_are_served_when_due_longest_waiting_first_and_never_forever(
+    max_retries: int, ops: list[tuple[str, int, int]]
+) -> None:
+    """Only failures and retries (nothing given up): every failed record is either delivered
+    again at or after its due time, or dead-lettered after exactly maxRetries retries."""
+    pm = PartitionManager("t", 0, 0, RetryPolicy(max_retries=max_retries, retry_backoff_ms=100,
+                                                 max_retry_backoff_ms=400))
+    now, latest, open_plans = 0, 0, []
+    deliveries: dict[int, int] = {}  # offset -> deliveries so far
+    dead: set[int] = set()
+    for op, n, dt in ops:
+        now += dt
+        if op == "plan":
+            latest += n
+            waiting = {f.offset: f.due_ms for f in pm.failed if not f.in_flight}
+            plan = pm.plan(latest, n or None, now)
+            assert all(waiting[o] <= now for o in plan.retries)
+            not_taken = [due for o, due in waiting.items() if due <= now and o not in plan.retries]
+            assert all(due >= waiting[o] for due in not_taken for o in plan.retries)
+            for o in [*plan.retries, *range(plan.new.start, plan.new.end)]:
+                deliveries[o] = deliveries.get(o, 0) + 1
+            open_plans.append(plan)
+        elif op == "fail" and open_plans:
+            plan = open_plans[n % len(open_plans)]
+            offsets = [o for o in [*plan.retries, plan.new.start + n] if o in plan.new or o in plan.retries]
+            outcome = pm.fail(offsets, "boom", now)
+            for letter in outcome.dead_letters:
+                assert deliveries[letter.offset] == letter.failures == max_retries + 1
+                dead.add(letter.offset)
+        elif op == "ack" and open_plans:
+            pm.ack(open_plans.pop(n % len(open_plans)))
+    for plan in open_plans:
+        pm.ack(plan)
+    last = pm.plan(latest, None, 10**12)  # everything owed is due by now
+    for o in [*last.retries, *range(last.new.start, last.new.end)]:
+        deliveries[o] = deliveries.get(o, 0) + 1
+    pm.ack(last)
+    assert pm.failed == [] and pm.committed_to == pm.emitted_to == latest
+    assert all(deliveries[o] >= 1 for o in range(latest))
+    assert pm.counters.dead_lettered == len(dead)
+
+
 TestPartitionManagerMachine = PartitionManagerMachine.TestCase
 TestPartitionManagerMachine.settings = settings(
-    max_examples=100, stateful_step_count=30, deadline=None,
+    max_examples=75, stateful_step_count=30, deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

@@ -103,8 +103,9 @@ def test_plan_batch_shares_the_limit_by_lag_and_splits_for_min_partitions() -> N
     assert {k: (p.new.start, p.new.end) for k, p in batch.plans.items()} == {
         A: (0, 25), B: (0, 75), C: (0, 0)}
     assert batch.size == 100
+    # minPartitions=4: B holds 3/4 of the offsets, so it is cut in 3
     assert [(r.topic, r.partition, r.start, r.end) for r in batch.input_ranges] == [
-        ("a", 0, 0, 25), ("a", 1, 0, 38), ("a", 1, 38, 75)]
+        ("a", 0, 0, 25), ("a", 1, 0, 25), ("a", 1, 25, 50), ("a", 1, 50, 75)]
     assert ms[A].emitted_to == 25 and ms[A].pending == [OffsetRange("a", 0, 0, 25)]
 
 
@@ -117,10 +118,10 @@ def test_plan_batch_serves_retries_first_within_the_budget() -> None:
     batch = plan_batch(ms, {A: 60, B: 60}, max_offsets_per_trigger=10, min_partitions=None,
                        now_ms=10)
     plan_a, plan_b = batch.plans[A], batch.plans[B]
-    assert plan_a.retries == (3, 4, 9)  # lag of A = 3 retries + 10 new; B = 10 new
-    assert (plan_a.size, plan_b.size) == (5, 5) and plan_a.new.size == 2
+    assert plan_a.retries == (3, 4, 9)  # lag of A = 3 retries + 10 new = 13; B = 10 new
+    assert (plan_a.size, plan_b.size) == (6, 4) and plan_a.new.size == 3
     assert [(r.partition, r.start, r.end) for r in batch.input_ranges] == [
-        (0, 3, 5), (0, 9, 10), (0, 50, 52), (1, 50, 55)]
+        (0, 3, 5), (0, 9, 10), (0, 50, 53), (1, 50, 54)]
 
 
 def test_plan_batch_without_a_latest_offset_only_retries() -> None:

@@ -1,0 +1,322 @@
+"""Client benchmark: pyq's Producer and Fetcher against kafka-python's, side by side.
+
+What is measured (one run, one broker process on 127.0.0.1, the clients in this process):
+
+* **cluster**: a single broker (``BrokerProcess``: ``python -m broker_sim``), fresh data
+  directory, one single-partition topic per producer. A 3-broker cluster does not exist
+  yet, so replication costs are not part of these figures (said again in the output).
+* **produce**: ``--records`` records of ``--value-bytes`` (100) random bytes, no key, with
+  the same settings for both producers: acks=all, linger 5 ms, batch 64 KiB, no
+  compression, idempotence off (kafka-python's idempotent producer is not used against
+  this broker yet). Each producer connects and loads the topic metadata before the clock
+  starts; the clock runs from the first ``send()`` to the return of ``flush()``, i.e. until
+  every record is acknowledged. Before the real run, kafka-python produces a 20,000-record
+  sample: if it would need more than 60 s for ``--records``, the run uses 300,000 records
+  instead (the N used is printed).
+* **fetch**: both clients read the *same* records (the topic kafka-python wrote) from
+  offset 0 to the end with their default fetch sizes (Kafka's: 1 MiB per partition,
+  50 MiB per fetch). kafka-python's ``KafkaConsumer`` (``assign`` + ``seek``, CRC checks on,
+  native CRC-32C) returns record objects from ``poll()``; pyq's ``Fetcher.iter_arrow``
+  (the columnar path the Spark source uses, CRC checks on) returns ``pyarrow.RecordBatch``es.
+  Both connect before the clock starts; the clock stops when the last record is in hand.
+  Each reader's record count and total value bytes are checked against what was written.
+  pyq's record-object path (``Fetcher.iter_records``) is measured too, for information.
+
+Each producer runs ``--produce-runs`` times (2, each into a fresh topic) and each fetcher
+``--fetch-runs`` times (3), alternating between the two clients so that other load on a
+shared machine hits both alike; the run with the median wall time counts (of two runs,
+the faster one, by the same rule for both clients).
+
+records/s = records / wall seconds. Ratios are pyq / kafka-python (higher is better for
+pyq; the target is >= 2). CPU: this process's ``process_time`` (all threads, including
+both producers' I/O threads) and the broker's utime + stime, per phase; the ratio of
+client CPU seconds is printed too, as a figure that other load on the machine disturbs
+less than wall time.
+
+Output: human-readable lines, then one JSON line (the last line)::
+
+    {"benchmark": "client", "ratios": {"producer_vs_kafka_python": ...,
+     "fetcher_vs_kafka_python": ...}, "figures": {...}}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from broker_sim.process import BrokerProcess  # noqa: E402
+from connector.client import Admin, Fetcher, NewTopic, Producer, TopicPartition  # noqa: E402
+
+LINGER_MS = 5
+BATCH_BYTES = 64 * 1024
+SAMPLE_RECORDS = 20_000
+MAX_KAFKA_PYTHON_SECONDS = 60.0
+REDUCED_RECORDS = 300_000
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        stat = f.read()
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+class Phase:
+    """Wall time, client CPU and broker CPU of one timed phase."""
+
+    def __init__(self, name: str, records: int, broker_pid: int) -> None:
+        self.name = name
+        self.records = records
+        self.broker_pid = broker_pid
+        self.wall = self.client_cpu = self.broker_cpu = 0.0
+
+    def __enter__(self) -> Phase:
+        self._b0 = proc_cpu_seconds(self.broker_pid)
+        self._c0 = time.process_time()
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self._t0
+        self.client_cpu = time.process_time() - self._c0
+        self.broker_cpu = proc_cpu_seconds(self.broker_pid) - self._b0
+
+    @property
+    def rate(self) -> float:
+        return self.records / self.wall
+
+    def line(self) -> str:
+        return (f"{self.name:28s} {self.records:>9,} records in {self.wall:7.2f} s = "
+                f"{self.rate:>10,.0f} records/s   client CPU {self.client_cpu:6.2f} s   "
+                f"broker CPU {self.broker_cpu:6.2f} s")
+
+    def figures(self) -> dict[str, float]:
+        return {"records_per_s": round(self.rate, 1), "wall_s": round(self.wall, 3),
+                "client_cpu_s": round(self.client_cpu, 3),
+                "broker_cpu_s": round(self.broker_cpu, 3)}
+
+
+# ---- producers --------------------------------------------------------------------------
+def kafka_python_produce(bootstrap: str, topic: str, n: int, value: bytes,
+                         pid: int, name: str = "kafka-python KafkaProducer") -> Phase:
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=LINGER_MS,
+                             batch_size=BATCH_BYTES, compression_type=None,
+                             enable_idempotence=False)
+    try:
+        producer.partitions_for(topic)
+        send = producer.send
+        with Phase(name, n, pid) as phase:
+            for _ in range(n):
+                send(topic, value)
+            producer.flush()
+    finally:
+        producer.close()
+    return phase
+
+
+def pyq_produce(bootstrap: str, topic: str, n: int, value: bytes, pid: int) -> Phase:
+    producer = Producer(bootstrap_servers=bootstrap, acks="all", linger_ms=LINGER_MS,
+                        batch_size=BATCH_BYTES, compression_type="none",
+                        enable_idempotence=False)
+    try:
+        producer.partitions_for(topic)
+        send = producer.send
+        with Phase("pyq Producer", n, pid) as phase:
+            for _ in range(n):
+                send(topic, value)
+            producer.flush()
+    finally:
+        producer.close()
+    return phase
+
+
+# ---- fetchers ---------------------------------------------------------------------------
+def kafka_python_fetch(bootstrap: str, topic: str, n: int, value_bytes: int, pid: int) -> Phase:
+    from kafka import KafkaConsumer
+    from kafka import TopicPartition as KTopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None,
+                             enable_auto_commit=False)
+    try:
+        tp = KTopicPartition(topic, 0)
+        consumer.assign([tp])
+        stored = consumer.end_offsets([tp])[tp]
+        if stored != n:
+            raise RuntimeError(f"the broker holds {stored} records of {topic}, expected {n}")
+        consumer.seek(tp, 0)
+        count = nbytes = 0
+        deadline = time.monotonic() + 900
+        with Phase("kafka-python KafkaConsumer", n, pid) as phase:
+            while count < n:
+                for records in consumer.poll(timeout_ms=1000, max_records=100_000).values():
+                    count += len(records)
+                    for r in records:
+                        nbytes += len(r.value)
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"kafka-python fetched only {count} of {n} records")
+    finally:
+        consumer.close()
+    check(count, nbytes, n, value_bytes, "kafka-python")
+    return phase
+
+
+def pyq_fetch_arrow(bootstrap: str, topic: str, n: int, value_bytes: int, pid: int) -> Phase:
+    with Fetcher(bootstrap_servers=bootstrap) as fetcher:
+        if fetcher.offset_bounds(topic, 0) != (0, n):  # also connects before the clock
+            raise RuntimeError(f"{topic} does not hold offsets [0, {n})")
+        count = nbytes = 0
+        with Phase("pyq Fetcher (columnar/Arrow)", n, pid) as phase:
+            for batch in fetcher.iter_arrow(topic, 0, 0, n):
+                count += batch.num_rows
+                _, offsets, _ = batch.column("value").buffers()
+                first, last = (int.from_bytes(offsets[i * 4 : i * 4 + 4], "little") for i in (
+                    batch.column("value").offset, batch.column("value").offset + batch.num_rows))
+                nbytes += last - first
+    check(count, nbytes, n, value_bytes, "pyq Fetcher.iter_arrow")
+    return phase
+
+
+def pyq_fetch_records(bootstrap: str, topic: str, n: int, value_bytes: int, pid: int) -> Phase:
+    with Fetcher(bootstrap_servers=bootstrap) as fetcher:
+        fetcher.offset_bounds(topic, 0)
+        count = nbytes = 0
+        with Phase("pyq Fetcher (Record objects)", n, pid) as phase:
+            for record in fetcher.iter_records(topic, 0, 0, n):
+                count += 1
+                nbytes += len(record.value)
+    check(count, nbytes, n, value_bytes, "pyq Fetcher.iter_records")
+    return phase
+
+
+def check(count: int, nbytes: int, n: int, value_bytes: int, who: str) -> None:
+    if count != n or nbytes != n * value_bytes:
+        raise RuntimeError(f"{who} read {count} records / {nbytes} value bytes, "
+                           f"expected {n} / {n * value_bytes}")
+
+
+def end_offset(bootstrap: str, topic: str) -> int:
+    with Admin(bootstrap_servers=bootstrap) as admin:
+        tp = TopicPartition(topic, 0)
+        return admin.list_offsets({tp: "latest"})[tp].offset
+
+
+def median_phase(phases: list[Phase]) -> Phase:
+    """The run with the median wall time (of two runs: the faster, for both clients alike)."""
+    ordered = sorted(phases, key=lambda ph: ph.wall)
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--value-bytes", type=int, default=100)
+    parser.add_argument("--produce-runs", type=int, default=2,
+                        help="runs of each producer, alternating; the median counts")
+    parser.add_argument("--fetch-runs", type=int, default=3,
+                        help="runs of each fetcher, alternating; the median counts")
+    parser.add_argument("--skip-records-path", action="store_true",
+                        help="do not time pyq's record-object fetch path")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    value = os.urandom(args.value_bytes)
+
+    tmp = Path(tempfile.mkdtemp(prefix="pyq-client-bench-"))
+    broker: BrokerProcess | None = None
+    runs: dict[str, list[Phase]] = {"kp_produce": [], "pyq_produce": [], "kp_fetch": [],
+                                    "pyq_fetch": [], "pyq_records": []}
+    try:
+        broker = BrokerProcess(tmp / "broker", port=0).start()
+        bootstrap = broker.bootstrap_servers
+        pid = broker.pid
+        print(f"cluster: 1 broker process at {bootstrap} (a 3-broker cluster does not exist "
+              f"yet: no replication in these figures); {os.cpu_count()} CPUs")
+        topics = ["sample"] + [f"{who}-{i}" for i in range(args.produce_runs)
+                               for who in ("kafka-python", "pyq")]
+        with Admin(bootstrap_servers=bootstrap) as admin:
+            admin.create_topics([NewTopic(t, 1) for t in topics])
+
+        sample = kafka_python_produce(bootstrap, "sample", SAMPLE_RECORDS, value, pid,
+                                      name="kafka-python sample")
+        print(sample.line())
+        n = args.records
+        projected = n / sample.rate
+        if projected > MAX_KAFKA_PYTHON_SECONDS:
+            print(f"kafka-python would need ~{projected:.0f} s for {n:,} records "
+                  f"(> {MAX_KAFKA_PYTHON_SECONDS:.0f} s): using {REDUCED_RECORDS:,}")
+            n = REDUCED_RECORDS
+        print(f"workload: N = {n:,} records x {args.value_bytes} B, acks=all, linger "
+              f"{LINGER_MS} ms, batch {BATCH_BYTES // 1024} KiB, no compression, 1 partition; "
+              f"{args.produce_runs} run(s) per producer, {args.fetch_runs} per fetcher, "
+              f"alternating, median reported")
+
+        for i in range(args.produce_runs):
+            runs["kp_produce"].append(
+                kafka_python_produce(bootstrap, f"kafka-python-{i}", n, value, pid))
+            print(runs["kp_produce"][-1].line())
+            runs["pyq_produce"].append(pyq_produce(bootstrap, f"pyq-{i}", n, value, pid))
+            print(runs["pyq_produce"][-1].line())
+        for topic in topics[1:]:
+            stored = end_offset(bootstrap, topic)
+            if stored != n:
+                raise RuntimeError(f"topic {topic} holds {stored} records, expected {n}")
+
+        source = "kafka-python-0"  # both fetchers read the records kafka-python wrote
+        for _ in range(args.fetch_runs):
+            runs["kp_fetch"].append(kafka_python_fetch(bootstrap, source, n, args.value_bytes, pid))
+            print(runs["kp_fetch"][-1].line())
+            runs["pyq_fetch"].append(pyq_fetch_arrow(bootstrap, source, n, args.value_bytes, pid))
+            print(runs["pyq_fetch"][-1].line())
+            if not args.skip_records_path:
+                runs["pyq_records"].append(
+                    pyq_fetch_records(bootstrap, source, n, args.value_bytes, pid))
+                print(runs["pyq_records"][-1].line())
+    finally:
+        if broker is not None:
+            broker.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    kp_produce, our_produce = median_phase(runs["kp_produce"]), median_phase(runs["pyq_produce"])
+    kp_fetch, our_fetch = median_phase(runs["kp_fetch"]), median_phase(runs["pyq_fetch"])
+    ratios = {
+        "producer_vs_kafka_python": round(our_produce.rate / kp_produce.rate, 3),
+        "fetcher_vs_kafka_python": round(our_fetch.rate / kp_fetch.rate, 3),
+    }
+    print(f"producer (median): pyq {our_produce.rate:,.0f} vs kafka-python "
+          f"{kp_produce.rate:,.0f} records/s = {ratios['producer_vs_kafka_python']:.2f}x "
+          f"(target >= 2)")
+    print(f"fetcher (median):  pyq {our_fetch.rate:,.0f} vs kafka-python "
+          f"{kp_fetch.rate:,.0f} records/s = {ratios['fetcher_vs_kafka_python']:.2f}x "
+          f"(target >= 2)")
+    cpu_ratio_produce = (kp_produce.client_cpu / our_produce.client_cpu)
+    cpu_ratio_fetch = (kp_fetch.client_cpu / our_fetch.client_cpu)
+    print(f"client CPU per record, kafka-python / pyq: producer {cpu_ratio_produce:.2f}x, "
+          f"fetcher {cpu_ratio_fetch:.2f}x (less sensitive to other load on the machine)")
+    figures: dict[str, Any] = {
+        "records": n, "value_bytes": args.value_bytes, "brokers": 1,
+        "note": "single broker process; a 3-broker cluster does not exist yet",
+        "kafka_python_producer": kp_produce.figures(), "pyq_producer": our_produce.figures(),
+        "kafka_python_fetcher": kp_fetch.figures(), "pyq_fetcher_arrow": our_fetch.figures(),
+        "client_cpu_ratio_producer": round(cpu_ratio_produce, 3),
+        "client_cpu_ratio_fetcher": round(cpu_ratio_fetch, 3),
+        "runs": {k: [round(ph.rate, 1) for ph in v] for k, v in runs.items() if v},
+    }
+    if runs["pyq_records"]:
+        figures["pyq_fetcher_records"] = median_phase(runs["pyq_records"]).figures()
+    print(json.dumps({"benchmark": "client", "ratios": ratios, "figures": figures}))
+
+
+if __name__ == "__main__":
+    main()
