@@ -47,6 +47,7 @@ from typing import Any, NamedTuple
 
 from ..protocol.errors import (
     CorruptMessage,
+    DuplicateSequenceNumber,
     InvalidRecord,
     KafkaError,
     KafkaStorageError,
@@ -68,6 +69,7 @@ from ..protocol.records.compression import decompress
 from .config import LogConfig
 from .leader_epoch_cache import LeaderEpochCache
 from .offset_index import INDEX_SUFFIX
+from .producer_state import ProducerStateManager
 from .segment import INT32_MAX, LOG_SUFFIX, LogSegment, SegmentChanged, SegmentGone
 
 STATE_FILE = "log-state.json"
@@ -210,6 +212,10 @@ class Log:
         self._recovery_point = min(recovery_point, leo)
         self.epochs = LeaderEpochCache(self.dir)
         self.epochs.truncate_from_end(leo)  # recovery may have cut the tail
+        self.producers = ProducerStateManager()
+        for seg in segments[-2:]:  # idempotent producers' recent batches (see producer_state)
+            for header in _segment_headers(seg):
+                self.producers.update(header)
 
     def _read_state(self) -> dict[str, int]:
         state = {"log_start_offset": 0, "high_watermark": 0, "recovery_point": 0}
@@ -379,6 +385,15 @@ class Log:
                 max_ts = header.max_timestamp
         with self._lock:
             self._check_open()
+            for _pos, header in batches:
+                duplicate = self.producers.check(header, self.name)
+                if duplicate is not None:
+                    if len(batches) == 1:  # a retried batch: already written, answer its offsets
+                        return AppendInfo(duplicate[0], duplicate[1], num_records, max_ts, -1,
+                                          self._view.log_start_offset)
+                    raise DuplicateSequenceNumber(
+                        f"append to {self.name}: a batch of producer {header.producer_id} was "
+                        "already written")
             first = self._leo
             offset = first
             for pos, header in batches:
@@ -386,6 +401,8 @@ class Log:
                 offset += header.last_offset_delta + 1
             self._append_locked(buf, first, offset - 1)
             self.epochs.assign(leader_epoch, first)
+            for pos, _header in batches:
+                self.producers.update(BatchHeader.parse(buf, pos))
             return AppendInfo(first, offset - 1, num_records, max_ts, -1, self._view.log_start_offset)
 
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendInfo:
@@ -415,6 +432,7 @@ class Log:
             self._append_locked(data, first, last)
             for _pos, header in batches:
                 self.epochs.assign(header.partition_leader_epoch, header.base_offset)
+                self.producers.update(header)
             return AppendInfo(first, last, num_records, max_ts, -1, self._view.log_start_offset)
 
     def _append_locked(self, buf: Any, first: int, last: int) -> None:
@@ -603,6 +621,7 @@ class Log:
             self._hw = min(self._hw, self._leo)
             self._recovery_point = min(self._recovery_point, self._leo)
             self.epochs.truncate_from_end(self._leo)
+            self.producers.truncate_from(self._leo)
             return True
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -620,6 +639,7 @@ class Log:
                 self._leo = offset
                 self._hw = offset
                 self.epochs.clear()
+                self.producers.clear()
                 self._recovery_point = offset
                 self._write_state()
             except OSError as e:
@@ -785,3 +805,15 @@ def _locate_record(batch: bytes, header: BatchHeader, timestamp: int, min_offset
         pass
     return fallback
 
+
+def _segment_headers(seg: LogSegment) -> list[BatchHeader]:
+    """Every batch header of a segment, read header by header (no record bytes)."""
+    headers = []
+    pos = 0
+    while True:
+        raw = seg.read_at(pos, HEADER_SIZE)
+        if len(raw) < HEADER_SIZE:
+            return headers
+        header = BatchHeader.parse(raw)
+        headers.append(header)
+        pos += header.size

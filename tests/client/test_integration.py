@@ -283,9 +283,6 @@ def test_producer_and_fetcher_ride_out_a_broker_restart(broker_factory):
         fetcher.close()
 
 
-@pytest.mark.skip(reason="the broker does not yet de-duplicate idempotent batches by "
-                         "(producer id, epoch, sequence); no 'sequence' handling in "
-                         "broker_sim/log or broker_sim/server")
 def test_a_retried_idempotent_batch_is_written_once(shared_broker, admin):
     from broker_sim.protocol.api import ApiKey
     from broker_sim.protocol.records import RecordBatchBuilder

@@ -1,0 +1,108 @@
+"""Idempotent-producer state of one partition: de-duplication by (producer id, epoch, sequence).
+
+An idempotent producer numbers its batches per partition: ``base_sequence`` of a batch is
+one more than the last sequence of its previous batch. For each producer id the log keeps
+its epoch and the sequence/offset ranges of its last five batches (a producer has at most
+five requests in flight), and checks every new batch from that producer:
+
+    epoch lower than known            -> ProducerFenced (an old instance)
+    same (first, last) sequence as one of the cached batches
+                                      -> a retry of a batch already written: not appended
+                                         again, answered with its original offsets
+    first sequence != last + 1        -> OutOfOrderSequenceNumber (a gap: a batch was lost)
+    otherwise                         -> appended; cached (evicting the oldest of five)
+
+Worked example: batches seq 0-9 -> offsets 0-9, seq 10-19 -> 10-19; the producer times
+out and resends seq 10-19: the log answers "offsets 10-19" without writing them twice.
+
+A new epoch (or a producer the log has no state for, e.g. after its state aged out)
+starts fresh. State is rebuilt from batch headers when the log opens (the headers carry
+producer id, epoch and base sequence), from the segments a reopen recovers. Owned by a
+Log and used under the log's lock.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..protocol.errors import OutOfOrderSequenceNumber, ProducerFenced
+from ..protocol.records.batch_header import BatchHeader
+
+CACHED_BATCHES = 5
+INT32_MAX = 0x7FFFFFFF
+
+
+@dataclass
+class _Batch:
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+
+
+@dataclass
+class _ProducerEntry:
+    epoch: int
+    batches: deque[_Batch] = field(default_factory=lambda: deque(maxlen=CACHED_BATCHES))
+
+
+def _last_seq(header: BatchHeader) -> int:
+    return (header.base_sequence + header.last_offset_delta) % (INT32_MAX + 1)
+
+
+class ProducerStateManager:
+    def __init__(self) -> None:
+        self._producers: dict[int, _ProducerEntry] = {}
+
+    def __len__(self) -> int:
+        return len(self._producers)
+
+    def check(self, header: BatchHeader, topic_partition: str) -> tuple[int, int] | None:
+        """Validate a leader append; returns (first, last) offsets if it is a duplicate."""
+        pid = header.producer_id
+        if pid < 0 or header.base_sequence < 0:
+            return None
+        entry = self._producers.get(pid)
+        if entry is None or header.producer_epoch > entry.epoch:
+            return None
+        if header.producer_epoch < entry.epoch:
+            raise ProducerFenced(f"{topic_partition}: producer {pid} epoch {header.producer_epoch} is "
+                                 f"older than the current epoch {entry.epoch}")
+        last = _last_seq(header)
+        for b in entry.batches:
+            if b.first_seq == header.base_sequence and b.last_seq == last:
+                return b.first_offset, b.last_offset
+        if entry.batches:
+            expected = (entry.batches[-1].last_seq + 1) % (INT32_MAX + 1)
+            if header.base_sequence != expected:
+                raise OutOfOrderSequenceNumber(
+                    f"{topic_partition}: producer {pid} sent sequence {header.base_sequence}, "
+                    f"expected {expected}")
+        return None
+
+    def update(self, header: BatchHeader) -> None:
+        """Record an appended batch (its offsets already assigned)."""
+        pid = header.producer_id
+        if pid < 0 or header.base_sequence < 0:
+            return
+        entry = self._producers.get(pid)
+        if entry is None or header.producer_epoch > entry.epoch:
+            entry = _ProducerEntry(header.producer_epoch)
+            self._producers[pid] = entry
+        elif header.producer_epoch < entry.epoch:
+            return
+        entry.batches.append(_Batch(header.base_sequence, _last_seq(header),
+                                    header.base_offset, header.last_offset))
+
+    def truncate_from(self, offset: int) -> None:
+        """Forget batches at or after ``offset`` (the log was truncated there)."""
+        for pid in list(self._producers):
+            entry = self._producers[pid]
+            kept = [b for b in entry.batches if b.last_offset < offset]
+            entry.batches = deque(kept, maxlen=CACHED_BATCHES)
+            if not kept:
+                del self._producers[pid]
+
+    def clear(self) -> None:
+        self._producers.clear()
