@@ -223,7 +223,7 @@ class PartitionManager:
         start = self._emitted_to
         end = max(start, latest_offset)
         if limit is not None:
-            end = min(end, start + limit)
+            end = min(end, start + limit - len(retries))
         new = OffsetRange(self.topic, self.partition, start, end)
         if new.size:
             self._pending[plan_id] = new
