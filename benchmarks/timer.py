@@ -16,8 +16,15 @@ Workload (identical for all three timers, generated from one precomputed pattern
   may still hold it.
 
 One *op* = creating the operation object + adding it to the timer + either cancelling
-it or having it expire and run; the workload's own bookkeeping is included and is the
-same for all three, so ops/s is end-to-end throughput of this workload.
+it or having it expire and run. Two throughputs are reported for each timer:
+
+* end-to-end: the whole workload, including its own bookkeeping (the completion ring,
+  the loop over arrivals), which is the same for all three;
+* timer alone (used for the ``ops_vs_*`` ratios): end-to-end CPU time minus that of a
+  ``null`` run of the very same driver with no timer (operations of a trivial class,
+  a C no-op in place of add and cancel). It is the cost of add + cancel-or-expire per
+  operation (plus the per-step expiry checks), which is what the ratios compare. Both
+  ratios are in the JSON (``end_to_end_ratio_vs_*`` under ``figures``).
 
 Timers compared (all with a simulated clock, in the same process, run alternately):
 
@@ -39,10 +46,18 @@ Timers compared (all with a simulated clock, in the same process, run alternatel
 Measurements: CPU time of this process (``time.process_time``; the workload is
 single-threaded and CPU-bound, and unlike wall time this is not inflated when other
 processes share the machine) for the whole workload without tracing (best of
-``--repeat`` runs, alternating implementations), then a separate run under ``tracemalloc`` for the
-peak of Python-allocated memory during the workload (tracing slows Python down, so it is
-never mixed with timing). Finally, our per-op cost (add + cancel of one operation in
-steady state) with 10,000 vs 1,000,000 other operations pending in the timer.
+``--repeat`` runs, alternating implementations, to filter out a busy machine), then a
+separate run under ``tracemalloc`` for the peak of Python-allocated memory during the
+workload (tracing slows Python down, so it is never mixed with timing); the memory ratio
+compares the raw peaks. Finally, our per-op cost (create + add + cancel of one operation
+in steady state, best of 15 alternating rounds) with 10,000 vs 1,000,000 other
+operations pending in the timer (spread over 30-60 s, as the purgatory's would be).
+
+On a shared machine the CPU's speed itself drifts over seconds, so single runs can be
+off by tens of percent either way; compare ratios from several invocations.
+
+Python's GC stays enabled for all timers: a heap that keeps a million live tuples makes
+the collector work harder, and that is part of its real cost.
 
 Output: human-readable lines, then one JSON line (the last line)::
 
@@ -342,39 +357,44 @@ def peak_memory(name: str, pattern: list[int]) -> int:
     return peak - base
 
 
-def per_op_cost(pending: int, ops: int) -> float:
+def per_op_costs(pendings: tuple[int, ...], ops: int, rounds: int = 15) -> dict[int, float]:
     """Our CPU seconds per operation (create + add + cancel) with ``pending`` others waiting.
 
-    The pending tasks are spread over 30 s, as the purgatory's would be. Each step adds
-    100 operations, cancels them, and moves the clock 1 ms (buckets keep being reused).
+    One timer per pending count, all alive at once and measured in alternating rounds
+    (best round each), so that a busy machine skews none of them. The pending tasks are
+    spread over 30-60 s, as the purgatory's would be. Each step adds 100 operations,
+    cancels them, and moves the clock 1 ms (so buckets keep being reused).
     """
-    clock = ManualClock(0)
-    timer = SystemTimer("bench-cost", clock=clock, executor=SyncExecutor())
-    keep = []
-    for k in range(pending):
-        op = WheelOp(TIMEOUT_MS + k % TIMEOUT_MS)
-        timer.add(op)
-        keep.append(op)
-    add = timer.add
-    advance = clock.advance
-    advance_clock = timer.advance_clock
-    best = float("inf")
-    for _ in range(5):
-        gc.collect()
-        t0 = time.process_time()
-        done = 0
-        while done < ops:
-            batch = [WheelOp(TIMEOUT_MS) for _ in range(PER_STEP)]
-            for op in batch:
-                add(op)
-            for op in batch:
-                op.cancel()
-            done += PER_STEP
-            advance(1)
-            advance_clock(0)
-        best = min(best, (time.process_time() - t0) / ops)
-    assert timer.size == pending, (timer.size, pending)
-    timer.shutdown()
+    setups = {}
+    for pending in pendings:
+        clock = ManualClock(0)
+        timer = SystemTimer(f"bench-cost-{pending}", clock=clock, executor=SyncExecutor())
+        keep = [WheelOp(TIMEOUT_MS + k % TIMEOUT_MS) for k in range(pending)]
+        for op in keep:
+            timer.add(op)
+        setups[pending] = (clock, timer, keep)
+    best = dict.fromkeys(pendings, float("inf"))
+    for _ in range(rounds):
+        for pending, (clock, timer, _keep) in setups.items():
+            add = timer.add
+            advance = clock.advance
+            advance_clock = timer.advance_clock
+            gc.collect()
+            t0 = time.process_time()
+            done = 0
+            while done < ops:
+                batch = [WheelOp(TIMEOUT_MS) for _ in range(PER_STEP)]
+                for op in batch:
+                    add(op)
+                for op in batch:
+                    op.cancel()
+                done += PER_STEP
+                advance(1)
+                advance_clock(0)
+            best[pending] = min(best[pending], (time.process_time() - t0) / ops)
+    for pending, (_clock, timer, _keep) in setups.items():
+        assert timer.size == pending, (timer.size, pending)
+        timer.shutdown()
     return best
 
 
@@ -382,7 +402,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--ops", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--cost-ops", type=int, default=100_000)
+    parser.add_argument("--cost-ops", type=int, default=20_000)
     args = parser.parse_args()
     n = args.ops
     pattern = make_pattern(n)
@@ -414,8 +434,8 @@ def main() -> None:
             f"peak {peaks[name] / 2**20:7.1f} MiB"
         )
 
-    cost_10k = per_op_cost(10_000, args.cost_ops)
-    cost_1m = per_op_cost(1_000_000, args.cost_ops)
+    costs = per_op_costs((10_000, 1_000_000), args.cost_ops)
+    cost_10k, cost_1m = costs[10_000], costs[1_000_000]
     print(
         f"ours per op (create+add+cancel): {cost_10k * 1e6:.2f} us with 10k pending, "
         f"{cost_1m * 1e6:.2f} us with 1M pending"

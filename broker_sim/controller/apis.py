@@ -22,8 +22,8 @@ from ..protocol.errors import (
     UnknownTopicOrPartition,
 )
 from ..protocol.schema import Data
-from .group_offsets import GroupOffsetStore
 from .controller import Controller
+from .group_offsets import GroupOffsetStore
 
 log = logging.getLogger(__name__)
 

@@ -36,6 +36,8 @@ class Clock(Protocol):
 class SystemClock:
     """The real monotonic clock (``time.monotonic_ns`` truncated to milliseconds).
 
+    Truncation means a reading lags real time by less than 1 ms, so a delay measured on
+    this clock may end up to 1 ms early in real time (as with Kafka's millisecond clock).
     Stateless, hence safe to share between any number of threads.
     """
 

@@ -267,7 +267,7 @@ def test_reaper_expires_operations_in_real_time() -> None:
         for _ in ops:
             assert expired.acquire(timeout=10)
         elapsed_ms = (time.monotonic() - t0) * 1000
-        assert elapsed_ms >= 60  # never early
+        assert elapsed_ms >= 59  # never early (the clock has whole-millisecond resolution)
         assert all(op.expirations == 1 and op.completions == 1 for op in ops)
         assert purgatory.num_delayed() == 1
         # Expired operations stay in their watcher lists until a check or a purge.

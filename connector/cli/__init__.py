@@ -1,0 +1,28 @@
+"""``pyq``: a Kafka-tool-like command line for pyq clusters (and any Kafka cluster).
+
+::
+
+    pyq cluster start [--brokers N] [--data-dir DIR]      a local controller + N brokers
+    pyq topics create TOPIC [--partitions N] [--replication-factor N] [--config K=V]
+    pyq topics list | describe [TOPIC] | delete TOPIC
+    pyq produce TOPIC                                      stdin lines -> records
+    pyq consume TOPIC [--from-beginning] [--max N]         records -> stdout lines
+    pyq lag --group G [--topic T]                          committed vs latest offsets
+
+Every command talks to the cluster through pyq's own client (:mod:`connector.client`),
+imported only when a command runs, so ``--help`` is instant. Exit codes: 0 success,
+1 the command failed (one ``pyq ...: error: ...`` line on stderr), 2 bad usage (one line
+naming the option, the value and what is allowed).
+
+Modules, one concept each::
+
+    main      the parser tree and the dispatch; maps errors to exit codes
+    args      argparse with one-line usage errors, validated option types, client options
+    errors    CommandError: an expected failure, shown as one line
+    table     plain, aligned text tables
+    cluster   pyq cluster start (broker_sim's ``pyq-broker cluster``)
+    topics    pyq topics create / list / describe / delete
+    produce   pyq produce: stdin lines, optionally ``key<TAB>value``, become records
+    consume   pyq consume: follow partitions from the earliest or latest offsets
+    lag       pyq lag: a group's committed offsets, the latest offsets, the lag, counters
+"""

@@ -1,0 +1,165 @@
+"""``pyq consume TOPIC``: print the records of a topic's partitions as they arrive.
+
+Records are read without a consumer group, the way a Spark source's executor reads
+(:class:`connector.client.Fetcher`), by :class:`TopicReader` rounds:
+
+1. ask each partition's leader for its high watermark (one ListOffsets per leader);
+2. for each partition with records at or past its position, fetch
+   ``[position, high watermark)`` — records that exist, so the fetch does not wait — and
+   move the position past them.
+
+:func:`consume` repeats rounds until ``--max`` records have been printed or no record has
+arrived for ``--timeout-ms``, pausing ``poll_interval_ms`` after a round that found
+nothing. It takes the clock and the pause as arguments, so tests drive the idle timeout
+without sleeping. Worked example, ``--timeout-ms 5000``: records arrive at t=0 and
+t=4000, then nothing; rounds at t=4100, 4200, ... find none, and the round at t=9000
+(5000 ms after the last record) ends the command.
+
+Positions start at the earliest offsets with ``--from-beginning``, else at the latest
+(only new records are printed). Within a round, partitions are read in order, so records
+of one partition are in offset order but partitions interleave by round. A position that
+retention deleted meanwhile (OFFSET_OUT_OF_RANGE below the log start) moves to the log
+start, with a warning on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .args import at_least, client_options, client_parent
+from .errors import CommandError
+from .topics import describe
+
+if TYPE_CHECKING:
+    from broker_sim.protocol.records import Record
+    from connector.client import Admin, Fetcher
+    from connector.client.clock import Clock
+
+POLL_INTERVAL_MS = 100.0
+
+
+def register(commands: Any) -> None:
+    consume = commands.add_parser(
+        "consume", parents=[client_parent()], help="print records as lines",
+        description="Print the value of each record of TOPIC, one per line (UTF-8, invalid "
+                    "bytes replaced). Starts at the latest offsets unless --from-beginning; "
+                    "stops after --max records, or when no record arrives for --timeout-ms.")
+    consume.add_argument("topic", metavar="TOPIC")
+    consume.add_argument("--from-beginning", action="store_true",
+                         help="start at the earliest offsets (default: the latest)")
+    consume.add_argument("--max", type=at_least(1), metavar="N",
+                         help="stop after N records (default: no limit)")
+    consume.add_argument("--partition", type=at_least(0), metavar="P",
+                         help="read only partition P (default: every partition)")
+    consume.add_argument("--print-key", action="store_true",
+                         help="print KEY<TAB>VALUE ('null' for a record without a key)")
+    consume.add_argument("--timeout-ms", type=at_least(0), default=5000, metavar="MS",
+                         help="stop when no record arrives for this long (default 5000)")
+    consume.set_defaults(run=consume_records)
+
+
+class TopicReader:
+    """Positions in some partitions of a topic, and one read round (see the module doc).
+
+    Owned by one thread (its admin client and fetcher are single-threaded).
+    """
+
+    def __init__(self, admin: Admin, fetcher: Fetcher, topic: str,
+                 positions: Mapping[int, int]) -> None:
+        self.admin = admin
+        self.fetcher = fetcher
+        self.topic = topic
+        self.positions = dict(positions)
+
+    def poll(self) -> Iterator[Record]:
+        """The records between each position and its partition's high watermark."""
+        from connector.client import TopicPartition
+
+        latest = self.admin.list_offsets(
+            {TopicPartition(self.topic, p): "latest" for p in self.positions})
+        for partition, position in sorted(self.positions.items()):
+            end = latest[TopicPartition(self.topic, partition)].offset
+            if position < end:
+                yield from self._read(partition, position, end)
+
+    def _read(self, partition: int, start: int, end: int) -> Iterator[Record]:
+        from connector.client import OffsetOutOfRangeError
+
+        try:
+            for record in self.fetcher.iter_records(self.topic, partition, start, end):
+                self.positions[partition] = record.offset + 1
+                yield record
+        except OffsetOutOfRangeError as e:
+            if not 0 <= e.offset < e.log_start_offset:
+                raise
+            print(f"pyq consume: warning: {self.topic}-{partition}: offsets {e.offset} to "
+                  f"{e.log_start_offset - 1} were deleted; continuing at {e.log_start_offset}",
+                  file=sys.stderr)
+            self.positions[partition] = e.log_start_offset
+
+
+def consume(poll: Callable[[], Iterator[Any]], emit: Callable[[Any], None],
+            max_records: int | None, idle_timeout_ms: float, clock: Clock,
+            sleep_ms: Callable[[float], None],
+            poll_interval_ms: float = POLL_INTERVAL_MS) -> int:
+    """Emit records from ``poll()`` rounds until ``max_records`` or ``idle_timeout_ms``
+    without a record; returns the number emitted."""
+    count = 0
+    last_record = clock.monotonic_ms()
+    while max_records is None or count < max_records:
+        found = False
+        for record in poll():
+            emit(record)
+            count += 1
+            found = True
+            if max_records is not None and count >= max_records:
+                return count
+        now = clock.monotonic_ms()
+        if found:
+            last_record = now
+            continue
+        idle = now - last_record
+        if idle >= idle_timeout_ms:
+            break
+        sleep_ms(min(poll_interval_ms, idle_timeout_ms - idle))
+    return count
+
+
+def record_line(record: Record, print_key: bool) -> str:
+    value = "null" if record.value is None else bytes(record.value).decode("utf-8", "replace")
+    if not print_key:
+        return value + "\n"
+    key = "null" if record.key is None else bytes(record.key).decode("utf-8", "replace")
+    return f"{key}\t{value}\n"
+
+
+def consume_records(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from connector.client import Admin, Fetcher, TopicPartition
+    from connector.client.clock import SYSTEM_CLOCK
+
+    out = out or sys.stdout
+    options = client_options(args)
+    with Admin(options) as admin, Fetcher(options) as fetcher:
+        partitions = [p.partition for p in describe(admin, args.topic)[args.topic].partitions]
+        if args.partition is not None:
+            if args.partition not in partitions:
+                raise CommandError(f"--partition {args.partition}: topic {args.topic!r} has "
+                                   f"partitions 0..{len(partitions) - 1}")
+            partitions = [args.partition]
+        start = "earliest" if args.from_beginning else "latest"
+        offsets = admin.list_offsets({TopicPartition(args.topic, p): start for p in partitions})
+        reader = TopicReader(admin, fetcher, args.topic,
+                             {tp.partition: o.offset for tp, o in offsets.items()})
+
+        def emit(record: Record) -> None:
+            out.write(record_line(record, args.print_key))
+            out.flush()  # a consumer followed live, or piped, shows each record at once
+
+        count = consume(reader.poll, emit, args.max, args.timeout_ms, SYSTEM_CLOCK,
+                        lambda ms: time.sleep(ms / 1000.0))
+    print(f"consumed {count} records", file=sys.stderr)
+    return 0

@@ -1,0 +1,133 @@
+"""``pyq topics create | list | describe | delete``, like Kafka's ``kafka-topics``.
+
+``describe`` prints one row per partition::
+
+    TOPIC   PARTITION  LEADER  REPLICAS  ISR    EARLIEST  LATEST
+    events  0          1       1,2,0     1,2,0  0         1200
+    events  1          2       2,0,1     2,0    0         1187
+
+``EARLIEST`` is the log start offset and ``LATEST`` the high watermark (the offset the
+next record will get, as consumers see it). A partition without a leader shows ``-``
+for its leader and offsets.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from .args import at_least, client_options, client_parent, name_value
+from .errors import CommandError
+from .table import format_table
+
+if TYPE_CHECKING:
+    from connector.client import Admin, TopicDescription
+
+DESCRIBE_COLUMNS = ["TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR", "EARLIEST", "LATEST"]
+
+
+def register(commands: Any) -> None:
+    topics = commands.add_parser("topics", help="create, list, describe and delete topics",
+                                 description="Create, list, describe and delete topics.")
+    actions = topics.add_subparsers(dest="action", metavar="ACTION", required=True)
+    client = client_parent()
+
+    create = actions.add_parser("create", parents=[client], help="create a topic",
+                                description="Create a topic.")
+    create.add_argument("topic", metavar="TOPIC")
+    create.add_argument("--partitions", type=at_least(1), default=-1, metavar="N",
+                        help="number of partitions (default: the broker's num.partitions)")
+    create.add_argument("--replication-factor", type=at_least(1), default=-1, metavar="N",
+                        help="replicas per partition (default: the broker's "
+                             "default.replication.factor)")
+    create.add_argument("--config", type=name_value, action="append", default=[],
+                        metavar="NAME=VALUE",
+                        help="a topic config, e.g. retention.ms=3600000 (repeatable)")
+    create.add_argument("--if-not-exists", action="store_true",
+                        help="succeed if the topic already exists")
+    create.set_defaults(run=create_topic)
+
+    listing = actions.add_parser("list", parents=[client], help="list topic names",
+                                 description="Print the name of every topic, one per line.")
+    listing.set_defaults(run=list_topics)
+
+    describe = actions.add_parser(
+        "describe", parents=[client], help="partitions, leaders, replicas, ISR and offsets",
+        description="Print each partition's leader, replicas, in-sync replicas and its "
+                    "earliest and latest offsets.")
+    describe.add_argument("topic", metavar="TOPIC", nargs="?",
+                          help="the topic to describe (default: every topic)")
+    describe.set_defaults(run=describe_topics)
+
+    delete = actions.add_parser("delete", parents=[client], help="delete a topic",
+                                description="Delete a topic and all its records.")
+    delete.add_argument("topic", metavar="TOPIC")
+    delete.add_argument("--if-exists", action="store_true",
+                        help="succeed if the topic does not exist")
+    delete.set_defaults(run=delete_topic)
+
+
+def _admin(args: argparse.Namespace) -> Admin:
+    from connector.client import Admin
+
+    return Admin(client_options(args))
+
+
+def create_topic(args: argparse.Namespace) -> int:
+    from connector.client import NewTopic
+
+    with _admin(args) as admin:
+        admin.create_topics([NewTopic(args.topic, args.partitions, args.replication_factor,
+                                      dict(args.config))], if_not_exists=args.if_not_exists)
+    print(f"created topic {args.topic}")
+    return 0
+
+
+def list_topics(args: argparse.Namespace) -> int:
+    with _admin(args) as admin:
+        for name in sorted(admin.list_topics()):
+            print(name)
+    return 0
+
+
+def describe_topics(args: argparse.Namespace) -> int:
+    with _admin(args) as admin:
+        descriptions = describe(admin, args.topic)
+        rows = describe_rows(admin, descriptions.values())
+    if rows:
+        print(format_table(DESCRIBE_COLUMNS, rows))
+    return 0
+
+
+def delete_topic(args: argparse.Namespace) -> int:
+    with _admin(args) as admin:
+        admin.delete_topics([args.topic], if_exists=args.if_exists)
+    print(f"deleted topic {args.topic}")
+    return 0
+
+
+def describe(admin: Admin, topic: str | None) -> dict[str, TopicDescription]:
+    """Descriptions of ``topic`` (every topic if None); a missing topic is a CommandError."""
+    from connector.client import UnknownTopicOrPartition
+
+    try:
+        return admin.describe_topics(None if topic is None else [topic])
+    except UnknownTopicOrPartition as e:
+        raise CommandError(f"topic {topic!r} does not exist") from e
+
+
+def describe_rows(admin: Admin, descriptions: Any) -> list[list[object]]:
+    from connector.client import TopicPartition
+
+    partitions = [p for d in descriptions for p in d.partitions]
+    led = [TopicPartition(p.topic, p.partition) for p in partitions if p.leader >= 0]
+    earliest = admin.list_offsets(dict.fromkeys(led, "earliest")) if led else {}
+    latest = admin.list_offsets(dict.fromkeys(led, "latest")) if led else {}
+    rows: list[list[object]] = []
+    for p in partitions:
+        tp = TopicPartition(p.topic, p.partition)
+        first, last = earliest.get(tp), latest.get(tp)
+        rows.append([p.topic, p.partition, p.leader if p.leader >= 0 else None,
+                     p.replicas, p.isr, first.offset if first else None,
+                     last.offset if last else None])
+    return rows

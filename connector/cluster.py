@@ -1,0 +1,144 @@
+"""A throwaway local cluster for notebooks and tests: ``with EmbeddedCluster() as c: ...``.
+
+:class:`EmbeddedCluster` is a thin lifecycle wrapper around
+:class:`broker_sim.cluster.LocalCluster` (one controller process plus N broker processes,
+each a real OS process speaking the Kafka protocol). What it adds is the data directory:
+without ``data_dir`` the cluster lives in a fresh temporary directory that is deleted when
+the ``with`` block ends, so a notebook cell or a test leaves nothing behind.
+
+>>> from connector.client import Admin
+>>> with EmbeddedCluster(brokers=3) as cluster:                 # doctest: +SKIP
+...     with Admin(bootstrap_servers=cluster.bootstrap_servers) as admin:
+...         admin.create_topic("events", num_partitions=3, replication_factor=3)
+...     cluster.broker(1).kill()                                # simulate a crash
+...     cluster.bootstrap_servers
+'127.0.0.1:40817,127.0.0.1:40821,127.0.0.1:40823'
+
+Lifecycle::
+
+    start()    start the controller and the brokers (a no-op while running)
+    stop()     stop every process (SIGTERM, then SIGKILL); the data directory stays, so a
+               later start() brings back the same topics and records
+    close()    stop() and delete the temporary directory (what leaving ``with`` does);
+               a directory passed as ``data_dir`` is never deleted
+
+Processes started again by ``start()`` pick new ephemeral ports, so read
+``bootstrap_servers`` after each start. To restart a single broker on its old port, use
+``cluster.broker(i).stop()`` / ``.start()`` (a :class:`~broker_sim.process.BrokerProcess`).
+
+Threading: not thread-safe; one owner starts and stops it.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from broker_sim.cluster import LocalCluster
+from broker_sim.process import BrokerProcess, ManagedProcess
+
+log = logging.getLogger(__name__)
+
+
+class EmbeddedCluster:
+    """A :class:`~broker_sim.cluster.LocalCluster` in a temporary directory (see module doc)."""
+
+    def __init__(self, brokers: int = 3, data_dir: str | Path | None = None,
+                 overrides: Mapping[str, str] | None = None, *,
+                 session_timeout_ms: int = 3000) -> None:
+        if brokers < 1:
+            raise ValueError(f"brokers={brokers} is not allowed: must be at least 1")
+        self.num_brokers = brokers
+        self.overrides = dict(overrides or {})
+        self.session_timeout_ms = session_timeout_ms
+        self._given_dir = None if data_dir is None else Path(data_dir)
+        self._temp_dir: tempfile.TemporaryDirectory[str] | None = None
+        self._cluster: LocalCluster | None = None
+
+    # ---- where and what -------------------------------------------------------------
+    @property
+    def data_dir(self) -> Path:
+        """The cluster's directory (a temporary one is created on first start)."""
+        if self._given_dir is not None:
+            return self._given_dir
+        if self._temp_dir is None:
+            self._temp_dir = tempfile.TemporaryDirectory(prefix="pyq-cluster-")
+        return Path(self._temp_dir.name)
+
+    @property
+    def running(self) -> bool:
+        return self._cluster is not None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """``host:port,...`` of every broker, for any Kafka client."""
+        return self._running().bootstrap_servers
+
+    @property
+    def brokers(self) -> list[BrokerProcess]:
+        return list(self._running().brokers)
+
+    @property
+    def controller(self) -> ManagedProcess:
+        return self._running().controller
+
+    def broker(self, broker_id: int) -> BrokerProcess:
+        """The process of broker ``broker_id`` (0..brokers-1): kill, pause, restart it."""
+        brokers = self._running().brokers
+        if not 0 <= broker_id < len(brokers):
+            raise IndexError(f"no broker {broker_id}: the cluster has brokers 0..{len(brokers) - 1}")
+        return brokers[broker_id]
+
+    def pids(self) -> list[int]:
+        """Process ids of the controller and every broker."""
+        cluster = self._running()
+        return [cluster.controller.pid, *(b.pid for b in cluster.brokers)]
+
+    def _running(self) -> LocalCluster:
+        if self._cluster is None:
+            raise RuntimeError("the cluster is not running: call start() or use 'with'")
+        return self._cluster
+
+    # ---- lifecycle ------------------------------------------------------------------
+    def start(self) -> EmbeddedCluster:
+        if self._cluster is not None:
+            return self
+        # A LocalCluster is started once; a restart is a new one over the same directory.
+        cluster = LocalCluster(self.data_dir, self.num_brokers, self.overrides,
+                               session_timeout_ms=self.session_timeout_ms)
+        cluster.start()  # stops whatever it started if a process fails to come up
+        self._cluster = cluster
+        log.info("embedded cluster in %s: %s", self.data_dir, cluster.bootstrap_servers)
+        return self
+
+    def stop(self) -> None:
+        """Stop every process; keep the data directory (see :meth:`close`)."""
+        cluster, self._cluster = self._cluster, None
+        if cluster is not None:
+            cluster.stop()
+
+    def close(self) -> None:
+        """Stop every process and delete the directory if it is a temporary one."""
+        try:
+            self.stop()
+        finally:
+            temp, self._temp_dir = self._temp_dir, None
+            if temp is not None:
+                temp.cleanup()
+
+    def __enter__(self) -> EmbeddedCluster:
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = self._cluster.bootstrap_servers if self._cluster else "stopped"
+        where = self._given_dir or (self._temp_dir.name if self._temp_dir else "a temporary dir")
+        return f"<EmbeddedCluster brokers={self.num_brokers} {state} in {where}>"

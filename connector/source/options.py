@@ -1,0 +1,218 @@
+"""The source's options: parsed from Spark's strings and validated once, in one place.
+
+Every option arrives as a string. :func:`parse_source_options` turns them into a typed
+:class:`SourceOptions` or raises :class:`OptionError` naming the option, the value given and
+what is allowed, at ``load()`` (batch) or ``start()`` (streaming) time, before any data
+moves.
+
+| option | meaning | default |
+|---|---|---|
+| kafka.bootstrap.servers | ``host:port[,host:port...]`` | required |
+| subscribe / subscribePattern / assign | topics: a list, a regex, or ``{"t": [0, 1]}``; exactly one | required |
+| startingOffsets | ``earliest``, ``latest``, ``committed`` (needs groupId) or ``{"t": {"0": 42}}`` (-2 earliest, -1 latest) | streaming ``latest``, batch ``earliest`` |
+| startingOffsetsByTimestamp | ``{"t": {"0": 1700000000000}}``, wins over startingOffsets | |
+| startingTimestamp | one timestamp (ms) for every partition, wins over both | |
+| endingOffsets | batch only: ``latest`` or per-partition JSON | ``latest`` |
+| failOnDataLoss | stop when offsets were deleted (retention) or truncated | ``true`` |
+| maxOffsetsPerTrigger / minOffsetsPerTrigger | records per micro-batch, at most / at least | none |
+| maxTriggerDelay | how long minOffsetsPerTrigger may hold a batch back (``15m``, ``30s``, ``500ms``) | ``15m`` |
+| minPartitions / maxRecordsPerPartition | split ranges into more Spark tasks | none |
+| maxOffsetBehind | skip ahead when a partition lags more than this | none |
+| groupId | consumer group the query commits its progress to | none |
+| queryName | the name stored with committed offsets | groupId |
+| maxRetries / retryBackoffMs | failed-record redeliveries and their first backoff | ``3`` / ``1000`` |
+| deadLetterTopic | where records go after maxRetries | none (dropped, counted) |
+| includeHeaders | add the ``headers`` column | ``false`` |
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+class OptionError(ValueError):
+    """An invalid source or sink option; the message names the option, value and rule."""
+
+    def __init__(self, option: str, value: object, allowed: str) -> None:
+        super().__init__(f"pyq option {option}={value!r} is not allowed: {allowed}")
+        self.option = option
+        self.value = value
+
+
+_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h|d)?\s*$")
+_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, None: 1}
+
+
+def parse_duration_ms(option: str, raw: str) -> int:
+    m = _DURATION.match(raw)
+    if not m:
+        raise OptionError(option, raw, "a duration such as 500ms, 30s, 15m or 1h")
+    return int(m.group(1)) * _UNITS_MS[m.group(2)]
+
+
+def parse_bool(option: str, raw: str) -> bool:
+    low = raw.strip().lower()
+    if low not in ("true", "false"):
+        raise OptionError(option, raw, "true or false")
+    return low == "true"
+
+
+def parse_positive_int(option: str, raw: str, minimum: int = 1) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise OptionError(option, raw, f"an integer of at least {minimum}") from None
+    if value < minimum:
+        raise OptionError(option, raw, f"an integer of at least {minimum}")
+    return value
+
+
+def _partition_json(option: str, raw: str) -> dict[str, dict[int, int]]:
+    """``{"topic": {"0": 12, "1": -2}}`` -> {topic: {partition: value}}."""
+    try:
+        data = json.loads(raw)
+        return {str(t): {int(p): int(v) for p, v in parts.items()} for t, parts in data.items()}
+    except (ValueError, AttributeError, TypeError):
+        raise OptionError(option, raw, 'JSON like {"topic": {"0": 23, "1": -2}}') from None
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    bootstrap_servers: str
+    subscribe: tuple[str, ...] = ()
+    subscribe_pattern: str | None = None
+    assign: dict[str, tuple[int, ...]] | None = None
+    starting: str | dict[str, dict[int, int]] = "latest"
+    starting_by_timestamp: dict[str, dict[int, int]] | None = None
+    starting_timestamp: int | None = None
+    ending: str | dict[str, dict[int, int]] = "latest"
+    fail_on_data_loss: bool = True
+    max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 15 * 60_000
+    min_partitions: int | None = None
+    max_records_per_partition: int | None = None
+    max_offset_behind: int | None = None
+    group_id: str | None = None
+    query_name: str | None = None
+    max_retries: int = 3
+    retry_backoff_ms: int = 1000
+    dead_letter_topic: str | None = None
+    include_headers: bool = False
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def failures_topic(self) -> str | None:
+        """Where failed-record reports for this query's group go (see :mod:`.failures`)."""
+        return f"{self.group_id}.pyq-failures" if self.group_id else None
+
+
+KNOWN = {
+    "kafka.bootstrap.servers", "subscribe", "subscribePattern", "assign", "startingOffsets",
+    "startingOffsetsByTimestamp", "startingTimestamp", "endingOffsets", "failOnDataLoss",
+    "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "minPartitions",
+    "maxRecordsPerPartition", "maxOffsetBehind", "groupId", "queryName", "maxRetries",
+    "retryBackoffMs", "deadLetterTopic", "includeHeaders", "path",
+}
+
+
+def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceOptions:
+    opts = {k: str(v) for k, v in options.items()}
+    lower = {k.lower(): k for k in opts}
+
+    def get(name: str) -> str | None:
+        key = lower.get(name.lower())
+        return opts[key] if key is not None else None
+
+    unknown = [k for k in opts if k not in KNOWN and k.lower() not in {n.lower() for n in KNOWN}
+               and not k.startswith("kafka.")]
+    if unknown:
+        raise OptionError(unknown[0], opts[unknown[0]], "a known pyq source option: " + ", ".join(sorted(KNOWN)))
+
+    bootstrap = get("kafka.bootstrap.servers")
+    if not bootstrap or not all(re.match(r"^[^:,\s]+:\d+$", s.strip()) for s in bootstrap.split(",")):
+        raise OptionError("kafka.bootstrap.servers", bootstrap, "host:port[,host:port...] (required)")
+    out: dict = {"bootstrap_servers": bootstrap}
+
+    chosen = [n for n in ("subscribe", "subscribePattern", "assign") if get(n) is not None]
+    if len(chosen) != 1:
+        raise OptionError("subscribe/subscribePattern/assign", chosen or None,
+                          "exactly one of subscribe, subscribePattern and assign")
+    if get("subscribe") is not None:
+        topics = tuple(t.strip() for t in get("subscribe").split(",") if t.strip())  # type: ignore[union-attr]
+        if not topics:
+            raise OptionError("subscribe", get("subscribe"), "a comma-separated list of topic names")
+        out["subscribe"] = topics
+    elif get("subscribePattern") is not None:
+        try:
+            re.compile(get("subscribePattern"))  # type: ignore[arg-type]
+        except re.error as e:
+            raise OptionError("subscribePattern", get("subscribePattern"), f"a valid regex ({e})") from None
+        out["subscribe_pattern"] = get("subscribePattern")
+    else:
+        raw = get("assign")
+        try:
+            data = json.loads(raw)  # type: ignore[arg-type]
+            out["assign"] = {str(t): tuple(int(p) for p in ps) for t, ps in data.items()}
+        except (ValueError, AttributeError, TypeError):
+            raise OptionError("assign", raw, 'JSON like {"topic": [0, 1]}') from None
+
+    starting = get("startingOffsets")
+    if starting is None:
+        out["starting"] = "latest" if streaming else "earliest"
+    elif starting.strip().lower() in ("earliest", "latest", "committed"):
+        out["starting"] = starting.strip().lower()
+        if out["starting"] == "latest" and not streaming:
+            raise OptionError("startingOffsets", starting, "earliest, committed or JSON for a batch query")
+    else:
+        out["starting"] = _partition_json("startingOffsets", starting)
+    if out["starting"] == "committed" and not get("groupId"):
+        raise OptionError("startingOffsets", starting, "committed only together with groupId")
+    if get("startingOffsetsByTimestamp") is not None:
+        out["starting_by_timestamp"] = _partition_json("startingOffsetsByTimestamp",
+                                                       get("startingOffsetsByTimestamp"))  # type: ignore[arg-type]
+    if get("startingTimestamp") is not None:
+        out["starting_timestamp"] = parse_positive_int("startingTimestamp", get("startingTimestamp"), 0)  # type: ignore[arg-type]
+
+    ending = get("endingOffsets")
+    if ending is not None:
+        if streaming:
+            raise OptionError("endingOffsets", ending, "only for batch queries (spark.read)")
+        if ending.strip().lower() == "latest":
+            out["ending"] = "latest"
+        elif ending.strip().lower() == "earliest":
+            raise OptionError("endingOffsets", ending, "latest or per-partition JSON")
+        else:
+            out["ending"] = _partition_json("endingOffsets", ending)
+
+    if get("failOnDataLoss") is not None:
+        out["fail_on_data_loss"] = parse_bool("failOnDataLoss", get("failOnDataLoss"))  # type: ignore[arg-type]
+    for name, attr, minimum in [("maxOffsetsPerTrigger", "max_offsets_per_trigger", 1),
+                                ("minOffsetsPerTrigger", "min_offsets_per_trigger", 1),
+                                ("minPartitions", "min_partitions", 1),
+                                ("maxRecordsPerPartition", "max_records_per_partition", 1),
+                                ("maxOffsetBehind", "max_offset_behind", 1),
+                                ("maxRetries", "max_retries", 0),
+                                ("retryBackoffMs", "retry_backoff_ms", 0)]:
+        if get(name) is not None:
+            out[attr] = parse_positive_int(name, get(name), minimum)  # type: ignore[arg-type]
+    if get("maxTriggerDelay") is not None:
+        out["max_trigger_delay_ms"] = parse_duration_ms("maxTriggerDelay", get("maxTriggerDelay"))  # type: ignore[arg-type]
+    if (out.get("min_offsets_per_trigger") and out.get("max_offsets_per_trigger")
+            and out["min_offsets_per_trigger"] > out["max_offsets_per_trigger"]):
+        raise OptionError("minOffsetsPerTrigger", out["min_offsets_per_trigger"],
+                          f"at most maxOffsetsPerTrigger ({out['max_offsets_per_trigger']})")
+    for name, attr in [("groupId", "group_id"), ("queryName", "query_name"),
+                       ("deadLetterTopic", "dead_letter_topic")]:
+        value = get(name)
+        if value is not None:
+            if not re.match(r"^[A-Za-z0-9._-]+$", value):
+                raise OptionError(name, value, "ASCII letters, digits, '.', '_' and '-'")
+            out[attr] = value
+    if get("includeHeaders") is not None:
+        out["include_headers"] = parse_bool("includeHeaders", get("includeHeaders"))  # type: ignore[arg-type]
+    out["extra"] = {k: v for k, v in opts.items() if k.startswith("kafka.") and k != "kafka.bootstrap.servers"}
+    return SourceOptions(**out)
