@@ -16,7 +16,8 @@ the ``with`` block ends, so a notebook cell or a test leaves nothing behind.
 
 Lifecycle::
 
-    start()    start the controller and the brokers (a no-op while running)
+    start()    start the controller and the brokers and wait until every broker has
+               registered with the controller (a no-op while running)
     stop()     stop every process (SIGTERM, then SIGKILL); the data directory stays, so a
                later start() brings back the same topics and records
     close()    stop() and delete the temporary directory (what leaving ``with`` does);
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -102,7 +104,8 @@ class EmbeddedCluster:
         return self._cluster
 
     # ---- lifecycle ------------------------------------------------------------------
-    def start(self) -> EmbeddedCluster:
+    def start(self, timeout_s: float = 60.0) -> EmbeddedCluster:
+        """Start every process and wait until the cluster's metadata lists every broker."""
         if self._cluster is not None:
             return self
         # A LocalCluster is started once; a restart is a new one over the same directory.
@@ -110,8 +113,31 @@ class EmbeddedCluster:
                                session_timeout_ms=self.session_timeout_ms)
         cluster.start()  # stops whatever it started if a process fails to come up
         self._cluster = cluster
+        try:
+            self._await_brokers(time.monotonic() + timeout_s)
+        except BaseException:
+            self.stop()
+            raise
         log.info("embedded cluster in %s: %s", self.data_dir, cluster.bootstrap_servers)
         return self
+
+    def _await_brokers(self, deadline: float) -> None:
+        """Block until the metadata lists all brokers. A broker that is listening has not
+        necessarily registered with the controller yet, and a topic with replication
+        factor N can only be created once N brokers have."""
+        from connector.client import Admin
+
+        seen: set[int] = set()
+        with Admin(bootstrap_servers=self.bootstrap_servers) as admin:
+            while len(seen) < self.num_brokers:
+                remaining_ms = (deadline - time.monotonic()) * 1000.0
+                if remaining_ms <= 0:
+                    raise TimeoutError(f"only brokers {sorted(seen)} of {self.num_brokers} "
+                                       f"registered with the controller in time")
+                brokers = admin.describe_cluster(timeout_ms=remaining_ms).brokers
+                seen = {b.node_id for b in brokers}
+                if len(seen) < self.num_brokers:
+                    time.sleep(0.05)
 
     def stop(self) -> None:
         """Stop every process; keep the data directory (see :meth:`close`)."""

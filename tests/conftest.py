@@ -56,3 +56,18 @@ def cluster_factory(tmp_path: Path) -> Iterator:
     yield start
     for cluster in started:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One SparkSession for the whole suite: local[2], UI off, 2 shuffle partitions."""
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("pyq-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.streaming.stopTimeout", "30s")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -114,6 +114,10 @@ class BrokerConnection:
         #: Called with this connection just before its socket closes (the network client
         #: unregisters the socket from its selector, so a reused fd is never confused).
         self.on_socket_closing: Callable[[BrokerConnection], None] | None = None
+        #: Called with this connection and the error after a connect attempt fails or an
+        #: established connection is lost (the network client asks for fresh metadata:
+        #: the broker may be gone and its partitions led elsewhere).
+        self.on_failure: Callable[[BrokerConnection, BaseException], None] | None = None
 
     def __repr__(self) -> str:
         return f"<BrokerConnection node={self.node_id} {self.host}:{self.port} {self.state.value}>"
@@ -350,6 +354,8 @@ class BrokerConnection:
         pending = list(self.in_flight) + [r for _, r in self._unsent if r is not None]
         self.in_flight.clear()
         self._unsent.clear()
+        if error is not None and was_ready and self.on_failure is not None:
+            self.on_failure(self, error)  # before the futures fail: their errbacks may retry
         failure = error or DisconnectError(f"connection to node {self.node_id} closed")
         for request in pending:
             if not request.future.is_done:
@@ -360,3 +366,5 @@ class BrokerConnection:
         self.state = ConnectionState.DISCONNECTED
         log.warning("connection to node %d (%s:%d) failed (attempt %d, next in %.0f ms): %s",
                     self.node_id, self.host, self.port, self._failures, self.backoff_ms(), error)
+        if self.on_failure is not None:
+            self.on_failure(self, error)

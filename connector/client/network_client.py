@@ -16,6 +16,12 @@ bootstrap nodes included) and does all socket I/O inside :meth:`NetworkClient.po
    request in flight on it fails with :class:`RequestTimeoutError`) and connections
    that did not come up within ``socket.connection.setup.timeout.ms``.
 
+Every failed connect attempt and every lost connection requests a metadata refresh (as
+Kafka's ``handleServerDisconnect`` does): a dead broker's partitions get new leaders,
+and the client must learn them even when nothing is sent to the dead broker any more
+(the producer drains nothing for a node that is not ready, so no produce error would
+ever ask for the refresh). Refreshes are still at most one per ``retry.backoff.ms``.
+
 Typical use by an I/O loop::
 
     if client.ready(node, now):               # starts connecting if needed
@@ -95,6 +101,7 @@ class NetworkClient:
             self._close_connection(conn, DisconnectError(f"node {node_id} changed address"))
         conn = BrokerConnection(node_id, address[0], address[1], self.config)
         conn.on_socket_closing = self._unregister
+        conn.on_failure = self._on_connection_failure
         self._connections[node_id] = conn
         return conn
 
@@ -290,6 +297,13 @@ class NetworkClient:
         conn = self._connections.get(node_id)
         if conn is not None:
             self._close_connection(conn, error or DisconnectError(f"disconnected node {node_id}"))
+
+    def _on_connection_failure(self, conn: BrokerConnection, error: BaseException) -> None:
+        """A connect failed or a connection was lost: the broker may be gone and its
+        partitions led by another, so refresh metadata (Kafka's handleServerDisconnect;
+        refreshes stay at most one per ``retry.backoff.ms``)."""
+        if self.metadata is not None and not self._closed:
+            self.metadata.request_update()
 
     def _unregister(self, conn: BrokerConnection) -> None:
         old = self._registered.pop(conn.node_id, None)

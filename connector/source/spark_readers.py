@@ -49,7 +49,7 @@ class PyqBatchReader(DataSourceReader):
             _, latest = driver.bounds(sorted(start))
             if isinstance(options.ending, dict):
                 end = {}
-                for tp, s in start.items():
+                for tp in start:
                     value = options.ending.get(tp.topic, {}).get(tp.partition, -1)
                     end[tp] = latest[tp] if value == -1 else value
             else:

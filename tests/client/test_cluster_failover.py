@@ -7,7 +7,12 @@ must carry every send through the election. Reading every partition back with ou
 Fetcher, each acknowledged record must be in the log exactly once, at the offset its
 acknowledgement named, with no duplicate of anything (idempotence is on, and the brokers
 de-duplicate by producer id, epoch and sequence), and each key's records must be in the
-order they were sent.
+order they were sent. Finally the live replicas of every partition must hold the same
+bytes.
+
+Two variants: the killed broker stays dead, or it restarts halfway through the sends
+(rebuilding its logs and producer state, truncating what it had not replicated, and
+catching up while the producer keeps writing) and must be back in every ISR at the end.
 
 Each value is ``b"<global sequence>:<per-key counter>"``; keys are ``b"key-NNN"``.
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -50,7 +56,13 @@ def read_partition(fetcher: Fetcher, partition: int) -> list[tuple[int, bytes, i
     return out
 
 
-def test_idempotent_producer_survives_leader_kill(cluster_factory):
+def replica_bytes(broker, partition: int) -> bytes:
+    files = sorted(Path(broker.data_dir, "logs", f"{TOPIC}-{partition}").glob("*.log"))
+    return b"".join(f.read_bytes() for f in files)
+
+
+@pytest.mark.parametrize("restart_killed", [False, True], ids=["killed-stays-dead", "killed-restarts"])
+def test_idempotent_producer_survives_leader_kill(cluster_factory, restart_killed):
     cluster = cluster_factory(3, overrides=FAST, session_timeout_ms=3000)
     with Admin(bootstrap_servers=cluster.bootstrap_servers) as admin:
         admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3, {"min.insync.replicas": "2"})])
@@ -94,9 +106,13 @@ def test_idempotent_producer_survives_leader_kill(cluster_factory):
     new_leader = wait_for(
         lambda: partition_states(survivors[0].port, TOPIC)[0][0] not in (-1, victim) and
         partition_states(survivors[0].port, TOPIC)[0][0], what="a new leader for partition 0")
+    live = list(cluster.brokers) if restart_killed else survivors
+    if restart_killed:
+        wait_for(lambda: fully_replicated(cluster, TOPIC, PARTITIONS), timeout=60,
+                 what="the restarted broker back in every ISR")
 
     records: list[tuple[int, int, bytes, int, int]] = []  # (partition, offset, key, seq, counter)
-    bootstrap = ",".join(b.bootstrap_servers for b in survivors)
+    bootstrap = ",".join(b.bootstrap_servers for b in live)
     with Fetcher(bootstrap_servers=bootstrap) as fetcher:
         for p in range(PARTITIONS):
             records += [(p, *r) for r in read_partition(fetcher, p)]
@@ -109,7 +125,7 @@ def test_idempotent_producer_survives_leader_kill(cluster_factory):
     order_breaks = []
     last: dict[tuple[int, bytes], tuple[int, int]] = {}  # (partition, key) -> (offset, counter)
     key_partitions: dict[bytes, set[int]] = {}
-    for p, off, key, seq, counter in sorted(records):
+    for p, off, key, _seq, counter in sorted(records):
         key_partitions.setdefault(key, set()).add(p)
         prev = last.get((p, key))
         if prev is not None and counter <= prev[1]:
@@ -134,3 +150,13 @@ def test_idempotent_producer_survives_leader_kill(cluster_factory):
     assert not failures, f"sends failed despite retries: {dict(failures)}"
     assert len(acked) == TOTAL
     assert len(records) == TOTAL
+
+    # Every live replica holds the same bytes (nothing more is produced: one replica
+    # fetch round, 500 ms long polls, lets every follower reach the leader's end).
+    time.sleep(1.5)
+    for b in live:
+        b.stop()
+    for p in range(PARTITIONS):
+        contents = {b.broker_id: replica_bytes(b, p) for b in live}
+        sizes = {broker_id: len(c) for broker_id, c in contents.items()}
+        assert len(set(contents.values())) == 1, f"partition {p}: replicas differ, sizes {sizes}"
