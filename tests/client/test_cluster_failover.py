@@ -10,15 +10,23 @@ de-duplicate by producer id, epoch and sequence), and each key's records must be
 order they were sent. Finally the live replicas of every partition must hold the same
 bytes.
 
-Two variants: the killed broker stays dead, or it restarts halfway through the sends
-(rebuilding its logs and producer state, truncating what it had not replicated, and
-catching up while the producer keeps writing) and must be back in every ISR at the end.
+Three variants of what happens to the killed broker:
+
+* ``stays-dead``: the controller fences it after its session (3 s) and elects new leaders
+  from the ISR; the producer must find them (metadata refresh after the disconnect).
+* ``restarts-after-election``: once partition 0 has a new leader it restarts (same port,
+  same data), rebuilds its logs and producer state, truncates what it had not replicated
+  and catches up as a follower; it must be back in every ISR at the end.
+* ``restarts-within-session``: it restarts after half of the sends, before the controller
+  noticed it was gone, and comes back to a cluster that still counts it as the leader.
 
 Each value is ``b"<global sequence>:<per-key counter>"``; keys are ``b"key-NNN"``.
 """
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -26,6 +34,10 @@ from pathlib import Path
 import pytest
 
 from connector.client import Admin, Fetcher, NewTopic, Producer
+from connector.client.config import ClientConfig
+from connector.client.metadata import Metadata
+from connector.client.network_client import NetworkClient
+from tests.client.support import metadata_response
 from tests.wire import partition_states, wait_for
 
 pytestmark = pytest.mark.integration
@@ -61,8 +73,15 @@ def replica_bytes(broker, partition: int) -> bytes:
     return b"".join(f.read_bytes() for f in files)
 
 
-@pytest.mark.parametrize("restart_killed", [False, True], ids=["killed-stays-dead", "killed-restarts"])
-def test_idempotent_producer_survives_leader_kill(cluster_factory, restart_killed):
+def leader_of_0(cluster, victim: int) -> int:
+    """Partition 0's leader as a broker other than the victim reports it."""
+    other = next(b for b in cluster.brokers if b.broker_id != victim)
+    return partition_states(other.port, TOPIC)[0][0]
+
+
+@pytest.mark.parametrize("restart", ["stays-dead", "restarts-after-election",
+                                     "restarts-within-session"])
+def test_idempotent_producer_survives_leader_kill(cluster_factory, restart):
     cluster = cluster_factory(3, overrides=FAST, session_timeout_ms=3000)
     with Admin(bootstrap_servers=cluster.bootstrap_servers) as admin:
         admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3, {"min.insync.replicas": "2"})])
@@ -76,7 +95,20 @@ def test_idempotent_producer_survives_leader_kill(cluster_factory, restart_kille
                         retry_backoff_ms=100)
     counters = [0] * KEYS
     futures = []
-    killed_at = 0.0
+    killed_at = restarted_at = 0.0
+    restarter_errors: list[BaseException] = []
+
+    def restart_after_election() -> None:
+        nonlocal restarted_at
+        try:
+            wait_for(lambda: leader_of_0(cluster, victim) not in (-1, victim), timeout=30,
+                     what="a new leader for partition 0")
+            cluster.broker(victim).start()  # same port, same data directory
+            restarted_at = time.monotonic()
+        except BaseException as e:  # reported by the test thread
+            restarter_errors.append(e)
+
+    restarter = threading.Thread(target=restart_after_election, daemon=True)
     t0 = time.monotonic()
     try:
         producer.partitions_for(TOPIC)
@@ -87,10 +119,18 @@ def test_idempotent_producer_survives_leader_kill(cluster_factory, restart_kille
             if i == TOTAL // 4:  # batches of every partition are queued and in flight now
                 cluster.broker(victim).kill()
                 killed_at = time.monotonic()
+                if restart == "restarts-after-election":
+                    restarter.start()
+            elif i == TOTAL // 2 and restart == "restarts-within-session":
+                cluster.broker(victim).start()  # same port, same data directory
+                restarted_at = time.monotonic()
         producer.flush(timeout=180)
     finally:
         producer.close(timeout=30)
     elapsed = time.monotonic() - t0
+    if restarter.is_alive() or restarter.ident is not None:
+        restarter.join(60)
+    assert not restarter_errors, restarter_errors
 
     acked: dict[int, tuple[int, int]] = {}  # global sequence -> (partition, offset)
     failures: Counter[str] = Counter()
@@ -102,14 +142,15 @@ def test_idempotent_producer_survives_leader_kill(cluster_factory, restart_kille
         else:
             failures[type(error).__name__] += 1
 
-    survivors = [b for b in cluster.brokers if b.broker_id != victim]
-    new_leader = wait_for(
-        lambda: partition_states(survivors[0].port, TOPIC)[0][0] not in (-1, victim) and
-        partition_states(survivors[0].port, TOPIC)[0][0], what="a new leader for partition 0")
-    live = list(cluster.brokers) if restart_killed else survivors
-    if restart_killed:
+    if restart == "stays-dead":
+        live = [b for b in cluster.brokers if b.broker_id != victim]
+        wait_for(lambda: leader_of_0(cluster, victim) not in (-1, victim), timeout=30,
+                 what="a new leader for partition 0")
+    else:
+        live = list(cluster.brokers)
         wait_for(lambda: fully_replicated(cluster, TOPIC, PARTITIONS), timeout=60,
                  what="the restarted broker back in every ISR")
+    leader_now = leader_of_0(cluster, victim)
 
     records: list[tuple[int, int, bytes, int, int]] = []  # (partition, offset, key, seq, counter)
     bootstrap = ",".join(b.bootstrap_servers for b in live)
@@ -132,9 +173,10 @@ def test_idempotent_producer_survives_leader_kill(cluster_factory, restart_kille
             order_breaks.append((p, key, prev, (off, counter)))
         last[(p, key)] = (off, counter)
 
-    print(f"\nleader of partition 0 (broker {victim}) killed after {TOTAL // 4 + 1:,} sends, "
-          f"{killed_at - t0:.1f} s in; partition 0 now led by broker {new_leader}; "
-          f"{elapsed:.1f} s for all sends")
+    restarted = f", restarted {restarted_at - killed_at:.1f} s later" if restarted_at else ""
+    print(f"\n[{restart}] leader of partition 0 (broker {victim}) killed after "
+          f"{TOTAL // 4 + 1:,} sends, {killed_at - t0:.1f} s in{restarted}; partition 0 now "
+          f"led by broker {leader_now}; {elapsed:.1f} s until every send was acknowledged")
     print(f"sent {TOTAL:,}: acked {len(acked):,}, failed {sum(failures.values()):,} "
           f"{dict(failures)}; read {len(records):,}, duplicates {len(duplicates):,}, "
           f"lost {len(lost):,}, misplaced {len(misplaced):,}, order breaks {len(order_breaks):,}")
@@ -160,3 +202,51 @@ def test_idempotent_producer_survives_leader_kill(cluster_factory, restart_kille
         contents = {b.broker_id: replica_bytes(b, p) for b in live}
         sizes = {broker_id: len(c) for broker_id, c in contents.items()}
         assert len(set(contents.values())) == 1, f"partition {p}: replicas differ, sizes {sizes}"
+
+
+# ---- the client fix this test led to ------------------------------------------------------
+def _client_with_fresh_metadata() -> tuple[NetworkClient, Metadata]:
+    cfg = ClientConfig(bootstrap_servers="127.0.0.1:9", reconnect_backoff_ms=10,
+                       reconnect_backoff_max_ms=10)
+    metadata = Metadata(cfg)
+    metadata.update(metadata_response({("t", 0): 0}), 0.0)
+    assert not metadata.update_requested()
+    return NetworkClient(cfg, metadata), metadata
+
+
+def _poll_until(client: NetworkClient, condition, timeout_ms: float = 10_000) -> None:
+    deadline = client.now() + timeout_ms
+    while not condition():
+        assert client.now() < deadline, "condition not reached"
+        client.poll(20, client.now())
+
+
+def test_a_refused_connect_requests_a_metadata_refresh():
+    """The leader's node refuses connections (it was killed): the producer drains nothing
+    for a node that is not ready, so only the failed connect can ask for the metadata
+    that names the new leader (before the fix: not until metadata.max.age.ms, 5 min)."""
+    with socket.create_server(("127.0.0.1", 0)) as s:
+        port = s.getsockname()[1]  # closed below: nothing listens there any more
+    client, metadata = _client_with_fresh_metadata()
+    try:
+        client.add_node(7, "127.0.0.1", port)
+        _poll_until(client, lambda: not client.ready(7, client.now())
+                    and client.connection_failed(7))
+        assert metadata.update_requested()
+    finally:
+        client.close()
+
+
+def test_a_lost_connection_requests_a_metadata_refresh(broker_factory):
+    broker = broker_factory()
+    client, metadata = _client_with_fresh_metadata()
+    try:
+        client.add_node(7, "127.0.0.1", broker.port)
+        _poll_until(client, lambda: client.ready(7, client.now()))
+        metadata.update(metadata_response({("t", 0): 0}), client.now())
+        assert not metadata.update_requested()
+        broker.kill()
+        _poll_until(client, lambda: not client.is_ready(7))
+        assert metadata.update_requested()
+    finally:
+        client.close()

@@ -1,0 +1,74 @@
+"""Retention deletes offsets a query has not read yet: fail loudly, or continue and count."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from connector.client import Admin, Producer
+from tests.wire import wait_for
+
+pytestmark = pytest.mark.integration
+
+
+def produce(bootstrap: str, topic: str, n: int) -> None:
+    with Producer({"bootstrap.servers": bootstrap, "acks": "all", "batch.size": 4096}) as producer:
+        for i in range(n):
+            producer.send(topic, b"record-%06d" % i, partition=0)
+        producer.flush()
+
+
+def earliest(bootstrap: str, topic: str) -> int:
+    with Admin({"bootstrap.servers": bootstrap}) as admin:
+        return list(admin.list_offsets({(topic, 0): "earliest"}).values())[0].offset
+
+
+def start_query(spark, bootstrap, topic, checkpoint, fail_on_data_loss, group):
+    return (spark.readStream.format("pyq").option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", topic).option("startingOffsets", "earliest")
+            .option("maxOffsetsPerTrigger", "100").option("failOnDataLoss", fail_on_data_loss)
+            .option("groupId", group).load()
+            .writeStream.format("noop").option("checkpointLocation", str(checkpoint))
+            .trigger(processingTime="200 milliseconds").start())
+
+
+@pytest.mark.parametrize("fail_on_data_loss", ["true", "false"])
+def test_retention_under_a_query(spark, broker_factory, tmp_path, fail_on_data_loss):
+    broker = broker_factory(overrides={"log.retention.check.interval.ms": "200",
+                                       "log.segment.bytes": "16384"})
+    bootstrap = broker.bootstrap_servers
+    topic = f"retained-{fail_on_data_loss}"
+    group = f"g-{fail_on_data_loss}"
+    with Admin({"bootstrap.servers": bootstrap}) as admin:
+        admin.create_topic(topic, 1, 1, {"retention.bytes": "40000"})
+    produce(bootstrap, topic, 500)
+    query = start_query(spark, bootstrap, topic, tmp_path / "ck", fail_on_data_loss, group)
+    wait_for(lambda: any(p["numInputRows"] for p in query.recentProgress), timeout=120,
+             what="a first micro-batch")
+    query.stop()
+    with Admin({"bootstrap.servers": bootstrap}) as admin:  # the query commits its progress
+        read_to = list(admin.fetch_offsets(group).values())[0].offset
+    assert read_to >= 100
+
+    produce(bootstrap, topic, 20_000)  # retention now deletes what the query has not read
+    start = wait_for(lambda: earliest(bootstrap, topic) > read_to and earliest(bootstrap, topic),
+                     timeout=30, what="retention passing the query's position")
+
+    query = start_query(spark, bootstrap, topic, tmp_path / "ck", fail_on_data_loss, group)
+    if fail_on_data_loss == "true":
+        with pytest.raises(Exception) as info:
+            query.awaitTermination(120)
+        message = str(info.value)
+        assert f"{topic}" in message and "0" in message
+        assert f"[{read_to}, " in message, message  # names the lost range from where it was
+    else:
+        wait_for(lambda: query.lastProgress and json.loads(
+            query.lastProgress["sources"][0]["endOffset"])["offsets"][topic]["0"] >= start + 100,
+            timeout=120, what="the query continuing past the gap")
+        query.stop()
+        with Admin({"bootstrap.servers": bootstrap}) as admin:
+            committed = list(admin.fetch_offsets(group).values())[0]
+        counters = json.loads(committed.metadata)
+        assert counters["query"] == group
+        assert counters["lost"] >= start - read_to  # at least the gap at restart, counted
