@@ -1,14 +1,17 @@
 """Client benchmark: pyq's Producer and Fetcher against kafka-python's, side by side.
 
-What is measured (one run, one broker process on 127.0.0.1, the clients in this process):
+What is measured (one run, one cluster on 127.0.0.1, the clients in this process):
 
-* **cluster**: a single broker (``BrokerProcess``: ``python -m broker_sim``), fresh data
-  directory, one single-partition topic per producer. A 3-broker cluster does not exist
-  yet, so replication costs are not part of these figures (said again in the output).
+* **cluster**: a local 3-broker cluster of separate processes
+  (:class:`broker_sim.cluster.LocalCluster`: one controller and three
+  ``python -m broker_sim`` brokers), fresh data directories. Every topic has one
+  partition, replication factor 3 and ``min.insync.replicas=2``; the benchmark waits
+  until all three replicas of every topic are in sync before it starts, so acks=all
+  means "written by the leader and fetched by both followers". One topic per producer run.
 * **produce**: ``--records`` records of ``--value-bytes`` (100) random bytes, no key, with
   the same settings for both producers: acks=all, linger 5 ms, batch 64 KiB, no
-  compression, idempotence off (kafka-python's idempotent producer is not used against
-  this broker yet). Each producer connects and loads the topic metadata before the clock
+  compression, idempotence off for both (so both do exactly the same work; pyq's default
+  with acks=all would be on). Each producer connects and loads the topic metadata before the clock
   starts; the clock runs from the first ``send()`` to the return of ``flush()``, i.e. until
   every record is acknowledged. Before the real run, kafka-python produces a 20,000-record
   sample: if it would need more than 60 s for ``--records``, the run uses 300,000 records
@@ -19,6 +22,7 @@ What is measured (one run, one broker process on 127.0.0.1, the clients in this 
   native CRC-32C) returns record objects from ``poll()``; pyq's ``Fetcher.iter_arrow``
   (the columnar path the Spark source uses, CRC checks on) returns ``pyarrow.RecordBatch``es.
   Both connect before the clock starts; the clock stops when the last record is in hand.
+  Both read from the partition's leader (consumers do not read from followers here).
   Each reader's record count and total value bytes are checked against what was written.
   pyq's record-object path (``Fetcher.iter_records``) is measured too, for information.
 
@@ -29,7 +33,8 @@ the faster one, by the same rule for both clients).
 
 records/s = records / wall seconds. Ratios are pyq / kafka-python (higher is better for
 pyq; the target is >= 2). CPU: this process's ``process_time`` (all threads, including
-both producers' I/O threads) and the broker's utime + stime, per phase; the ratio of
+both producers' I/O threads) and the three brokers' utime + stime summed (leader and
+followers: replication is part of the cost), per phase; the ratio of
 client CPU seconds is printed too, as a figure that other load on the machine disturbs
 less than wall time.
 
@@ -54,14 +59,24 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from broker_sim.process import BrokerProcess  # noqa: E402
-from connector.client import Admin, Fetcher, NewTopic, Producer, TopicPartition  # noqa: E402
+from broker_sim.cluster import LocalCluster  # noqa: E402
+from connector.client import (  # noqa: E402
+    Admin,
+    Fetcher,
+    NewTopic,
+    Producer,
+    TopicPartition,
+    UnknownTopicOrPartition,
+)
 
 LINGER_MS = 5
 BATCH_BYTES = 64 * 1024
 SAMPLE_RECORDS = 20_000
 MAX_KAFKA_PYTHON_SECONDS = 60.0
 REDUCED_RECORDS = 300_000
+BROKERS = 3
+REPLICATION_FACTOR = 3
+MIN_INSYNC_REPLICAS = 2
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -72,17 +87,21 @@ def proc_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _CLK_TCK
 
 
-class Phase:
-    """Wall time, client CPU and broker CPU of one timed phase."""
+def brokers_cpu_seconds(pids: list[int]) -> float:
+    return sum(proc_cpu_seconds(pid) for pid in pids)
 
-    def __init__(self, name: str, records: int, broker_pid: int) -> None:
+
+class Phase:
+    """Wall time, client CPU and (all brokers') CPU of one timed phase."""
+
+    def __init__(self, name: str, records: int, broker_pids: list[int]) -> None:
         self.name = name
         self.records = records
-        self.broker_pid = broker_pid
+        self.broker_pids = broker_pids
         self.wall = self.client_cpu = self.broker_cpu = 0.0
 
     def __enter__(self) -> Phase:
-        self._b0 = proc_cpu_seconds(self.broker_pid)
+        self._b0 = brokers_cpu_seconds(self.broker_pids)
         self._c0 = time.process_time()
         self._t0 = time.perf_counter()
         return self
@@ -90,7 +109,7 @@ class Phase:
     def __exit__(self, *exc: object) -> None:
         self.wall = time.perf_counter() - self._t0
         self.client_cpu = time.process_time() - self._c0
-        self.broker_cpu = proc_cpu_seconds(self.broker_pid) - self._b0
+        self.broker_cpu = brokers_cpu_seconds(self.broker_pids) - self._b0
 
     @property
     def rate(self) -> float:
@@ -99,17 +118,17 @@ class Phase:
     def line(self) -> str:
         return (f"{self.name:28s} {self.records:>9,} records in {self.wall:7.2f} s = "
                 f"{self.rate:>10,.0f} records/s   client CPU {self.client_cpu:6.2f} s   "
-                f"broker CPU {self.broker_cpu:6.2f} s")
+                f"brokers' CPU {self.broker_cpu:6.2f} s")
 
     def figures(self) -> dict[str, float]:
         return {"records_per_s": round(self.rate, 1), "wall_s": round(self.wall, 3),
                 "client_cpu_s": round(self.client_cpu, 3),
-                "broker_cpu_s": round(self.broker_cpu, 3)}
+                "brokers_cpu_s": round(self.broker_cpu, 3)}
 
 
 # ---- producers --------------------------------------------------------------------------
 def kafka_python_produce(bootstrap: str, topic: str, n: int, value: bytes,
-                         pid: int, name: str = "kafka-python KafkaProducer") -> Phase:
+                         pids: list[int], name: str = "kafka-python KafkaProducer") -> Phase:
     from kafka import KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=LINGER_MS,
@@ -118,7 +137,7 @@ def kafka_python_produce(bootstrap: str, topic: str, n: int, value: bytes,
     try:
         producer.partitions_for(topic)
         send = producer.send
-        with Phase(name, n, pid) as phase:
+        with Phase(name, n, pids) as phase:
             for _ in range(n):
                 send(topic, value)
             producer.flush()
@@ -127,14 +146,14 @@ def kafka_python_produce(bootstrap: str, topic: str, n: int, value: bytes,
     return phase
 
 
-def pyq_produce(bootstrap: str, topic: str, n: int, value: bytes, pid: int) -> Phase:
+def pyq_produce(bootstrap: str, topic: str, n: int, value: bytes, pids: list[int]) -> Phase:
     producer = Producer(bootstrap_servers=bootstrap, acks="all", linger_ms=LINGER_MS,
                         batch_size=BATCH_BYTES, compression_type="none",
                         enable_idempotence=False)
     try:
         producer.partitions_for(topic)
         send = producer.send
-        with Phase("pyq Producer", n, pid) as phase:
+        with Phase("pyq Producer", n, pids) as phase:
             for _ in range(n):
                 send(topic, value)
             producer.flush()
@@ -144,7 +163,8 @@ def pyq_produce(bootstrap: str, topic: str, n: int, value: bytes, pid: int) -> P
 
 
 # ---- fetchers ---------------------------------------------------------------------------
-def kafka_python_fetch(bootstrap: str, topic: str, n: int, value_bytes: int, pid: int) -> Phase:
+def kafka_python_fetch(bootstrap: str, topic: str, n: int, value_bytes: int,
+                       pids: list[int]) -> Phase:
     from kafka import KafkaConsumer
     from kafka import TopicPartition as KTopicPartition
 
@@ -159,7 +179,7 @@ def kafka_python_fetch(bootstrap: str, topic: str, n: int, value_bytes: int, pid
         consumer.seek(tp, 0)
         count = nbytes = 0
         deadline = time.monotonic() + 900
-        with Phase("kafka-python KafkaConsumer", n, pid) as phase:
+        with Phase("kafka-python KafkaConsumer", n, pids) as phase:
             while count < n:
                 for records in consumer.poll(timeout_ms=1000, max_records=100_000).values():
                     count += len(records)
@@ -173,12 +193,13 @@ def kafka_python_fetch(bootstrap: str, topic: str, n: int, value_bytes: int, pid
     return phase
 
 
-def pyq_fetch_arrow(bootstrap: str, topic: str, n: int, value_bytes: int, pid: int) -> Phase:
+def pyq_fetch_arrow(bootstrap: str, topic: str, n: int, value_bytes: int,
+                       pids: list[int]) -> Phase:
     with Fetcher(bootstrap_servers=bootstrap) as fetcher:
         if fetcher.offset_bounds(topic, 0) != (0, n):  # also connects before the clock
             raise RuntimeError(f"{topic} does not hold offsets [0, {n})")
         count = nbytes = 0
-        with Phase("pyq Fetcher (columnar/Arrow)", n, pid) as phase:
+        with Phase("pyq Fetcher (columnar/Arrow)", n, pids) as phase:
             for batch in fetcher.iter_arrow(topic, 0, 0, n):
                 count += batch.num_rows
                 _, offsets, _ = batch.column("value").buffers()
@@ -189,11 +210,12 @@ def pyq_fetch_arrow(bootstrap: str, topic: str, n: int, value_bytes: int, pid: i
     return phase
 
 
-def pyq_fetch_records(bootstrap: str, topic: str, n: int, value_bytes: int, pid: int) -> Phase:
+def pyq_fetch_records(bootstrap: str, topic: str, n: int, value_bytes: int,
+                       pids: list[int]) -> Phase:
     with Fetcher(bootstrap_servers=bootstrap) as fetcher:
         fetcher.offset_bounds(topic, 0)
         count = nbytes = 0
-        with Phase("pyq Fetcher (Record objects)", n, pid) as phase:
+        with Phase("pyq Fetcher (Record objects)", n, pids) as phase:
             for record in fetcher.iter_records(topic, 0, 0, n):
                 count += 1
                 nbytes += len(record.value)
@@ -211,6 +233,25 @@ def end_offset(bootstrap: str, topic: str) -> int:
     with Admin(bootstrap_servers=bootstrap) as admin:
         tp = TopicPartition(topic, 0)
         return admin.list_offsets({tp: "latest"})[tp].offset
+
+
+def wait_fully_replicated(bootstrap: str, topics: list[str], timeout_s: float = 60.0) -> None:
+    """Until every partition of ``topics`` has a leader and all its replicas in sync."""
+    deadline = time.monotonic() + timeout_s
+    with Admin(bootstrap_servers=bootstrap) as admin:
+        while True:
+            try:  # the broker asked may not have heard of a new topic from the controller yet
+                described: Any = admin.describe_topics(topics)
+            except UnknownTopicOrPartition as e:
+                described = e
+            else:
+                if all(p.leader >= 0 and len(p.isr) == REPLICATION_FACTOR
+                       for d in described.values() for p in d.partitions):
+                    return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"topics not fully replicated after {timeout_s:.0f} s: "
+                                   f"{described}")
+            time.sleep(0.2)
 
 
 def median_phase(phases: list[Phase]) -> Phase:
@@ -234,21 +275,31 @@ def main() -> None:
     value = os.urandom(args.value_bytes)
 
     tmp = Path(tempfile.mkdtemp(prefix="pyq-client-bench-"))
-    broker: BrokerProcess | None = None
+    cluster: LocalCluster | None = None
     runs: dict[str, list[Phase]] = {"kp_produce": [], "pyq_produce": [], "kp_fetch": [],
                                     "pyq_fetch": [], "pyq_records": []}
     try:
-        broker = BrokerProcess(tmp / "broker", port=0).start()
-        bootstrap = broker.bootstrap_servers
-        pid = broker.pid
-        print(f"cluster: 1 broker process at {bootstrap} (a 3-broker cluster does not exist "
-              f"yet: no replication in these figures); {os.cpu_count()} CPUs")
+        cluster = LocalCluster(tmp / "cluster", BROKERS)
+        cluster.start()
+        bootstrap = cluster.bootstrap_servers
+        pids = [b.pid for b in cluster.brokers]
+        print(f"cluster: {BROKERS} broker processes + 1 controller process at {bootstrap}; "
+              f"topics with 1 partition, replication factor {REPLICATION_FACTOR}, "
+              f"min.insync.replicas {MIN_INSYNC_REPLICAS}; {os.cpu_count()} CPUs shared by "
+              f"the brokers and the clients")
         topics = ["sample"] + [f"{who}-{i}" for i in range(args.produce_runs)
                                for who in ("kafka-python", "pyq")]
         with Admin(bootstrap_servers=bootstrap) as admin:
-            admin.create_topics([NewTopic(t, 1) for t in topics])
+            admin.create_topics([NewTopic(t, 1, REPLICATION_FACTOR,
+                                          {"min.insync.replicas": str(MIN_INSYNC_REPLICAS)})
+                                 for t in topics])
+        wait_fully_replicated(bootstrap, topics)
+        with Admin(bootstrap_servers=bootstrap) as admin:
+            leaders = {t: d.partitions[0].leader
+                       for t, d in admin.describe_topics(topics).items()}
+        print("leaders: " + ", ".join(f"{t} -> broker {b}" for t, b in leaders.items()))
 
-        sample = kafka_python_produce(bootstrap, "sample", SAMPLE_RECORDS, value, pid,
+        sample = kafka_python_produce(bootstrap, "sample", SAMPLE_RECORDS, value, pids,
                                       name="kafka-python sample")
         print(sample.line())
         n = args.records
@@ -258,15 +309,16 @@ def main() -> None:
                   f"(> {MAX_KAFKA_PYTHON_SECONDS:.0f} s): using {REDUCED_RECORDS:,}")
             n = REDUCED_RECORDS
         print(f"workload: N = {n:,} records x {args.value_bytes} B, acks=all, linger "
-              f"{LINGER_MS} ms, batch {BATCH_BYTES // 1024} KiB, no compression, 1 partition; "
+              f"{LINGER_MS} ms, batch {BATCH_BYTES // 1024} KiB, no compression, 1 partition "
+              f"x {REPLICATION_FACTOR} replicas; "
               f"{args.produce_runs} run(s) per producer, {args.fetch_runs} per fetcher, "
               f"alternating, median reported")
 
         for i in range(args.produce_runs):
             runs["kp_produce"].append(
-                kafka_python_produce(bootstrap, f"kafka-python-{i}", n, value, pid))
+                kafka_python_produce(bootstrap, f"kafka-python-{i}", n, value, pids))
             print(runs["kp_produce"][-1].line())
-            runs["pyq_produce"].append(pyq_produce(bootstrap, f"pyq-{i}", n, value, pid))
+            runs["pyq_produce"].append(pyq_produce(bootstrap, f"pyq-{i}", n, value, pids))
             print(runs["pyq_produce"][-1].line())
         for topic in topics[1:]:
             stored = end_offset(bootstrap, topic)
@@ -275,17 +327,17 @@ def main() -> None:
 
         source = "kafka-python-0"  # both fetchers read the records kafka-python wrote
         for _ in range(args.fetch_runs):
-            runs["kp_fetch"].append(kafka_python_fetch(bootstrap, source, n, args.value_bytes, pid))
+            runs["kp_fetch"].append(kafka_python_fetch(bootstrap, source, n, args.value_bytes, pids))
             print(runs["kp_fetch"][-1].line())
-            runs["pyq_fetch"].append(pyq_fetch_arrow(bootstrap, source, n, args.value_bytes, pid))
+            runs["pyq_fetch"].append(pyq_fetch_arrow(bootstrap, source, n, args.value_bytes, pids))
             print(runs["pyq_fetch"][-1].line())
             if not args.skip_records_path:
                 runs["pyq_records"].append(
-                    pyq_fetch_records(bootstrap, source, n, args.value_bytes, pid))
+                    pyq_fetch_records(bootstrap, source, n, args.value_bytes, pids))
                 print(runs["pyq_records"][-1].line())
     finally:
-        if broker is not None:
-            broker.stop()
+        if cluster is not None:
+            cluster.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
     kp_produce, our_produce = median_phase(runs["kp_produce"]), median_phase(runs["pyq_produce"])
@@ -305,8 +357,11 @@ def main() -> None:
     print(f"client CPU per record, kafka-python / pyq: producer {cpu_ratio_produce:.2f}x, "
           f"fetcher {cpu_ratio_fetch:.2f}x (less sensitive to other load on the machine)")
     figures: dict[str, Any] = {
-        "records": n, "value_bytes": args.value_bytes, "brokers": 1,
-        "note": "single broker process; a 3-broker cluster does not exist yet",
+        "records": n, "value_bytes": args.value_bytes, "brokers": BROKERS,
+        "replication_factor": REPLICATION_FACTOR, "min_insync_replicas": MIN_INSYNC_REPLICAS,
+        "acks": "all", "idempotence": False, "cpus": os.cpu_count(),
+        "note": "local 3-broker cluster (separate processes) on the same machine as the "
+                "clients; brokers_cpu_s sums leader and followers",
         "kafka_python_producer": kp_produce.figures(), "pyq_producer": our_produce.figures(),
         "kafka_python_fetcher": kp_fetch.figures(), "pyq_fetcher_arrow": our_fetch.figures(),
         "client_cpu_ratio_producer": round(cpu_ratio_produce, 3),

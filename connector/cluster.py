@@ -122,20 +122,23 @@ class EmbeddedCluster:
         return self
 
     def _await_brokers(self, deadline: float) -> None:
-        """Block until the metadata lists all brokers. A broker that is listening has not
-        necessarily registered with the controller yet, and a topic with replication
-        factor N can only be created once N brokers have."""
+        """Block until every broker's metadata lists all brokers. A broker that is listening
+        has not necessarily registered with the controller yet, each broker learns of the
+        others a little later, and a topic with replication factor N can only be created
+        once N brokers have registered."""
         from connector.client import Admin
 
-        seen: set[int] = set()
-        with Admin(bootstrap_servers=self.bootstrap_servers) as admin:
+        assert self._cluster is not None
+        for broker in self._cluster.brokers:
+            seen: set[int] = set()
             while len(seen) < self.num_brokers:
                 remaining_ms = (deadline - time.monotonic()) * 1000.0
                 if remaining_ms <= 0:
-                    raise TimeoutError(f"only brokers {sorted(seen)} of {self.num_brokers} "
-                                       f"registered with the controller in time")
-                brokers = admin.describe_cluster(timeout_ms=remaining_ms).brokers
-                seen = {b.node_id for b in brokers}
+                    raise TimeoutError(f"broker {broker.broker_id} knew only brokers "
+                                       f"{sorted(seen)} of {self.num_brokers} in time")
+                # A new client asks its bootstrap broker first: this broker's own view.
+                with Admin(bootstrap_servers=broker.bootstrap_servers) as admin:
+                    seen = {b.node_id for b in admin.describe_cluster(remaining_ms).brokers}
                 if len(seen) < self.num_brokers:
                     time.sleep(0.05)
 

@@ -28,7 +28,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from .args import at_least, client_options, client_parent
 from .errors import CommandError
@@ -137,11 +137,11 @@ def record_line(record: Record, print_key: bool) -> str:
     return f"{key}\t{value}\n"
 
 
-def consume_records(args: argparse.Namespace, out: TextIO | None = None) -> int:
+def consume_records(args: argparse.Namespace) -> int:
     from connector.client import Admin, Fetcher, TopicPartition
     from connector.client.clock import SYSTEM_CLOCK
 
-    out = out or sys.stdout
+    out = sys.stdout
     options = client_options(args)
     with Admin(options) as admin, Fetcher(options) as fetcher:
         partitions = [p.partition for p in describe(admin, args.topic)[args.topic].partitions]

@@ -21,9 +21,3 @@ class CommandError(PyqError):
         super().__init__(message)
         self.exit_code = exit_code
 
-
-class UsageError(CommandError):
-    """Options that parse but do not make sense together (exit code 2)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, EXIT_USAGE)

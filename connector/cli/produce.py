@@ -22,7 +22,7 @@ import argparse
 import sys
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 from .args import at_least, client_options, client_parent, name_value
 from .errors import CommandError
@@ -107,7 +107,7 @@ def send_lines(producer: Producer, topic: str, lines: Iterable[bytes], sep: byte
     return sent
 
 
-def produce_lines(args: argparse.Namespace, stdin: BinaryIO | None = None) -> int:
+def produce_lines(args: argparse.Namespace) -> int:
     from connector.client import Producer
 
     options = {**client_options(args), "acks": args.acks,
@@ -117,8 +117,7 @@ def produce_lines(args: argparse.Namespace, stdin: BinaryIO | None = None) -> in
     report = DeliveryReport()
     producer = Producer(options)
     try:
-        sent = send_lines(producer, args.topic, stdin or sys.stdin.buffer, sep, args.partition,
-                          report)
+        sent = send_lines(producer, args.topic, sys.stdin.buffer, sep, args.partition, report)
         producer.flush(timeout=args.api_timeout_ms / 1000.0)
     finally:
         producer.close(timeout=args.api_timeout_ms / 1000.0)

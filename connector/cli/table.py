@@ -26,5 +26,5 @@ def cell(value: object) -> str:
 def format_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     lines = [[str(h) for h in headers]] + [[cell(v) for v in row] for row in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(len(headers))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip()
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
                      for line in lines)

@@ -14,6 +14,7 @@ for its leader and offsets.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .args import at_least, client_options, client_parent, name_value
@@ -116,7 +117,7 @@ def describe(admin: Admin, topic: str | None) -> dict[str, TopicDescription]:
         raise CommandError(f"topic {topic!r} does not exist") from e
 
 
-def describe_rows(admin: Admin, descriptions: Any) -> list[list[object]]:
+def describe_rows(admin: Admin, descriptions: Iterable[TopicDescription]) -> list[list[object]]:
     from connector.client import TopicPartition
 
     partitions = [p for d in descriptions for p in d.partitions]

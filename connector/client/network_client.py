@@ -101,7 +101,7 @@ class NetworkClient:
             self._close_connection(conn, DisconnectError(f"node {node_id} changed address"))
         conn = BrokerConnection(node_id, address[0], address[1], self.config)
         conn.on_socket_closing = self._unregister
-        pass  # TEMP conn.on_failure = self._on_connection_failure
+        conn.on_failure = self._on_connection_failure
         self._connections[node_id] = conn
         return conn
 

@@ -127,7 +127,9 @@ class SyncClient:
         for it to appear); a partition without a leader is waited for until the deadline.
         """
         cluster = self.metadata.cluster
-        if tp.topic not in self.metadata.topics or cluster.is_bootstrap:
+        if (tp.topic not in self.metadata.topics or cluster.is_bootstrap
+                or cluster.topic_error(tp.topic) is not None):
+            # Unknown so far, or known as missing: it may have been created since.
             cluster = self.refresh_metadata([tp.topic], deadline_ms)
         while True:
             leader = cluster.leader_for(tp)

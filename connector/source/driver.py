@@ -12,8 +12,12 @@ Spark's calls into plans (no Spark import here, so it is tested on its own):
   the loss), applies ``maxOffsetBehind``, and plans the batch within the read limit;
 * :meth:`input_ranges` — Spark's ``partitions(start, end)`` — depends only on
   ``(start, end)``, so a replayed batch reads exactly the same records;
-* :meth:`commit` acknowledges the batch's plans and commits ``committed_to`` per partition
-  to the consumer group, with metadata naming the query and carrying its counters.
+* :meth:`commit` marks the batch done; its plans are acknowledged at the next
+  :meth:`plan`, *after* the failure reports written while the batch ran have been read
+  (Spark commits a batch to its source before asking for the next one, and a pipeline
+  reports failures from inside the batch: acknowledging at once would discard them).
+  ``committed_to`` per partition then goes to the consumer group, with metadata naming the
+  query and carrying its counters.
 
 Offsets, as Spark stores them in the checkpoint::
 
@@ -84,6 +88,8 @@ class SourceDriver:
         self.available_now_target: dict[TopicPartition, int] | None = None
         self.last_batch_ms = self.now_ms()
         self.failures_position = 0
+        self._done: list[Any] = []  # batches Spark committed, acknowledged at the next plan()
+        self._committed_sent: dict[TopicPartition, tuple[int, str]] = {}
 
     # ---- partitions and offsets -----------------------------------------------------------
     def topic_partitions(self) -> list[TopicPartition]:
@@ -184,6 +190,7 @@ class SourceDriver:
         target = self.available_now_target
         letters: list[Any] = []
         failures = self._ingest_failures(failures, now, letters)
+        self._ack_done()
         for tp, pm in self.managers.items():
             if tp not in latest:
                 continue
@@ -291,8 +298,20 @@ class SourceDriver:
     def commit(self, end: dict[str, Any]) -> None:
         batch = self.plans.pop(json.dumps(end, sort_keys=True), None)
         if batch is not None:
+            self._done.append(batch)
+        if not self.options.group_id:
+            self._ack_done()  # no failure reports without a group: nothing to wait for
+        self._commit_group()
+
+    def _ack_done(self) -> None:
+        for batch in self._done:
             for plan in batch.plans.values():
                 self.managers[TopicPartition(plan.topic, plan.partition)].ack(plan)
+        self._done.clear()
+        self._commit_group()
+
+    def _commit_group(self) -> None:
+        """Commit each partition's ``committed_to`` (and counters) if it changed."""
         if not self.options.group_id:
             return
         from connector.client import OffsetAndMetadata
@@ -301,8 +320,11 @@ class SourceDriver:
         for tp, pm in self.managers.items():
             meta = json.dumps({"query": self._query_name(), **{
                 k: getattr(pm.counters, k) for k in ("skipped", "lost", "retried", "dead_lettered")}})
-            commits[(tp.topic, tp.partition)] = OffsetAndMetadata(pm.committed_to, meta)
-        self.admin.commit_offsets(self.options.group_id, commits)
+            if self._committed_sent.get(tp) != (pm.committed_to, meta):
+                commits[(tp.topic, tp.partition)] = OffsetAndMetadata(pm.committed_to, meta)
+                self._committed_sent[tp] = (pm.committed_to, meta)
+        if commits:
+            self.admin.commit_offsets(self.options.group_id, commits)
 
     def close(self) -> None:
         self.admin.close()

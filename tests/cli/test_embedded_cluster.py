@@ -45,7 +45,7 @@ def test_embedded_cluster_starts_three_brokers_and_stops_every_process():
     assert wait_gone(pids) == []
     assert not data_dir.exists()
     with pytest.raises(RuntimeError, match="not running"):
-        cluster.bootstrap_servers
+        cluster.pids()
 
 
 def test_stop_and_start_keep_the_data_of_a_given_directory(tmp_path):
