@@ -12,14 +12,25 @@ modules named ``pyspark_*`` and registers their ``DefaultSource`` (see ``pyspark
 
 The options are listed in :mod:`connector.source.options`; invalid ones fail at
 ``load()``/``start()`` with a message naming the option, the value and what is allowed.
-Rows have Spark's Kafka source schema (``key, value, topic, partition, offset, timestamp,
+Writing: ``df.write/writeStream.format("pyq")`` with a ``value`` column (and optional
+``key``, ``topic``, ``partition``, ``headers``); every write is acks=all and a task
+returns only once all its rows are acknowledged (see :mod:`connector.sink.writer`, also
+for ``exactlyOnce``).
+
+Rows read have Spark's Kafka source schema (``key, value, topic, partition, offset, timestamp,
 timestampType``), plus ``headers`` with ``includeHeaders=true`` and ``attempt`` (0 on first
 delivery, k on the k-th redelivery of a failed record) when a ``groupId`` is set.
 """
 
 from __future__ import annotations
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
 from pyspark.sql.types import StructType
 
 from .source.options import parse_source_options
@@ -47,3 +58,30 @@ class PyqDataSource(DataSource):
         reader = PyqStreamReader(options)
         reader.driver  # noqa: B018 - connect now: a wrong address fails at start(), not later
         return reader
+
+    def _sink_options(self, schema: StructType):  # type: ignore[no-untyped-def]
+        from .sink.options import check_schema, parse_sink_options
+
+        options = parse_sink_options(self.options)
+        check_schema(schema, options)
+        if options.topic is not None:
+            from connector.client import Admin
+
+            with Admin({"bootstrap.servers": options.bootstrap_servers}) as admin:
+                if options.topic not in admin.list_topics():
+                    raise ValueError(f"pyq sink: topic {options.topic!r} does not exist (create it "
+                                     "first, or enable auto.create.topics.enable on the brokers)")
+        return options
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        from .sink.spark_writers import PyqBatchWriter
+
+        if overwrite:
+            raise ValueError("pyq sink: save mode Overwrite is not supported (a log is append-only); "
+                             "use Append")
+        return PyqBatchWriter(self._sink_options(schema))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        from .sink.spark_writers import PyqStreamWriter
+
+        return PyqStreamWriter(self._sink_options(schema))

@@ -9,6 +9,9 @@ five requests in flight), and checks every new batch from that producer:
     same (first, last) sequence as one of the cached batches
                                       -> a retry of a batch already written: not appended
                                          again, answered with its original offsets
+    sequences at or below the last one written, older than the cache
+                                      -> DuplicateSequenceNumber (written long ago; clients
+                                         treat it as success), never appended twice
     first sequence != last + 1        -> OutOfOrderSequenceNumber (a gap: a batch was lost)
     otherwise                         -> appended; cached (evicting the oldest of five)
 
@@ -26,7 +29,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..protocol.errors import OutOfOrderSequenceNumber, ProducerFenced
+from ..protocol.errors import DuplicateSequenceNumber, OutOfOrderSequenceNumber, ProducerFenced
 from ..protocol.records.batch_header import BatchHeader
 
 CACHED_BATCHES = 5
@@ -73,6 +76,10 @@ class ProducerStateManager:
         for b in entry.batches:
             if b.first_seq == header.base_sequence and b.last_seq == last:
                 return b.first_offset, b.last_offset
+        if entry.batches and last <= entry.batches[-1].last_seq and header.base_sequence <= last:
+            raise DuplicateSequenceNumber(
+                f"{topic_partition}: producer {pid} already wrote sequences up to "
+                f"{entry.batches[-1].last_seq}; batch {header.base_sequence}-{last} is a replay")
         if entry.batches:
             expected = (entry.batches[-1].last_seq + 1) % (INT32_MAX + 1)
             if header.base_sequence != expected:

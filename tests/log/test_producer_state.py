@@ -54,3 +54,14 @@ def test_state_survives_a_restart_and_follows_replication(tmp_path: Path) -> Non
     for target in (reopened, follower):  # the new leader after a failover, or after a restart
         retry = target.append_as_leader(batch(3, 0, 0, 4), 0)
         assert (retry.first_offset, target.log_end_offset) == (0, 4)
+
+
+def test_a_replay_older_than_the_cache_is_refused_as_duplicate(tmp_path: Path) -> None:
+    from broker_sim.protocol.errors import DuplicateSequenceNumber
+
+    log = Log(tmp_path / "p", LogConfig())
+    for seq in range(0, 80, 10):  # 8 batches: the first 3 fell out of the 5-batch cache
+        log.append_as_leader(batch(9, 0, seq, 10), 0)
+    with pytest.raises(DuplicateSequenceNumber):
+        log.append_as_leader(batch(9, 0, 0, 10), 0)
+    assert log.log_end_offset == 80

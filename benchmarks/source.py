@@ -1,0 +1,388 @@
+"""Source benchmark: ``spark.readStream.format("pyq")`` against two in-memory Python sources.
+
+What is measured (one run, everything on this machine):
+
+* **broker**: one ``python -m broker_sim`` process (:class:`broker_sim.process.BrokerProcess`,
+  fresh data directory; a single broker, not a 3-broker cluster: the source reads each
+  partition from its leader only, so followers would add CPU load but no read path).
+* **data**: one topic with ``--partitions`` (4) partitions and ``--records`` (8,000,000)
+  records, no key, a ``--value-bytes`` (100) byte value, spread evenly (record ``i`` to
+  partition ``i % 4``). They are produced with pyq's own ``connector.client.Producer``
+  (acks=1, batch.size 1 MiB, linger 50 ms, no compression: the values are random bytes).
+  Producing is timed and printed, and is not part of any ratio. Before producing, a
+  100,000-record sample estimates the time: if ``--records`` would take longer than
+  ``--max-produce-s`` (180 s), fewer records are used (rounded to a multiple of the
+  partition count) and N is printed.
+* **Spark**: ``local[2]``, UI off, 2 shuffle partitions, the workers on this interpreter.
+  Three streaming queries read the same number of rows with the same schema (Spark's Kafka
+  source schema: ``key binary, value binary, topic string, partition int, offset long,
+  timestamp timestamp, timestampType int``) in 4 input partitions, with
+  ``Trigger.AvailableNow`` into the ``noop`` sink:
+
+  1. **pyq**: ``format("pyq")``, ``startingOffsets=earliest`` (no ``maxOffsetsPerTrigger``:
+     all available data in one micro-batch, one input partition per topic-partition);
+  2. **Arrow ceiling**: a Python data source whose ``read()`` yields ``pyarrow.RecordBatch``es
+     of ``--arrow-batch-rows`` rows built in memory from numpy (buffers reused where the
+     content repeats: the fastest a Python data source can hand rows to Spark);
+  3. **tuples**: the same rows yielded as Python tuples (``bytes``, ``str``, ``int``,
+     timezone-aware ``datetime``), converted to Arrow by PySpark.
+
+  Before timing, each source runs once on a small data set (warm-up: JVM code paths,
+  Python worker start). Then ``--rounds`` (2) rounds run the three queries in turn
+  (alternating, so other load on the shared machine hits them alike); each source's best
+  round counts. Time = wall clock from ``start()`` to the end of ``awaitTermination()``
+  (includes the micro-batch's fixed overhead, about 0.25 s, which is the same for all
+  three). The row count of every query is checked (``numInputRows``).
+
+rows/s = rows / wall seconds. Ratios are pyq / baseline (targets: >= 0.5 of the Arrow
+ceiling, >= 2 of the tuple source). The broker's CPU seconds during the pyq query are
+printed too (it competes with Spark for the 2 cores).
+
+Output: human-readable lines, then one JSON line (the last line)::
+
+    {"benchmark": "source", "ratios": {"vs_arrow_ceiling": ..., "vs_tuple_source": ...},
+     "figures": {...}}
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ["PYSPARK_PYTHON"] = sys.executable
+os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition  # noqa: E402
+
+from broker_sim.process import BrokerProcess  # noqa: E402
+from connector.client import Admin, Producer, TopicPartition  # noqa: E402
+
+TOPIC = "source-bench"
+SCHEMA_DDL = ("key binary, value binary, topic string, partition int, offset long, "
+              "timestamp timestamp, timestampType int")
+BATCH_BYTES = 1 << 20
+LINGER_MS = 50
+SAMPLE_RECORDS = 100_000
+WARMUP_RECORDS = 200_000
+BASE_TS_MS = 1_700_000_000_000
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        stat = f.read()
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+# ---- the two baselines: in-memory streaming sources with the same rows ------------------
+class GenPartition(InputPartition):
+    def __init__(self, partition: int, count: int) -> None:
+        self.partition = partition
+        self.count = count
+
+
+class _GenStreamReader(DataSourceStreamReader):
+    """All rows in one micro-batch (like pyq under AvailableNow), 4 input partitions."""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        self.records = int(options["records"])
+        self.partitions_count = int(options["partitions"])
+        self.value_bytes = int(options["valueBytes"])
+        self.batch_rows = int(options.get("batchRows", "8192"))
+        self.topic = options.get("topic", TOPIC)
+
+    def initialOffset(self) -> dict:
+        return {"offset": 0}
+
+    def latestOffset(self, start: dict, limit: Any) -> dict:
+        return {"offset": self.records}
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        if start["offset"] >= end["offset"]:
+            return []
+        n, parts = end["offset"] - start["offset"], self.partitions_count
+        return [GenPartition(p, n // parts + (1 if p < n % parts else 0)) for p in range(parts)]
+
+    def commit(self, end: dict) -> None:
+        pass
+
+    def value(self) -> bytes:
+        return bytes(range(256))[: self.value_bytes].ljust(self.value_bytes, b"v")
+
+
+class ArrowGenReader(_GenStreamReader):
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        import numpy as np
+        import pyarrow as pa
+
+        assert isinstance(partition, GenPartition)
+        ts_type = pa.timestamp("us", tz="UTC")
+        schema = pa.schema([("key", pa.binary()), ("value", pa.binary()), ("topic", pa.string()),
+                            ("partition", pa.int32()), ("offset", pa.int64()),
+                            ("timestamp", ts_type), ("timestampType", pa.int32())])
+        rows, value, topic = self.batch_rows, self.value(), self.topic.encode()
+
+        def binary(item: bytes, n: int, type_: pa.DataType) -> pa.Array:
+            offsets = np.arange(n + 1, dtype=np.int32) * len(item)
+            return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(offsets),
+                                                    pa.py_buffer(item * n)])
+
+        def full(type_: pa.DataType, dtype: Any, fill: int, n: int) -> pa.Array:
+            return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(np.full(n, fill, dtype))])
+
+        fixed = {}  # reused for every batch of the same size: content that repeats
+        done = 0
+        while done < partition.count:
+            n = min(rows, partition.count - done)
+            if n not in fixed:
+                fixed[n] = (pa.nulls(n, pa.binary()), binary(value, n, pa.binary()),
+                            binary(topic, n, pa.string()), full(pa.int32(), np.int32, partition.partition, n),
+                            full(pa.int32(), np.int32, 0, n))
+            keys, values, topics, parts, types = fixed[n]
+            offsets = np.arange(done, done + n, dtype=np.int64)
+            timestamps = (offsets // 1000 + BASE_TS_MS) * 1000
+            yield pa.RecordBatch.from_arrays(
+                [keys, values, topics, parts,
+                 pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(offsets)]),
+                 pa.Array.from_buffers(ts_type, n, [None, pa.py_buffer(timestamps)]), types],
+                schema=schema)
+            done += n
+
+
+class TupleGenReader(_GenStreamReader):
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, GenPartition)
+        value, topic, p = self.value(), self.topic, partition.partition
+        base = dt.datetime.fromtimestamp(BASE_TS_MS / 1000, dt.timezone.utc)
+        step = dt.timedelta(milliseconds=1)
+        ts = base
+        for offset in range(partition.count):
+            if offset % 1000 == 0:  # the same timestamp per 1000 rows, as in the Arrow source
+                ts = base + step * (offset // 1000)
+            yield (None, value, topic, p, offset, ts, 0)
+
+
+class ArrowGenSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "bench_arrow_gen"
+
+    def schema(self) -> str:
+        return SCHEMA_DDL
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        return ArrowGenReader(self.options)
+
+
+class TupleGenSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "bench_tuple_gen"
+
+    def schema(self) -> str:
+        return SCHEMA_DDL
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        return TupleGenReader(self.options)
+
+
+# ---- producing ----------------------------------------------------------------------------
+def produce(bootstrap: str, topic: str, n: int, partitions: int, value: bytes) -> float:
+    """Produce ``n`` records round-robin over the partitions; returns the wall seconds."""
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": 1, "batch.size": BATCH_BYTES,
+                         "linger.ms": LINGER_MS, "compression.type": "none"})
+    try:
+        producer.partitions_for(topic)
+        send = producer.send
+        t0 = time.perf_counter()
+        for i in range(n):
+            send(topic, value, partition=i % partitions)
+        producer.flush()
+        return time.perf_counter() - t0
+    finally:
+        producer.close()
+
+
+def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
+    with Admin({"bootstrap.servers": bootstrap}) as admin:
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
+        found = admin.list_offsets({tp: "latest"for tp in tps})
+        return {tp.partition: found[tp].offset for tp in tps}
+
+
+# ---- streaming queries ----------------------------------------------------------------
+class Run:
+    def __init__(self, name: str, rows: int, wall: float, progress: list[dict],
+                 broker_cpu: float | None = None) -> None:
+        self.name, self.rows, self.wall, self.broker_cpu = name, rows, wall, broker_cpu
+        self.batches = len(progress)
+        self.add_batch_ms = sum(p.get("durationMs", {}).get("addBatch", 0) for p in progress)
+        self.trigger_ms = sum(p.get("durationMs", {}).get("triggerExecution", 0) for p in progress)
+
+    @property
+    def rate(self) -> float:
+        return self.rows / self.wall
+
+    def line(self) -> str:
+        extra = f"   broker CPU {self.broker_cpu:5.2f} s" if self.broker_cpu is not None else ""
+        return (f"{self.name:24s} {self.rows:>10,} rows in {self.wall:6.2f} s = {self.rate:>11,.0f}"
+                f" rows/s  ({self.batches} micro-batch(es), addBatch {self.add_batch_ms / 1000:5.2f} s,"
+                f" trigger {self.trigger_ms / 1000:5.2f} s){extra}")
+
+    def figures(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"rows_per_s": round(self.rate, 1), "wall_s": round(self.wall, 3),
+                               "micro_batches": self.batches,
+                               "add_batch_s": round(self.add_batch_ms / 1000, 3),
+                               "trigger_execution_s": round(self.trigger_ms / 1000, 3)}
+        if self.broker_cpu is not None:
+            out["broker_cpu_s"] = round(self.broker_cpu, 3)
+        return out
+
+
+def run_query(spark: Any, name: str, fmt: str, options: dict[str, str], rows: int,
+              checkpoint: Path, broker_pid: int | None = None) -> Run:
+    reader = spark.readStream.format(fmt)
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    writer = (reader.load().writeStream.format("noop").trigger(availableNow=True)
+              .option("checkpointLocation", str(checkpoint)))
+    cpu0 = proc_cpu_seconds(broker_pid) if broker_pid else 0.0
+    t0 = time.perf_counter()
+    query = writer.start()
+    query.awaitTermination(1800)
+    wall = time.perf_counter() - t0
+    cpu = proc_cpu_seconds(broker_pid) - cpu0 if broker_pid else None
+    if query.isActive:
+        query.stop()
+        raise RuntimeError(f"{name}: still running after 1800 s")
+    if query.exception() is not None:
+        raise RuntimeError(f"{name} failed: {query.exception()}")
+    progress = [json.loads(p.json) for p in query.recentProgress]
+    seen = sum(p.get("numInputRows", 0) for p in progress)
+    if seen != rows:
+        raise RuntimeError(f"{name} read {seen} rows, expected {rows}")
+    return Run(name, rows, wall, progress, cpu)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=8_000_000)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--value-bytes", type=int, default=100)
+    parser.add_argument("--arrow-batch-rows", type=int, default=8192,
+                        help="rows per Arrow batch of the in-memory Arrow source")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--max-produce-s", type=float, default=180.0)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    parts = args.partitions
+    value = os.urandom(args.value_bytes)
+
+    tmp = Path(tempfile.mkdtemp(prefix="pyq-source-bench-"))
+    broker: BrokerProcess | None = None
+    spark = None
+    runs: dict[str, list[Run]] = {"pyq": [], "arrow": [], "tuples": []}
+    try:
+        broker = BrokerProcess(tmp / "broker", port=0).start()
+        bootstrap = broker.bootstrap_servers
+        print(f"broker: 1 broker process at {bootstrap} (pid {broker.pid}); "
+              f"{os.cpu_count()} CPUs shared by the broker and Spark")
+        with Admin({"bootstrap.servers": bootstrap}) as admin:
+            for topic in ("sample", "warmup", TOPIC):
+                admin.create_topic(topic, parts, 1, {})
+
+        # -- produce (timed separately, not part of any ratio)
+        sample_s = produce(bootstrap, "sample", SAMPLE_RECORDS, parts, value)
+        n = args.records - args.records % parts
+        projected = n * sample_s / SAMPLE_RECORDS
+        print(f"produce sample: {SAMPLE_RECORDS:,} records in {sample_s:.2f} s = "
+              f"{SAMPLE_RECORDS / sample_s:,.0f} records/s; {n:,} would take ~{projected:.0f} s")
+        if projected > args.max_produce_s:
+            n = int(args.max_produce_s / sample_s * SAMPLE_RECORDS)
+            n -= n % parts
+            print(f"more than {args.max_produce_s:.0f} s: using N = {n:,} records")
+        produce(bootstrap, "warmup", WARMUP_RECORDS, parts, value)
+        produce_s = produce(bootstrap, TOPIC, n, parts, value)
+        stored = end_offsets(bootstrap, TOPIC, parts)
+        if sum(stored.values()) != n:
+            raise RuntimeError(f"{TOPIC} holds {stored}, expected {n} records in all")
+        print(f"produce: N = {n:,} records x {args.value_bytes} B into {parts} partitions in "
+              f"{produce_s:.2f} s = {n / produce_s:,.0f} records/s (pyq Producer, acks=1, batch "
+              f"{BATCH_BYTES >> 20} MiB, linger {LINGER_MS} ms, no compression)")
+
+        # -- Spark
+        from pyspark.sql import SparkSession
+
+        spark = (SparkSession.builder.master("local[2]").appName("pyq-source-bench")
+                 .config("spark.ui.enabled", "false")
+                 .config("spark.sql.shuffle.partitions", "2")
+                 .getOrCreate())
+        spark.sparkContext.setLogLevel("ERROR")
+        spark.dataSource.register(ArrowGenSource)
+        spark.dataSource.register(TupleGenSource)
+
+        def options(which: str, topic: str, rows: int) -> tuple[str, dict[str, str]]:
+            if which == "pyq":
+                return "pyq", {"kafka.bootstrap.servers": bootstrap, "subscribe": topic,
+                               "startingOffsets": "earliest"}
+            gen = {"records": str(rows), "partitions": str(parts),
+                   "valueBytes": str(args.value_bytes), "topic": topic,
+                   "batchRows": str(args.arrow_batch_rows)}
+            return ("bench_arrow_gen" if which == "arrow" else "bench_tuple_gen"), gen
+
+        names = {"pyq": "pyq (broker -> Arrow)", "arrow": "in-memory Arrow batches",
+                 "tuples": "in-memory tuples"}
+        for which in runs:  # warm-up
+            fmt, opts = options(which, "warmup", WARMUP_RECORDS)
+            warm = run_query(spark, f"warm-up {which}", fmt, opts, WARMUP_RECORDS,
+                             tmp / f"ck-warmup-{which}")
+            print(warm.line())
+        for i in range(args.rounds):
+            for which in runs:
+                fmt, opts = options(which, TOPIC, n)
+                run = run_query(spark, names[which], fmt, opts, n, tmp / f"ck-{which}-{i}",
+                                broker.pid if which == "pyq" else None)
+                runs[which].append(run)
+                print(run.line())
+    finally:
+        if spark is not None:
+            spark.stop()
+        if broker is not None:
+            broker.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    best = {k: max(v, key=lambda r: r.rate) for k, v in runs.items()}
+    ratios = {"vs_arrow_ceiling": round(best["pyq"].rate / best["arrow"].rate, 3),
+              "vs_tuple_source": round(best["pyq"].rate / best["tuples"].rate, 3)}
+    print(f"best of {args.rounds}: pyq {best['pyq'].rate:,.0f}, Arrow ceiling "
+          f"{best['arrow'].rate:,.0f}, tuples {best['tuples'].rate:,.0f} rows/s")
+    print(f"pyq / Arrow ceiling = {ratios['vs_arrow_ceiling']:.2f}x (target >= 0.5); "
+          f"pyq / tuple source = {ratios['vs_tuple_source']:.2f}x (target >= 2)")
+    figures: dict[str, Any] = {
+        "records": n, "value_bytes": args.value_bytes, "partitions": parts, "brokers": 1,
+        "spark_master": "local[2]", "cpus": os.cpu_count(), "rounds": args.rounds,
+        "arrow_batch_rows": args.arrow_batch_rows,
+        "produce": {"wall_s": round(produce_s, 3), "records_per_s": round(n / produce_s, 1),
+                    "acks": 1, "batch_size": BATCH_BYTES, "linger_ms": LINGER_MS,
+                    "compression": "none"},
+        "pyq": best["pyq"].figures(), "arrow_ceiling": best["arrow"].figures(),
+        "tuple_source": best["tuples"].figures(),
+        "runs_rows_per_s": {k: [round(r.rate, 1) for r in v] for k, v in runs.items()},
+    }
+    print(json.dumps({"benchmark": "source", "ratios": ratios, "figures": figures}))
+
+
+if __name__ == "__main__":
+    main()
