@@ -210,12 +210,12 @@ class SourceDriver:
                      else latest.get(tp, pm.emitted_to)) for tp, pm in self.managers.items()}
         lag = sum(pm.lag(caps[tp], now) for tp, pm in self.managers.items())
         if min_rows is not None and lag < min_rows and now - self.last_batch_ms < o.max_trigger_delay_ms:
-            return start if failures == start.get("failures", failures) else {**start, "failures": failures}
+            return self._unchanged(start, failures)
         batch = plan_batch(self.managers, caps, max_rows, None, now)
         if batch.size == 0:
             for plan in batch.plans.values():
                 self.managers[TopicPartition(plan.topic, plan.partition)].ack(plan)
-            return start if failures == start.get("failures", failures) else {**start, "failures": failures}
+            return self._unchanged(start, failures)
         self.last_batch_ms = now
         retries = {}
         for tp, plan in batch.plans.items():
@@ -225,6 +225,15 @@ class SourceDriver:
         end = offsets_json({tp: pm.emitted_to for tp, pm in self.managers.items()}, retries,
                            failures if o.group_id else None)
         self.plans[json.dumps(end, sort_keys=True)] = batch
+        return end
+
+    @staticmethod
+    def _unchanged(start: dict[str, Any], failures: int) -> dict[str, Any]:
+        """No new batch: ``start`` itself, minus its batch's retries (already delivered),
+        with the new failures position. Equal to ``start`` when nothing moved."""
+        end = {k: v for k, v in start.items() if k != "retries"}
+        if "failures" in start or failures:
+            end["failures"] = failures
         return end
 
     def _dead_letter(self, letters: list[Any]) -> None:

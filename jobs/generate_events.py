@@ -1,0 +1,168 @@
+"""Produce a synthetic clickstream to a pyq (or Kafka) topic, with some malformed records.
+
+Each event is a JSON object::
+
+    {"user_id": "u0042", "session_hint": "u0042-s3", "page": "/product/17",
+     "event_type": "click", "event_time": "2026-11-21T10:03:12.345000+00:00"}
+
+A fraction (``--malformed-fraction``) of the records is deliberately not JSON, so a
+downstream pipeline has something to dead-letter. Records are keyed by ``user_id`` (a
+malformed record keeps the key of the user it would have belonged to) and sent with our
+own :class:`connector.client.Producer` at ``acks=all``; the topic is created if missing.
+
+Usage (it needs no Spark, but runs under spark-submit too)::
+
+    python jobs/generate_events.py --bootstrap-servers 127.0.0.1:9092 --topic clicks --count 10000
+    spark-submit jobs/generate_events.py --help
+
+The last line on stdout is ``produced N events (M malformed)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import random
+import sys
+import time
+from collections.abc import Iterator
+
+PAGES = ["/", "/search", "/cart", "/checkout", "/account", "/help"] + [
+    f"/product/{i}" for i in range(40)]
+EVENT_TYPES = ["page_view"] * 6 + ["click"] * 3 + ["add_to_cart", "purchase", "scroll"]
+MALFORMED = [
+    "user_id=%s page=/cart",  # key=value, not JSON
+    '{"user_id": "%s", "page": "/checkout"',  # truncated JSON
+    "<event user='%s'/>",  # XML
+    "%s\tclick\t/product/3",  # TSV
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="generate_events",
+                                description="Produce a synthetic clickstream (JSON, some malformed).")
+    p.add_argument("--bootstrap-servers", default="127.0.0.1:9092", help="host:port[,host:port...]")
+    p.add_argument("--topic", default="clicks", help="target topic (created if missing)")
+    p.add_argument("--count", type=int, default=None, help="how many events (default 10000)")
+    p.add_argument("--rate", type=float, default=None,
+                   help="events per second (with --seconds, instead of --count)")
+    p.add_argument("--seconds", type=float, default=None, help="how long to produce at --rate")
+    p.add_argument("--malformed-fraction", type=float, default=0.02,
+                   help="fraction of records that are not JSON (default 0.02)")
+    p.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
+    p.add_argument("--partitions", type=int, default=3, help="partitions if the topic is created")
+    p.add_argument("--replication-factor", type=int, default=-1,
+                   help="replication factor if the topic is created (-1: broker default)")
+    p.add_argument("--users", type=int, default=200, help="distinct users (default 200)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    return p
+
+
+def events(rng: random.Random, count: int, users: int, malformed_fraction: float,
+           start: dt.datetime) -> Iterator[tuple[bytes, bytes, bool]]:
+    """(key, value, malformed) for ``count`` events; event times advance ~1 s on average."""
+    session = {}
+    t = start
+    for _ in range(count):
+        t += dt.timedelta(milliseconds=rng.randint(0, 2000))
+        user = f"u{rng.randrange(users):04d}"
+        n, last = session.get(user, (0, None))
+        if last is None or (t - last) > dt.timedelta(minutes=30) or rng.random() < 0.01:
+            n += 1
+        session[user] = (n, t)
+        if rng.random() < malformed_fraction:
+            value = (rng.choice(MALFORMED) % user).encode()
+            yield user.encode(), value, True
+            continue
+        event = {"user_id": user, "session_hint": f"{user}-s{n}", "page": rng.choice(PAGES),
+                 "event_type": rng.choice(EVENT_TYPES), "event_time": t.isoformat()}
+        yield user.encode(), json.dumps(event).encode(), False
+
+
+class Progress:
+    """A one-line stderr progress bar."""
+
+    def __init__(self, total: int | None, enabled: bool) -> None:
+        self.total, self.enabled, self.last = total, enabled, 0.0
+
+    def update(self, done: int, force: bool = False) -> None:
+        now = time.monotonic()
+        if not self.enabled or (not force and now - self.last < 0.2):
+            return
+        self.last = now
+        if self.total:
+            width = 30
+            filled = int(width * done / self.total)
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total}")
+        else:
+            sys.stderr.write(f"\r{done} events")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def ensure_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int) -> None:
+    from broker_sim.protocol.errors import TopicAlreadyExists
+    from connector.client import Admin
+
+    with Admin({"bootstrap.servers": bootstrap}) as admin:
+        if topic in admin.list_topics():
+            return
+        try:
+            admin.create_topic(topic, partitions, replication_factor)
+        except TopicAlreadyExists:
+            pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.count is not None and (args.rate is not None or args.seconds is not None):
+        build_parser().error("use either --count or --rate/--seconds")
+    if (args.rate is None) != (args.seconds is None):
+        build_parser().error("--rate and --seconds go together")
+    if not 0.0 <= args.malformed_fraction <= 1.0:
+        build_parser().error("--malformed-fraction must be in [0, 1]")
+    count = args.count if args.count is not None else (
+        int(args.rate * args.seconds) if args.rate is not None else 10_000)
+    from connector.client import Producer
+
+    ensure_topic(args.bootstrap_servers, args.topic, args.partitions, args.replication_factor)
+    rng = random.Random(args.seed)
+    start = dt.datetime(2026, 1, 1, 9, 0, tzinfo=dt.timezone.utc) + dt.timedelta(
+        minutes=rng.randrange(600))
+    progress = Progress(count, not args.no_progress)
+    produced = malformed = 0
+    t0 = time.monotonic()
+    with Producer({"bootstrap.servers": args.bootstrap_servers, "acks": "all",
+                   "linger.ms": 5}) as producer:
+        futures = []
+        for i, (key, value, bad) in enumerate(events(rng, count, args.users,
+                                                     args.malformed_fraction, start)):
+            if args.rate is not None:
+                delay = t0 + i / args.rate - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            futures.append(producer.send(args.topic, value, key=key))
+            malformed += bad
+            if len(futures) >= 5000:
+                for f in futures:
+                    f.result(60)
+                produced += len(futures)
+                futures = []
+            progress.update(produced + len(futures))
+        producer.flush()
+        for f in futures:
+            f.result(60)
+        produced += len(futures)
+    progress.update(produced, force=True)
+    progress.close()
+    print(f"produced {produced} events ({malformed} malformed)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

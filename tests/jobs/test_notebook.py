@@ -1,0 +1,42 @@
+"""notebooks/explore.ipynb runs top to bottom, headless, on this venv's interpreter."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.integration
+
+
+def _kernel_for_this_python(tmp_path: Path) -> None:
+    """A "python3" kernelspec that starts sys.executable (a fresh venv may have none)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec_dir = tmp_path / "kernels" / "python3"
+    spec_dir.mkdir(parents=True)
+    (spec_dir / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (pyq venv)", "language": "python"}))
+    assert KernelSpecManager().get_kernel_spec("python3").argv[0] == sys.executable
+
+
+def test_explore_notebook_runs_headless(tmp_path, monkeypatch):
+    import nbformat
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    _kernel_for_this_python(tmp_path)
+    nb = nbformat.read(ROOT / "notebooks" / "explore.ipynb", as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(ROOT)}}).execute()
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outputs)  # the plot, inline
