@@ -12,11 +12,12 @@ What is measured (one run, one cluster on 127.0.0.1, the clients in this process
   the same settings for both producers: acks=all, linger 5 ms, batch 64 KiB, no
   compression, idempotence off for both (so both do exactly the same work; pyq's default
   with acks=all would be on). Each producer connects and loads the topic metadata before
-  the clock starts; the clock runs from the first ``send()`` to the return of ``flush()``, i.e. until
-  every record is acknowledged. Before the real run, kafka-python produces a 50,000-record
-  sample: if, at 1/1.5 of the sample's rate (kafka-python slows down over a long run), it
-  would need more than 60 s for ``--records``, the run uses 300,000 records instead (the N
-  used is printed; the 1,000,000-record run on 2 CPUs took kafka-python 69-77 s per run).
+  the clock starts; the clock runs from the first ``send()`` to the return of ``flush()``,
+  i.e. until every record is acknowledged. Before the real run, kafka-python produces a
+  50,000-record sample: if, at 1/1.5 of the sample's rate (kafka-python slows down over a
+  long run), it would need more than 60 s for ``--records``, the run uses 300,000 records
+  instead (the N used is printed; 1,000,000 records on this 2-CPU machine took
+  kafka-python 69-77 s per run).
 * **fetch**: both clients read the *same* records (the topic kafka-python wrote) from
   offset 0 to the end with their default fetch sizes (Kafka's: 1 MiB per partition,
   50 MiB per fetch). kafka-python's ``KafkaConsumer`` (``assign`` + ``seek``, CRC checks on,
@@ -332,7 +333,8 @@ def main() -> None:
 
         source = "kafka-python-0"  # both fetchers read the records kafka-python wrote
         for _ in range(args.fetch_runs):
-            runs["kp_fetch"].append(kafka_python_fetch(bootstrap, source, n, args.value_bytes, pids))
+            runs["kp_fetch"].append(
+                kafka_python_fetch(bootstrap, source, n, args.value_bytes, pids))
             print(runs["kp_fetch"][-1].line())
             runs["pyq_fetch"].append(pyq_fetch_arrow(bootstrap, source, n, args.value_bytes, pids))
             print(runs["pyq_fetch"][-1].line())
