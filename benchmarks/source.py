@@ -22,21 +22,27 @@ What is measured (one run, everything on this machine):
   1. **pyq**: ``format("pyq")``, ``startingOffsets=earliest`` (no ``maxOffsetsPerTrigger``:
      all available data in one micro-batch, one input partition per topic-partition);
   2. **Arrow ceiling**: a Python data source whose ``read()`` yields ``pyarrow.RecordBatch``es
-     of ``--arrow-batch-rows`` rows built in memory from numpy (buffers reused where the
-     content repeats: the fastest a Python data source can hand rows to Spark);
+     of ``--arrow-batch-rows`` (32,768) rows built in memory from numpy (buffers reused
+     where the content repeats: the fastest a Python data source can hand rows to Spark;
+     the batch size is close to the ~35,000 rows pyq yields per 4 MiB fetch);
   3. **tuples**: the same rows yielded as Python tuples (``bytes``, ``str``, ``int``,
-     timezone-aware ``datetime``), converted to Arrow by PySpark.
+     timezone-aware ``datetime``), converted to Arrow by PySpark. (PySpark turns every
+     timestamp into a ``datetime.timezone.utc`` one, and pyarrow converts those slowly:
+     on this machine that conversion is most of the tuple source's time.)
 
-  Before timing, each source runs once on a small data set (warm-up: JVM code paths,
+  Before timing, each source runs once on a smaller data set (warm-up: JVM code paths,
   Python worker start). Then ``--rounds`` (2) rounds run the three queries in turn
   (alternating, so other load on the shared machine hits them alike); each source's best
-  round counts. Time = wall clock from ``start()`` to the end of ``awaitTermination()``
-  (includes the micro-batch's fixed overhead, about 0.25 s, which is the same for all
-  three). The row count of every query is checked (``numInputRows``).
+  round counts. Time = wall clock from ``start()`` to the end of ``awaitTermination()``:
+  it includes the query's start (a Python process that plans the stream) and the
+  micro-batch's fixed overhead, a few seconds for all three alike. The row count of
+  every query is checked (``numInputRows``); ``addBatch`` (the time Spark spent running
+  the batch's tasks) is printed too, with rates from it.
 
 rows/s = rows / wall seconds. Ratios are pyq / baseline (targets: >= 0.5 of the Arrow
-ceiling, >= 2 of the tuple source). The broker's CPU seconds during the pyq query are
-printed too (it competes with Spark for the 2 cores).
+ceiling, >= 2 of the tuple source). CPU seconds are printed for information: the Spark
+JVM with all its Python processes (approximate, from ``/proc``), and for pyq the broker,
+which competes with Spark for the 2 cores.
 
 Output: human-readable lines, then one JSON line (the last line)::
 
@@ -74,16 +80,52 @@ SCHEMA_DDL = ("key binary, value binary, topic string, partition int, offset lon
 BATCH_BYTES = 1 << 20
 LINGER_MS = 50
 SAMPLE_RECORDS = 100_000
-WARMUP_RECORDS = 200_000
+WARMUP_RECORDS = 500_000
 BASE_TS_MS = 1_700_000_000_000
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def proc_cpu_seconds(pid: int) -> float:
+def _stat(pid: int) -> list[bytes]:
     with open(f"/proc/{pid}/stat", "rb") as f:
         stat = f.read()
-    fields = stat[stat.rindex(b")") + 2 :].split()
+    return stat[stat.rindex(b")") + 2 :].split()
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    fields = _stat(pid)
     return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+def tree_cpu_snapshot(root: int) -> dict[int, float]:
+    """CPU seconds (utime + stime + reaped children's cutime + cstime) of ``root`` and of
+    each of its descendants, by pid: the Spark JVM with its Python workers."""
+    parents: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = _stat(int(entry))
+            except OSError:
+                continue
+            parents[int(entry)] = int(fields[1])
+            cpu[int(entry)] = sum(int(x) for x in fields[11:15]) / _CLK_TCK
+    tree, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in tree:
+                tree.add(pid)
+                frontier.append(pid)
+    return {pid: cpu[pid] for pid in tree if pid in cpu}
+
+
+def tree_cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU used between two snapshots. A process gone by ``after`` was reaped by its parent
+    in the tree, whose cutime now holds that process's whole lifetime: its ``before`` share
+    is subtracted so it is not counted twice (approximate: CPU a process used after
+    ``before`` and then lost by being re-parented outside the tree is not seen)."""
+    return (sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
+            - sum(cpu for pid, cpu in before.items() if pid not in after))
 
 
 # ---- the two baselines: in-memory streaming sources with the same rows ------------------
@@ -100,7 +142,7 @@ class _GenStreamReader(DataSourceStreamReader):
         self.records = int(options["records"])
         self.partitions_count = int(options["partitions"])
         self.value_bytes = int(options["valueBytes"])
-        self.batch_rows = int(options.get("batchRows", "8192"))
+        self.batch_rows = int(options.get("batchRows", "32768"))
         self.topic = options.get("topic", TOPIC)
 
     def initialOffset(self) -> dict:
@@ -224,9 +266,10 @@ def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
 
 # ---- streaming queries ----------------------------------------------------------------
 class Run:
-    def __init__(self, name: str, rows: int, wall: float, progress: list[dict],
+    def __init__(self, name: str, rows: int, wall: float, progress: list[dict], spark_cpu: float,
                  broker_cpu: float | None = None) -> None:
-        self.name, self.rows, self.wall, self.broker_cpu = name, rows, wall, broker_cpu
+        self.name, self.rows, self.wall = name, rows, wall
+        self.spark_cpu, self.broker_cpu = spark_cpu, broker_cpu
         self.batches = len(progress)
         self.add_batch_ms = sum(p.get("durationMs", {}).get("addBatch", 0) for p in progress)
         self.trigger_ms = sum(p.get("durationMs", {}).get("triggerExecution", 0) for p in progress)
@@ -235,34 +278,42 @@ class Run:
     def rate(self) -> float:
         return self.rows / self.wall
 
+    @property
+    def add_batch_rate(self) -> float:
+        return self.rows / max(self.add_batch_ms / 1000, 1e-9)
+
     def line(self) -> str:
-        extra = f"   broker CPU {self.broker_cpu:5.2f} s" if self.broker_cpu is not None else ""
+        extra = f", broker {self.broker_cpu:5.2f} s" if self.broker_cpu is not None else ""
         return (f"{self.name:24s} {self.rows:>10,} rows in {self.wall:6.2f} s = {self.rate:>11,.0f}"
-                f" rows/s  ({self.batches} micro-batch(es), addBatch {self.add_batch_ms / 1000:5.2f} s,"
-                f" trigger {self.trigger_ms / 1000:5.2f} s){extra}")
+                f" rows/s  ({self.batches} micro-batch(es), addBatch {self.add_batch_ms / 1000:5.2f} s;"
+                f" CPU: Spark {self.spark_cpu:5.2f} s{extra})")
 
     def figures(self) -> dict[str, Any]:
         out: dict[str, Any] = {"rows_per_s": round(self.rate, 1), "wall_s": round(self.wall, 3),
+                               "add_batch_rows_per_s": round(self.add_batch_rate, 1),
                                "micro_batches": self.batches,
                                "add_batch_s": round(self.add_batch_ms / 1000, 3),
-                               "trigger_execution_s": round(self.trigger_ms / 1000, 3)}
+                               "trigger_execution_s": round(self.trigger_ms / 1000, 3),
+                               "spark_cpu_s": round(self.spark_cpu, 3)}
         if self.broker_cpu is not None:
             out["broker_cpu_s"] = round(self.broker_cpu, 3)
         return out
 
 
 def run_query(spark: Any, name: str, fmt: str, options: dict[str, str], rows: int,
-              checkpoint: Path, broker_pid: int | None = None) -> Run:
+              checkpoint: Path, jvm_pid: int, broker_pid: int | None = None) -> Run:
     reader = spark.readStream.format(fmt)
     for k, v in options.items():
         reader = reader.option(k, v)
     writer = (reader.load().writeStream.format("noop").trigger(availableNow=True)
               .option("checkpointLocation", str(checkpoint)))
     cpu0 = proc_cpu_seconds(broker_pid) if broker_pid else 0.0
+    spark_cpu0 = tree_cpu_snapshot(jvm_pid)
     t0 = time.perf_counter()
     query = writer.start()
     query.awaitTermination(1800)
     wall = time.perf_counter() - t0
+    spark_cpu = tree_cpu_delta(spark_cpu0, tree_cpu_snapshot(jvm_pid))
     cpu = proc_cpu_seconds(broker_pid) - cpu0 if broker_pid else None
     if query.isActive:
         query.stop()
@@ -273,7 +324,7 @@ def run_query(spark: Any, name: str, fmt: str, options: dict[str, str], rows: in
     seen = sum(p.get("numInputRows", 0) for p in progress)
     if seen != rows:
         raise RuntimeError(f"{name} read {seen} rows, expected {rows}")
-    return Run(name, rows, wall, progress, cpu)
+    return Run(name, rows, wall, progress, spark_cpu, cpu)
 
 
 def main() -> None:
@@ -281,7 +332,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=8_000_000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--value-bytes", type=int, default=100)
-    parser.add_argument("--arrow-batch-rows", type=int, default=8192,
+    parser.add_argument("--arrow-batch-rows", type=int, default=32768,
                         help="rows per Arrow batch of the in-memory Arrow source")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--max-produce-s", type=float, default=180.0)
@@ -289,6 +340,7 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     parts = args.partitions
     value = os.urandom(args.value_bytes)
+    load_start = round(os.getloadavg()[0], 2)
 
     tmp = Path(tempfile.mkdtemp(prefix="pyq-source-bench-"))
     broker: BrokerProcess | None = None
@@ -327,11 +379,13 @@ def main() -> None:
 
         spark = (SparkSession.builder.master("local[2]").appName("pyq-source-bench")
                  .config("spark.ui.enabled", "false")
+                 .config("spark.ui.showConsoleProgress", "false")
                  .config("spark.sql.shuffle.partitions", "2")
                  .getOrCreate())
         spark.sparkContext.setLogLevel("ERROR")
         spark.dataSource.register(ArrowGenSource)
         spark.dataSource.register(TupleGenSource)
+        jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
 
         def options(which: str, topic: str, rows: int) -> tuple[str, dict[str, str]]:
             if which == "pyq":
@@ -347,13 +401,13 @@ def main() -> None:
         for which in runs:  # warm-up
             fmt, opts = options(which, "warmup", WARMUP_RECORDS)
             warm = run_query(spark, f"warm-up {which}", fmt, opts, WARMUP_RECORDS,
-                             tmp / f"ck-warmup-{which}")
+                             tmp / f"ck-warmup-{which}", jvm_pid)
             print(warm.line())
         for i in range(args.rounds):
             for which in runs:
                 fmt, opts = options(which, TOPIC, n)
                 run = run_query(spark, names[which], fmt, opts, n, tmp / f"ck-{which}-{i}",
-                                broker.pid if which == "pyq" else None)
+                                jvm_pid, broker.pid if which == "pyq" else None)
                 runs[which].append(run)
                 print(run.line())
     finally:
@@ -370,6 +424,11 @@ def main() -> None:
           f"{best['arrow'].rate:,.0f}, tuples {best['tuples'].rate:,.0f} rows/s")
     print(f"pyq / Arrow ceiling = {ratios['vs_arrow_ceiling']:.2f}x (target >= 0.5); "
           f"pyq / tuple source = {ratios['vs_tuple_source']:.2f}x (target >= 2)")
+    add_batch_ratios = {
+        "vs_arrow_ceiling": round(best["pyq"].add_batch_rate / best["arrow"].add_batch_rate, 3),
+        "vs_tuple_source": round(best["pyq"].add_batch_rate / best["tuples"].add_batch_rate, 3)}
+    print(f"the same from addBatch time only (no query start-up): "
+          f"{add_batch_ratios['vs_arrow_ceiling']:.2f}x and {add_batch_ratios['vs_tuple_source']:.2f}x")
     figures: dict[str, Any] = {
         "records": n, "value_bytes": args.value_bytes, "partitions": parts, "brokers": 1,
         "spark_master": "local[2]", "cpus": os.cpu_count(), "rounds": args.rounds,
@@ -380,6 +439,8 @@ def main() -> None:
         "pyq": best["pyq"].figures(), "arrow_ceiling": best["arrow"].figures(),
         "tuple_source": best["tuples"].figures(),
         "runs_rows_per_s": {k: [round(r.rate, 1) for r in v] for k, v in runs.items()},
+        "add_batch_ratios": add_batch_ratios,
+        "loadavg_1min": {"start": load_start, "end": round(os.getloadavg()[0], 2)},
     }
     print(json.dumps({"benchmark": "source", "ratios": ratios, "figures": figures}))
 

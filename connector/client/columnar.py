@@ -192,6 +192,7 @@ def _record_starts(data: bytes, buf: np.ndarray, chunks: list[Any],
 
 _MIN_RUN = 8  # gallop only when it pays: fewer equal-size records are walked in Python
 _MAX_WALK = 512
+_DELTA_WIDENS = 64  # offset deltas 0..63 are one varint byte, 64..8191 two
 
 
 def _chunk_starts(data: bytes, buf: np.ndarray, pos: int, end: int, count: int,
@@ -222,12 +223,16 @@ def _chunk_starts(data: bytes, buf: np.ndarray, pos: int, end: int, count: int,
             break  # a record of 1 MiB or more: walked below
         size = hl + (u >> 1)
         k = min(count - found, (end - pos) // size if size else 0)
+        if found < _DELTA_WIDENS:  # the offset delta (= index) gets a byte longer there
+            k = min(k, _DELTA_WIDENS - found)
         if k >= _MIN_RUN:
             cand = np.arange(pos, pos + size * k, size, dtype=np.int64)
             ok = buf[cand] == buf[pos]
             for j in range(1, hl):
                 ok &= buf[cand + j] == buf[pos + j]
-            m = k if ok.all() else int(np.argmin(ok))
+            m = int(ok.argmin())  # the first mismatch, or 0 if there is none
+            if ok[m]:
+                m = k
             parts.append(cand[:m])
             found += m
             pos += m * size
@@ -264,7 +269,24 @@ def _walk(data: bytes, pos: int, n: int, parts: list[Any]) -> tuple[int, int]:
 
 
 def _varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Zig-zag varints at every position of ``pos``: (values int64, positions after)."""
+    """Zig-zag varints at every position of ``pos``: (values, positions after).
+
+    Nearly every varint of a record is one or two bytes (lengths under 8 KiB, deltas under
+    8192): both bytes are read at every position at once and combined without a loop. If
+    any varint is longer, :func:`_long_varints` decodes the column byte by byte.
+    """
+    b0 = buf[pos]
+    b1 = buf[pos + 1]  # may be the next field's byte: only used where b0 continues
+    m0 = b0 >> 7
+    if ((b1 >> 7) & m0).any():
+        return _long_varints(buf, pos)
+    raw = (b0 & 0x7F).astype(np.int32)
+    raw |= ((b1 & 0x7F) * m0).astype(np.int32) << 7
+    return (raw >> 1) ^ -(raw & 1), pos + 1 + m0
+
+
+def _long_varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_varints` for columns with varints of any length (up to 10 bytes)."""
     b = buf[pos]
     raw = (b & 0x7F).astype(np.uint64)
     after = pos + 1
@@ -303,8 +325,12 @@ def _decode(topic: str, partition: int, data: bytes, chunks: list[Any],
             header_count < 0).any():
         raise CorruptMessage("negative or impossible length in a record")
     with_hdrs = np.flatnonzero(header_count)
-    plain = header_count == 0
-    if (pos[plain] != record_end[plain]).any():
+    if with_hdrs.size:
+        plain = header_count == 0
+        mismatch = (pos[plain] != record_end[plain]).any()
+    else:
+        mismatch = (pos != record_end).any()
+    if mismatch:
         raise CorruptMessage("record length does not match its fields")
 
     base_offsets = np.repeat(np.array([h.base_offset for h in batches], np.int64), counts)
@@ -344,20 +370,28 @@ def _binary(buf: np.ndarray, data_buffer: pa.Buffer, starts: np.ndarray,
     """A binary array of ``buf[starts[i] : starts[i] + lengths[i]]`` (length -1: null)."""
     n = len(starts)
     valid = lengths >= 0
-    lens = np.where(valid, lengths, 0).astype(np.int32)
+    null_count = int(n - np.count_nonzero(valid))
+    if null_count == n:  # e.g. the keys of a topic written without keys
+        return pa.nulls(n, pa.binary())
+    lens = (np.where(valid, lengths, 0) if null_count else lengths).astype(np.int32)
     views = np.zeros((n, 16), np.uint8)
     words = views.view(np.int32)  # (n, 4): length | prefix or inline bytes ...
     words[:, 0] = lens
-    long_ = np.flatnonzero(lens > _INLINE)
-    if long_.size:
-        views[long_, 4:8] = buf[starts[long_, None] + np.arange(4)]
-        words[long_, 3] = starts[long_]  # buffer index (column 2) stays 0
-    short = np.flatnonzero((lens > 0) & (lens <= _INLINE))
-    if short.size:
-        inline = buf[starts[short, None] + np.arange(_INLINE)]
-        inline[np.arange(_INLINE) >= lens[short, None]] = 0
-        views[short, 4:16] = inline
-    null_count = int(n - np.count_nonzero(valid))
+    is_long = lens > _INLINE
+    if is_long.all():  # the common case: no row index needed
+        for j in range(4):  # the 4-byte prefix (4 gathers beat one (n, 4) fancy index)
+            views[:, 4 + j] = buf[starts + j]
+        words[:, 3] = starts  # buffer index (column 2) stays 0
+    else:
+        long_ = np.flatnonzero(is_long)
+        if long_.size:
+            views[long_, 4:8] = buf[starts[long_, None] + np.arange(4)]
+            words[long_, 3] = starts[long_]
+        short = np.flatnonzero((lens > 0) & ~is_long)
+        if short.size:
+            inline = buf[starts[short, None] + np.arange(_INLINE)]
+            inline[np.arange(_INLINE) >= lens[short, None]] = 0
+            views[short, 4:16] = inline
     validity = pa.py_buffer(np.packbits(valid, bitorder="little")) if null_count else None
     view_array = pa.Array.from_buffers(pa.binary_view(), n,
                                        [validity, pa.py_buffer(views), data_buffer], null_count)

@@ -45,9 +45,11 @@ class DataLossDuringRead(RuntimeError):
 
 
 def _with_attempt(batch: Any, attempt: int) -> Any:
+    import numpy as np
     import pyarrow as pa
 
-    column = pa.array([attempt] * batch.num_rows, type=pa.int32())
+    column = pa.Array.from_buffers(pa.int32(), batch.num_rows,
+                                   [None, pa.py_buffer(np.full(batch.num_rows, attempt, np.int32))])
     return pa.RecordBatch.from_arrays(batch.columns + [column],
                                       schema=batch.schema.append(pa.field("attempt", pa.int32())))
 
@@ -63,34 +65,60 @@ def _runs(retries: tuple[tuple[int, int], ...]) -> list[tuple[int, int, int]]:
     return runs
 
 
+#: Fetch size per partition for executor reads (Kafka's consumer default is 1 MiB). A task
+#: reads a known, bounded range, so bigger responses only mean fewer round trips and fewer,
+#: larger Arrow batches (less fixed cost per batch in the decoder and in Spark); measured
+#: on 100-byte records, 4 MiB responses take about a third less decoding CPU per record
+#: than 1 MiB ones. Client options in ``InputRange.client_options`` override it.
+READ_FETCH_BYTES = 4 * 1024 * 1024
+
+
 def read_range(r: InputRange) -> Iterator[Any]:
+    """Yield the range's rows as Arrow record batches, one per fetch response, as they arrive.
+
+    Batches are yielded while the next fetch is in flight (not collected first), so Spark
+    consumes one while the broker serves the next, and memory stays at a few fetches.
+    ``done`` tracks the offset below which every row has been yielded: an out-of-range
+    error part-way through resumes from there (or from the log start, if later), so no row
+    is yielded twice and the lost offsets reported are exactly the ones never delivered.
+    """
     from connector.client import Fetcher, OffsetOutOfRangeError
 
-    fetcher = Fetcher({"bootstrap.servers": r.bootstrap_servers})
+    options: dict[str, Any] = {"max.partition.fetch.bytes": READ_FETCH_BYTES}
+    options.update({k.removeprefix("kafka."): v for k, v in r.client_options.items()})
+    options["bootstrap.servers"] = r.bootstrap_servers
+    fetcher = Fetcher(options)
     try:
         pieces = [(o0, o1, a) for o0, o1, a in _runs(r.retries)]
         if r.end > r.start:
             pieces.append((r.start, r.end, 0))
         for start, end, attempt in pieces:
-            try:
-                batches = list(fetcher.iter_arrow(r.topic, r.partition, start, end,
-                                                  include_headers=r.include_headers))
-            except OffsetOutOfRangeError as e:
-                log_start, log_end = e.log_start_offset, e.log_end_offset
-                lost_end = min(end, log_start) if log_start > start else end
-                message = (f"{r.topic}-{r.partition}: offsets [{start}, {lost_end}) are no longer "
-                           f"available (log start {log_start}, log end {log_end})")
-                if attempt:  # a retried record that is gone: nothing to deliver again
-                    log.warning("%s; the retry is dropped", message)
-                    continue
-                if r.fail_on_data_loss or log_start < 0:
-                    raise DataLossDuringRead(message + "; set failOnDataLoss=false to continue") from e
-                log.warning("%s; continuing from %d (failOnDataLoss=false)", message, log_start)
-                if log_start >= end:
-                    continue
-                batches = list(fetcher.iter_arrow(r.topic, r.partition, max(start, log_start), end,
-                                                  include_headers=r.include_headers))
-            for batch in batches:
-                yield _with_attempt(batch, attempt) if r.include_attempt else batch
+            done = start
+            recovered = False
+            while done < end:
+                try:
+                    for columns in fetcher.iter_columns(r.topic, r.partition, done, end,
+                                                        with_headers=r.include_headers):
+                        batch = columns.to_arrow(r.include_headers)
+                        done = columns.next_offset
+                        yield _with_attempt(batch, attempt) if r.include_attempt else batch
+                    break
+                except OffsetOutOfRangeError as e:
+                    if recovered:
+                        raise
+                    log_start, log_end = e.log_start_offset, e.log_end_offset
+                    lost_end = min(end, log_start) if log_start > done else end
+                    message = (f"{r.topic}-{r.partition}: offsets [{done}, {lost_end}) are no "
+                               f"longer available (log start {log_start}, log end {log_end})")
+                    if attempt:  # a retried record that is gone: nothing to deliver again
+                        log.warning("%s; the retry is dropped", message)
+                        break
+                    if r.fail_on_data_loss or log_start < 0:
+                        raise DataLossDuringRead(message + "; set failOnDataLoss=false to continue") from e
+                    log.warning("%s; continuing from %d (failOnDataLoss=false)", message, log_start)
+                    if log_start >= end:
+                        break
+                    done = max(done, log_start)
+                    recovered = True
     finally:
         fetcher.close()
