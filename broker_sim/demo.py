@@ -6,11 +6,9 @@
    parses it, dead-letters malformed records after ``maxRetries`` redeliveries, writes
    per-user window counts to a pyq topic (exactly once) and events to Parquet. An
    AvailableNow run may end before the last redeliveries are due, so it is run again from
-   the same checkpoint until the dead-letter count settles (at most ``MAX_RUNS`` times).
-   ``maxRetries=1``: with 2, the retry scheduled by the last planning of an AvailableNow
-   run is never delivered and a later run from the checkpoint ignores it (the failure
-   report names an already-committed offset), so those records are never dead-lettered
-   (a source limitation, reported);
+   the same checkpoint until the dead-letter count settles (at most ``MAX_RUNS`` times);
+   the retry bookkeeping travels in the checkpointed source offsets, so a later run
+   delivers what the previous one scheduled;
 4. prints counts in/out/dead-lettered and the group's lag, stops the cluster.
 
 Exit code 0 only if parsed + malformed == produced, dead letters == malformed, the
@@ -76,7 +74,7 @@ def main() -> int:
                             "--conf", "spark.log.level=ERROR",
                             "jobs/sessionize.py", "--bootstrap-servers", bootstrap,
                             "--input-topic", TOPIC, "--output-topic", OUTPUT,
-                            "--dead-letter-topic", DLQ, "--group-id", GROUP, "--max-retries", "1",
+                            "--dead-letter-topic", DLQ, "--group-id", GROUP, "--max-retries", "2",
                             "--parquet-dir", str(parquet),
                             "--checkpoint-dir", str(Path(tmp) / "checkpoint"),
                             "--trigger", "available-now"], env)

@@ -23,7 +23,18 @@ Offsets, as Spark stores them in the checkpoint::
 
     {"offsets": {"clicks": {"0": 1200, "1": 1187}},      next new offset per partition
      "retries": {"clicks": {"0": [[42, 1]]}},            redeliveries in this batch (offset, attempt)
-     "failures": 3}                                      position in the failures topic
+     "failures": 3,                                      position in the failures topic
+     "from": {"clicks": {"1": 1100}},                    a new range not beginning at the start
+                                                         offset (maxOffsetBehind skip, reset)
+     "state": {"clicks": {"0": {"from": 1100,            retry bookkeeping (with a groupId):
+                                "failed": [[17, 1, 1732240000000, "bad json"]],
+                                "counters": {"delivered": 1200, "retried": 4}}}}}
+
+``state`` is :meth:`PartitionManager.checkpoint` per partition: the failed offsets waiting
+for their retry (offset, failures, due time, reason), where the batch's new range began,
+and the counters. A driver restarted from the checkpoint rebuilds its managers from it
+(:meth:`PartitionManager.resume`), reads the failure reports the last batch wrote, and goes
+on as if it had never stopped: no retry is forgotten, none is granted twice.
 
 Threading: Spark calls the stream reader from one thread; so is this class used.
 """
@@ -50,7 +61,8 @@ EARLIEST, LATEST = -2, -1
 
 
 def offsets_json(offsets: dict[TopicPartition, int], retries: dict[TopicPartition, list] | None = None,
-                 failures: int | None = None) -> dict[str, Any]:
+                 failures: int | None = None,
+                 state: dict[TopicPartition, dict[str, Any]] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"offsets": {}}
     for tp in sorted(offsets):
         out["offsets"].setdefault(tp.topic, {})[str(tp.partition)] = offsets[tp]
@@ -61,6 +73,10 @@ def offsets_json(offsets: dict[TopicPartition, int], retries: dict[TopicPartitio
                 out["retries"].setdefault(tp.topic, {})[str(tp.partition)] = [list(x) for x in retries[tp]]
     if failures is not None:
         out["failures"] = failures
+    if state:
+        out["state"] = {}
+        for tp in sorted(state):
+            out["state"].setdefault(tp.topic, {})[str(tp.partition)] = state[tp]
     return out
 
 
@@ -73,13 +89,17 @@ def parse_retries(data: dict[str, Any]) -> dict[TopicPartition, tuple[tuple[int,
             for t, ps in data.get("retries", {}).items() for p, rs in ps.items()}
 
 
+def parse_state(data: dict[str, Any]) -> dict[TopicPartition, dict[str, Any]]:
+    return {TopicPartition(t, int(p)): st for t, ps in data.get("state", {}).items() for p, st in ps.items()}
+
+
 class SourceDriver:
     def __init__(self, options: SourceOptions, now_ms: Callable[[], int] | None = None) -> None:
         from connector.client import Admin
 
         self.options = options
         self.now_ms = now_ms or (lambda: int(time.time() * 1000))
-        self.admin = Admin({"bootstrap.servers": options.bootstrap_servers})
+        self.admin = Admin(self.client_config())
         self.retry_policy = RetryPolicy(max_retries=options.max_retries,
                                         retry_backoff_ms=options.retry_backoff_ms)
         self.managers: dict[TopicPartition, PartitionManager] = {}
@@ -88,8 +108,18 @@ class SourceDriver:
         self.available_now_target: dict[TopicPartition, int] | None = None
         self.last_batch_ms = self.now_ms()
         self.failures_position = 0
-        self._done: list[Any] = []  # batches Spark committed, acknowledged at the next plan()
+        # (partition, plan id) of batches Spark committed, acknowledged at the next plan()
+        self._done: list[tuple[TopicPartition, int]] = []
         self._committed_sent: dict[TopicPartition, tuple[int, str]] = {}
+
+    def client_config(self) -> dict[str, str]:
+        """bootstrap.servers plus the ``kafka.*`` options an admin client understands."""
+        from connector.client.config import AdminConfig
+
+        names = AdminConfig.option_names()
+        config = {k.removeprefix("kafka."): v for k, v in self.options.extra.items()
+                  if k.removeprefix("kafka.") in names}
+        return {**config, "bootstrap.servers": self.options.bootstrap_servers}
 
     # ---- partitions and offsets -----------------------------------------------------------
     def topic_partitions(self) -> list[TopicPartition]:
@@ -168,17 +198,31 @@ class SourceDriver:
         return out
 
     # ---- planning -------------------------------------------------------------------------
-    def ensure_managers(self, start: dict[TopicPartition, int]) -> None:
-        for tp, offset in start.items():
+    def ensure_managers(self, start: dict[str, Any]) -> None:
+        """Managers positioned at ``start``; rebuilt from its ``state`` after a restart."""
+        states, in_flight = parse_state(start), parse_retries(start)
+        for tp, offset in parse_offsets(start).items():
             pm = self.managers.get(tp)
-            if pm is None or pm.emitted_to != offset and not pm.pending:
+            if pm is not None and (pm.emitted_to == offset or pm.pending):
+                continue
+            self._done = [(t, plan_id) for t, plan_id in self._done if t != tp]
+            if tp in states:
+                self.managers[tp], plan_id = PartitionManager.resume(
+                    tp.topic, tp.partition, offset, states[tp], in_flight.get(tp, ()), self.retry_policy)
+                self._done.append((tp, plan_id))
+            else:
                 self.managers[tp] = PartitionManager(tp.topic, tp.partition, offset, self.retry_policy)
+
+    def _state(self) -> dict[TopicPartition, dict[str, Any]] | None:
+        if not self.options.group_id:
+            return None  # no failure reports without a group: nothing to resume
+        return {tp: pm.checkpoint() for tp, pm in self.managers.items()}
 
     def plan(self, start: dict[str, Any], max_rows: int | None, min_rows: int | None) -> dict[str, Any]:
         o = self.options
         now = self.now_ms()
+        self.ensure_managers(start)
         start_offsets = parse_offsets(start)
-        self.ensure_managers(start_offsets)
         failures = int(start.get("failures", self.failures_position))
         tps = self.topic_partitions()
         earliest, latest = self.bounds(tps)
@@ -223,17 +267,25 @@ class SourceDriver:
                 attempts = {f.offset: f.failures for f in self.managers[tp].failed}
                 retries[tp] = [(off, attempts.get(off, 1)) for off in plan.retries]
         end = offsets_json({tp: pm.emitted_to for tp, pm in self.managers.items()}, retries,
-                           failures if o.group_id else None)
+                           failures if o.group_id else None, self._state())
+        # where a partition's new range begins when not at its start offset (maxOffsetBehind
+        # skipped, or an out-of-range reset moved it): the batch must not read what was given up
+        moved = {tp: plan.new.start for tp, plan in batch.plans.items()
+                 if plan.new.size and tp in start_offsets and plan.new.start != start_offsets[tp]}
+        if moved:
+            end["from"] = offsets_json(moved)["offsets"]
         self.plans[json.dumps(end, sort_keys=True)] = batch
         return end
 
-    @staticmethod
-    def _unchanged(start: dict[str, Any], failures: int) -> dict[str, Any]:
+    def _unchanged(self, start: dict[str, Any], failures: int) -> dict[str, Any]:
         """No new batch: ``start`` itself, minus its batch's retries (already delivered),
-        with the new failures position. Equal to ``start`` when nothing moved."""
-        end = {k: v for k, v in start.items() if k != "retries"}
+        with the new failures position and retry state. Equal to ``start`` when nothing moved."""
+        end = {k: v for k, v in start.items() if k not in ("retries", "state", "from")}
         if "failures" in start or failures:
             end["failures"] = failures
+        state = self._state()
+        if state:
+            end["state"] = offsets_json({}, state=state)["state"]
         return end
 
     def _dead_letter(self, letters: list[Any]) -> None:
@@ -277,6 +329,7 @@ class SourceDriver:
         """Pure function of (start, end): the same batch always reads the same records."""
         o = self.options
         start_offsets = parse_offsets(start)
+        start_offsets.update(parse_offsets({"offsets": end.get("from", {})}))
         end_offsets = parse_offsets(end)
         retries = parse_retries(end)
         ranges = []
@@ -288,7 +341,8 @@ class SourceDriver:
         if o.max_records_per_partition:
             pieces = [q for r in pieces for q in r.split(-(-r.size // o.max_records_per_partition))]
         common = dict(bootstrap_servers=o.bootstrap_servers, include_headers=o.include_headers,
-                      include_attempt=bool(o.group_id), fail_on_data_loss=o.fail_on_data_loss)
+                      include_attempt=bool(o.group_id), fail_on_data_loss=o.fail_on_data_loss,
+                      client_options=dict(o.extra))
         out = [InputRange(topic=r.topic, partition=r.partition, start=r.start, end=r.end, **common)
                for r in pieces]
         for tp, rs in sorted(retries.items()):
@@ -307,15 +361,14 @@ class SourceDriver:
     def commit(self, end: dict[str, Any]) -> None:
         batch = self.plans.pop(json.dumps(end, sort_keys=True), None)
         if batch is not None:
-            self._done.append(batch)
+            self._done.extend((TopicPartition(p.topic, p.partition), p.plan_id) for p in batch.plans.values())
         if not self.options.group_id:
             self._ack_done()  # no failure reports without a group: nothing to wait for
         self._commit_group()
 
     def _ack_done(self) -> None:
-        for batch in self._done:
-            for plan in batch.plans.values():
-                self.managers[TopicPartition(plan.topic, plan.partition)].ack(plan)
+        for tp, plan_id in self._done:
+            self.managers[tp].ack(plan_id)
         self._done.clear()
         self._commit_group()
 

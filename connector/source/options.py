@@ -23,6 +23,7 @@ moves.
 | maxRetries / retryBackoffMs | failed-record redeliveries and their first backoff | ``3`` / ``1000`` |
 | deadLetterTopic | where records go after maxRetries | none (dropped, counted) |
 | includeHeaders | add the ``headers`` column | ``false`` |
+| kafka.* | client settings our fetcher implements (``kafka.request.timeout.ms``, ``kafka.fetch.max.wait.ms``, ...) for the driver and every executor | client defaults |
 """
 
 from __future__ import annotations
@@ -214,5 +215,26 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
             out[attr] = value
     if get("includeHeaders") is not None:
         out["include_headers"] = parse_bool("includeHeaders", get("includeHeaders"))  # type: ignore[arg-type]
-    out["extra"] = {k: v for k, v in opts.items() if k.startswith("kafka.") and k != "kafka.bootstrap.servers"}
+    out["extra"] = client_options(opts)
     return SourceOptions(**out)
+
+
+def client_options(opts: Mapping[str, str]) -> dict[str, str]:
+    """The ``kafka.*`` options (bar bootstrap servers), checked against what our fetcher
+    implements: a Kafka client setting pyq would silently ignore (say a security protocol)
+    fails here instead. They reach the driver's admin client and every executor's fetcher."""
+    from connector.client import ConfigError, FetcherConfig
+
+    extra = {k: v for k, v in opts.items() if k.startswith("kafka.") and k != "kafka.bootstrap.servers"}
+    names = FetcherConfig.option_names()
+    for key, value in extra.items():
+        if key.removeprefix("kafka.") not in names:
+            allowed = ", ".join("kafka." + n for n in sorted(names) if n != "bootstrap.servers")
+            raise OptionError(key, value, "a client option pyq implements: " + allowed)
+    try:
+        FetcherConfig.from_options({"bootstrap.servers": "127.0.0.1:9092",
+                                    **{k.removeprefix("kafka."): v for k, v in extra.items()}})
+    except ConfigError as e:
+        key = next((k for k in extra if k.removeprefix("kafka.") in str(e)), next(iter(extra)))
+        raise OptionError(key, extra[key], str(e)) from None
+    return extra

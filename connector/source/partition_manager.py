@@ -168,6 +168,7 @@ class PartitionManager:
         # Offsets dead-lettered while a pending range still covers them: a repeated failure
         # report for them must not count (and dead-letter) them again. Bounded by dead letters.
         self._dead_in_pending: set[int] = set()
+        self._planned_from = start_offset  # start of the latest plan's new range (checkpoint)
 
     def __repr__(self) -> str:
         return (f"PartitionManager({self.topic}-{self.partition} emitted_to={self._emitted_to}"
@@ -227,6 +228,7 @@ class PartitionManager:
         new = OffsetRange(self.topic, self.partition, start, end)
         if new.size:
             self._pending[plan_id] = new
+            self._planned_from = start
         self._emitted_to = end
         self.counters.delivered += new.size
         self.counters.retried += len(retries)
@@ -311,6 +313,7 @@ class PartitionManager:
         dropped = self._trim_pending(horizon, None)
         skipped = max(0, horizon - old)
         self._emitted_to = old + skipped
+        self._planned_from = max(self._planned_from, min(horizon, self._emitted_to))
         adjustment = Adjustment(self.topic, self.partition, "maxOffsetBehind", old,
                                 self._emitted_to, skipped=skipped, dropped=dropped,
                                 dead_letters=dead)
@@ -361,6 +364,7 @@ class PartitionManager:
                 dropped += self._trim_pending(0, target)
                 dropped += len(self._failed.remove_where(lambda o: o >= target))
             self._emitted_to = target
+        self._planned_from = min(max(self._planned_from, log_start), self._emitted_to)
         adjustment = Adjustment(self.topic, self.partition, "outOfRange", old, self._emitted_to,
                                 lost=lost, rewound=rewound, dropped=dropped, dead_letters=dead)
         self._count(adjustment)
@@ -420,6 +424,52 @@ class PartitionManager:
 
     # -- persistence -------------------------------------------------------------------------
 
+    def checkpoint(self) -> dict[str, Any]:
+        """What a micro-batch's source offsets carry so a restarted driver can :meth:`resume`.
+
+        Taken right after a plan, once every earlier plan is acknowledged: the failed offsets
+        waiting for a retry, the start of the latest plan's new range, and the counters. The
+        retries in flight in the plan travel in the offsets' ``retries``. It is canonical: it
+        changes only when the plan delivered something, a failure was recorded or something
+        was given up, so an idle trigger reproduces the previous batch's checkpoint exactly.
+        """
+        out: dict[str, Any] = {"from": self._planned_from}
+        waiting = [[e.offset, e.failures, e.due_ms, e.reason] for e in self._failed if not e.in_flight]
+        if waiting:
+            out["failed"] = waiting
+        counters = {k: v for k, v in dataclasses.asdict(self.counters).items() if v}
+        if counters:
+            out["counters"] = counters
+        return out
+
+    @classmethod
+    def resume(cls, topic: str, partition: int, emitted_to: int, checkpoint: Mapping[str, Any],
+               in_flight: Iterable[tuple[int, int]] = (),
+               retry_policy: RetryPolicy | None = None) -> tuple[PartitionManager, int]:
+        """Rebuild a manager in a restarted driver from the last batch's source offsets.
+
+        That batch is committed by Spark, but failure reports its pipeline wrote have not been
+        read yet; so its plan comes back pending — new range ``[from, emitted_to)`` and its
+        ``in_flight`` retries ``(offset, failures so far)`` — and its id is returned: read the
+        reports, then :meth:`ack` it, exactly as a driver that never stopped would.
+        """
+        counters = PartitionCounters(**{k: int(v) for k, v in checkpoint.get("counters", {}).items()})
+        base = emitted_to - (counters.delivered + counters.skipped + counters.lost - counters.rewound)
+        manager = cls(topic, partition, max(0, base), retry_policy)
+        manager.counters = counters
+        manager._emitted_to = emitted_to
+        planned_from = min(int(checkpoint.get("from", emitted_to)), emitted_to)
+        manager._planned_from = planned_from
+        plan_id = manager._next_plan_id
+        manager._next_plan_id += 1
+        if planned_from < emitted_to:
+            manager._pending[plan_id] = OffsetRange(topic, partition, planned_from, emitted_to)
+        rows = [[int(o), int(f), int(due), None, str(reason)]
+                for o, f, due, reason in checkpoint.get("failed", [])]
+        rows += [[int(o), int(f), 0, plan_id, ""] for o, f in in_flight]
+        manager._failed.restore(rows)
+        return manager, plan_id
+
     def state(self) -> dict[str, Any]:
         """A small JSON-able dict of everything needed to resume (see :meth:`from_state`)."""
         return {
@@ -432,6 +482,7 @@ class PartitionManager:
             "pending": [[plan_id, r.start, r.end] for plan_id, r in sorted(self._pending.items())],
             "failed": self._failed.state(),
             "dead_in_pending": sorted(self._dead_in_pending),
+            "planned_from": self._planned_from,
             "counters": dataclasses.asdict(self.counters),
         }
 
@@ -451,5 +502,6 @@ class PartitionManager:
                             for plan_id, start, end in state["pending"]}
         manager._failed.restore(state["failed"])
         manager._dead_in_pending = {int(o) for o in state["dead_in_pending"]}
+        manager._planned_from = int(state.get("planned_from", manager._base_offset))
         manager.counters = PartitionCounters(**{k: int(v) for k, v in state["counters"].items()})
         return manager

@@ -283,3 +283,64 @@ TestPartitionManagerMachine.settings = settings(
     max_examples=75, stateful_step_count=30, deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+
+def _run(batches: list[tuple[int, int | None, int]], poison: frozenset[int], restarts: frozenset[int],
+         max_retries: int, backoff: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int]:
+    """Drive a manager the way the source driver does (plan; the batch runs and reports its
+    failures; the next plan reads them, then acknowledges), restarting from the batch's
+    checkpoint before the batches in ``restarts``. Returns (deliveries, dead letters,
+    committed_to): each delivery is (offset, attempt)."""
+    policy = RetryPolicy(max_retries=max_retries, retry_backoff_ms=backoff,
+                         max_retry_backoff_ms=max(backoff, 300))
+    pm = PartitionManager("t", 0, 0, policy)
+    deliveries: list[tuple[int, int]] = []
+    letters: list[tuple[int, int]] = []
+    last = None  # (plan, checkpoint, in-flight retries, failure reports) of the previous batch
+    now = 0
+    for i, (latest, limit, dt) in enumerate([*batches, (None, None, 0)]):
+        now += dt
+        if last is not None:
+            plan, checkpoint, in_flight, reports = last
+            if i in restarts:  # a new driver: only the batch's offsets (JSON) survive
+                pm, plan_id = PartitionManager.resume("t", 0, pm.emitted_to,
+                                                      json.loads(json.dumps(checkpoint)),
+                                                      in_flight, policy)
+            else:
+                plan_id = plan.plan_id
+            letters += [(d.offset, d.failures) for d in pm.fail(reports, "poison", now).dead_letters]
+            pm.ack(plan_id)
+        if latest is None:  # after the last batch: its reports are read and it is acknowledged
+            break
+        plan = pm.plan(latest, limit, now)
+        attempts = {f.offset: f.failures for f in pm.failed}
+        in_flight = [(o, attempts[o]) for o in plan.retries]
+        rows = in_flight + [(o, 0) for o in range(plan.new.start, plan.new.end)]
+        deliveries += rows
+        last = (plan, pm.checkpoint(), in_flight, [o for o, _ in rows if o in poison])
+    return deliveries, letters, pm.committed_to
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    batches=st.lists(st.tuples(st.integers(0, 120), st.none() | st.integers(0, 30),
+                               st.sampled_from([0, 5, 50, 500])), min_size=1, max_size=25)
+    .map(lambda bs: [(max(b[0] for b in bs[:i + 1]), b[1], b[2]) for i, b in enumerate(bs)]),
+    poison=st.frozensets(st.integers(0, 120), max_size=15),
+    restarts=st.frozensets(st.integers(1, 24)),
+    max_retries=st.integers(0, 3),
+    backoff=st.sampled_from([0, 10, 100]),
+)
+def test_a_driver_restarted_from_any_batch_checkpoint_behaves_as_one_that_never_stopped(
+        batches, poison, restarts, max_retries, backoff) -> None:
+    assert _run(batches, poison, restarts, max_retries, backoff) == \
+        _run(batches, poison, frozenset(), max_retries, backoff)
+
+
+def test_restart_keeps_a_poison_record_on_its_way_to_the_dead_letter_topic() -> None:
+    # The scenario a driver without checkpointed retry state got wrong: with maxRetries=2 a
+    # restart between the first and second retry forgot the record (never dead-lettered).
+    batches = [(10, None, 0), (10, None, 100), (10, None, 1000), (10, None, 1000), (10, None, 1000)]
+    deliveries, letters, committed = _run(batches, frozenset({3}), frozenset({1, 2, 3, 4}), 2, 10)
+    assert [a for o, a in deliveries if o == 3] == [0, 1, 2]
+    assert letters == [(3, 3)] and committed == 10

@@ -128,6 +128,45 @@ def test_max_offsets_per_trigger_bounds_batches_in_proportion_to_lag(spark, boot
     end = json.loads(query.recentProgress[0]["sources"][0]["endOffset"])["offsets"]["limited-src"]
     for partition, share in {"0": 400, "1": 300, "2": 200, "3": 100}.items():
         assert abs(end[partition] - share) <= 2, end
+    # reportLatestOffset: the progress shows how far the log goes next to how far it read
+    latest = json.loads(query.recentProgress[0]["sources"][0]["latestOffset"])["offsets"]["limited-src"]
+    assert latest == {"0": 4000, "1": 3000, "2": 2000, "3": 1000}
+
+
+def test_max_offset_behind_skips_ahead_counts_and_commits(spark, bootstrap, tmp_path):
+    create(bootstrap, "behind-src", 2)
+    records = produce(bootstrap, "behind-src", 2000, partitions=2)
+    run_available_now(spark, bootstrap, "behind-src", tmp_path / "ck", "behind",
+                      maxOffsetBehind="300", groupId="behind-job")
+    got = spark.sql("select partition, offset, value from behind")
+    expected = spark.createDataFrame([Row(partition=p, offset=o, value=v) for _k, v, _t, p, o, _ts
+                                      in records if o >= 700], got.schema)
+    assert_df_equality(got, expected, ignore_row_order=True, ignore_nullable=True)
+    with Admin({"bootstrap.servers": bootstrap}) as admin:
+        committed = admin.fetch_offsets("behind-job", [("behind-src", 0), ("behind-src", 1)])
+    assert [om.offset for om in committed.values()] == [1000, 1000]
+    assert [json.loads(om.metadata)["skipped"] for om in committed.values()] == [700, 700]
+
+
+def test_kafka_client_options_reach_the_driver_and_every_executor_read(spark, bootstrap):
+    from connector.source.driver import SourceDriver
+    from connector.source.options import parse_source_options
+
+    create(bootstrap, "client-opts-src", 2)
+    records = produce(bootstrap, "client-opts-src", 300, partitions=2)
+    options = {"kafka.bootstrap.servers": bootstrap, "subscribe": "client-opts-src",
+               "kafka.client.id": "nightly-report", "kafka.max.partition.fetch.bytes": "2048"}
+    driver = SourceDriver(parse_source_options(options, streaming=True))
+    try:
+        assert driver.admin.config.client_id == "nightly-report"
+        ranges = driver.input_ranges({"offsets": {"client-opts-src": {"0": 0, "1": 0}}},
+                                     {"offsets": {"client-opts-src": {"0": 150, "1": 150}}})
+    finally:
+        driver.close()
+    assert {r.client_options["kafka.client.id"] for r in ranges} == {"nightly-report"}
+    # with 2 KiB fetches every record still arrives, once
+    df = spark.read.format("pyq").options(**options).load()
+    assert sorted(r.offset for r in df.collect()) == sorted(o for *_x, o, _ts in records)
 
 
 def test_reads_a_topic_written_by_kafka_python(spark, bootstrap):
@@ -151,6 +190,9 @@ def test_reads_a_topic_written_by_kafka_python(spark, bootstrap):
     ("maxOffsetsPerTrigger", "-5", "maxOffsetsPerTrigger='-5' is not allowed"),
     ("failOnDataLoss", "maybe", "failOnDataLoss='maybe' is not allowed: true or false"),
     ("startingOffsets", "{nope", "startingOffsets='{nope' is not allowed"),
+    ("kafka.security.protocol", "SASL_SSL",
+     "kafka.security.protocol='SASL_SSL' is not allowed: a client option pyq implements: "),
+    ("kafka.fetch.max.wait.ms", "soon", "kafka.fetch.max.wait.ms='soon' is not allowed"),
 ])
 def test_invalid_option_fails_at_start_naming_it(spark, bootstrap, option, value, message):
     reader = (spark.readStream.format("pyq").option("kafka.bootstrap.servers", bootstrap)
