@@ -75,7 +75,7 @@ class Broker:
                                          lambda: self.socket_server.port, self._on_image,
                                          cfg.heartbeat_interval_ms)
         self._register()
-        self.producer_ids = ProducerIdManager(data_dir / "producer-id-block")
+        self.producer_ids = ProducerIdManager(data_dir / "producer-id-block", cfg.broker_id)
         self.apis = KafkaApis(cfg, self.socket_server.channel, self.replica_manager, self.metadata,
                               self.controller, self.lifecycle.run_once, self.producer_ids)
         self.handlers = RequestHandlerPool(cfg.num_io_threads, self.socket_server.channel, self.apis)

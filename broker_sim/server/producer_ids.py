@@ -1,6 +1,13 @@
-"""Allocates producer ids that are never reused, also across restarts.
+"""Allocates producer ids that are never reused: across restarts and across brokers.
 
-Ids are reserved in blocks: the file holds the first id of the next unreserved block and
+An id is ``broker_id << 40 | n``: each broker owns its own range (``n`` below 2**40), so two
+brokers of a cluster never hand out the same id — they would otherwise, and the partition
+leader's de-duplication would then drop one producer's first batches as the other's
+duplicates, losing acknowledged records. (Kafka lets the controller hand out blocks;
+per-broker ranges give the same uniqueness without a round trip.) Ids stay below 2**60;
+the sink's deterministic exactly-once identities live above that.
+
+``n`` is reserved in blocks: the file holds the first ``n`` of the next unreserved block and
 is rewritten (atomically) only once per block, so InitProducerId rarely touches the disk.
 Thread-safe.
 """
@@ -11,12 +18,19 @@ import os
 import threading
 from pathlib import Path
 
+RANGE_BITS = 40
+MAX_BROKER_ID = (1 << 20) - 1
+
 
 class ProducerIdManager:
     BLOCK = 1000
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, broker_id: int = 0) -> None:
+        if not 0 <= broker_id <= MAX_BROKER_ID:
+            raise ValueError(f"broker id {broker_id} outside [0, {MAX_BROKER_ID}]: producer ids"
+                             " are allocated in per-broker ranges")
         self.path = path
+        self.base = broker_id << RANGE_BITS
         self._lock = threading.Lock()
         start = int(path.read_text()) if path.exists() else 0
         self._next = start
@@ -29,6 +43,8 @@ class ProducerIdManager:
                 tmp = self.path.with_suffix(".tmp")
                 tmp.write_text(str(self._block_end))
                 os.replace(tmp, self.path)
-            pid = self._next
+            if self._next >= 1 << RANGE_BITS:
+                raise RuntimeError("this broker's producer id range is exhausted")
+            pid = self.base | self._next
             self._next += 1
             return pid

@@ -83,7 +83,7 @@ def write_at_least_once(rows: Iterable[Any], options: SinkOptions) -> SinkCommit
 def producer_identity(query_name: str, spark_partition: int, batch_id: int) -> tuple[int, int]:
     """(producer id, epoch): stable for the same query, task partition and batch."""
     digest = hashlib.sha256(f"{query_name}/{spark_partition}/{batch_id // 32768}".encode()).digest()
-    pid = (1 << 40) + int.from_bytes(digest[:7], "big")  # far above broker-allocated ids
+    pid = (1 << 60) + int.from_bytes(digest[:7], "big")  # above every broker-allocated id
     return pid, batch_id % 32768
 
 

@@ -40,7 +40,7 @@ def test_generate_then_sessionize_reconciles(spark, shared_broker, tmp_path, cap
 
     args = ["--bootstrap-servers", bootstrap, "--input-topic", "jobs-clicks",
             "--output-topic", "jobs-counts", "--dead-letter-topic", "jobs-dlq",
-            "--group-id", "jobs-sessionize", "--max-retries", "1",
+            "--group-id", "jobs-sessionize", "--max-retries", "2",
             "--parquet-dir", str(tmp_path / "events"), "--checkpoint-dir", str(tmp_path / "ck")]
     totals: dict[str, int] = {}
     with Admin({"bootstrap.servers": bootstrap}) as admin:

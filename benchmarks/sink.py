@@ -1,0 +1,196 @@
+"""Sink benchmark: ``df.write.format("pyq")`` (acks=all, 3 brokers) against a Parquet write.
+
+What is measured (one run, one machine, Spark ``local[2]``):
+
+* **cluster**: a local 3-broker cluster of separate processes (controller + three brokers,
+  fresh data directories); the target topic has ``--partitions`` (4) partitions,
+  replication factor 3 and ``min.insync.replicas=2``, and the benchmark waits until every
+  replica is in sync, so acks=all means "written by the leader and fetched by both
+  followers".
+* **data**: one DataFrame of ``--rows`` (1,000,000) rows in 2 Spark partitions, columns
+  ``key`` (string, ``id % 10007``) and ``value`` (``--value-bytes`` = 100 bytes, binary),
+  cached and materialized before any clock starts, so both writes read it from memory.
+* **pyq**: ``df.write.format("pyq").mode("append")`` into the topic, default options (acks=all
+  always, idempotent producer, no compression); the clock stops when ``save()`` returns,
+  i.e. when every row is acknowledged by the in-sync replicas. Each run writes into a
+  fresh topic, and the topic's end offsets are checked to hold exactly ``--rows`` records.
+  ``--exactly-once`` measures ``exactlyOnce=true`` instead.
+* **Parquet**: ``df.write.mode("overwrite").parquet(dir)`` on local disk, no compression
+  codec change (Spark's default, snappy): the cost Spark itself adds to write these rows.
+
+``--rounds`` (2) rounds alternate the two writes, so other load on a shared machine hits
+both alike; the fastest run of each counts. rows/s = rows / wall seconds; the ratio is
+pyq / Parquet (target >= 0.5). CPU seconds of Spark's JVM with its Python workers and of
+the three brokers are printed as figures.
+
+Output: human-readable lines, then one JSON line (the last line)::
+
+    {"benchmark": "sink", "ratios": {"vs_parquet": ...}, "figures": {...}}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ["PYSPARK_PYTHON"] = sys.executable
+os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+
+from broker_sim.cluster import LocalCluster  # noqa: E402
+from connector.client import Admin, NewTopic  # noqa: E402
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """utime + stime of a process and all its descendants (Spark's JVM and Python workers)."""
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        todo.extend(int(c) for c in children)
+    return total
+
+
+def wait_in_sync(admin: Admin, topic: str, partitions: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        parts = admin.describe_topics([topic])[topic].partitions
+        if len(parts) == partitions and all(p.leader >= 0 and len(p.isr) == 3 for p in parts):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{topic}: replicas not in sync after {timeout:.0f} s")
+
+
+class Run:
+    def __init__(self, name: str, rows: int, wall: float, spark_cpu: float,
+                 broker_cpu: float | None = None) -> None:
+        self.name, self.rows, self.wall = name, rows, wall
+        self.spark_cpu, self.broker_cpu = spark_cpu, broker_cpu
+
+    @property
+    def rate(self) -> float:
+        return self.rows / self.wall
+
+    def line(self) -> str:
+        brokers = f", brokers {self.broker_cpu:5.2f} s" if self.broker_cpu is not None else ""
+        return (f"{self.name:<28} {self.rows:>10,} rows in {self.wall:6.2f} s = "
+                f"{self.rate:>11,.0f} rows/s  (CPU: Spark {self.spark_cpu:5.2f} s{brokers})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--value-bytes", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--exactly-once", action="store_true")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    load_start = round(os.getloadavg()[0], 2)
+
+    tmp = Path(tempfile.mkdtemp(prefix="pyq-sink-bench-"))
+    cluster = None
+    spark = None
+    runs: dict[str, list[Run]] = {"pyq": [], "parquet": []}
+    try:
+        cluster = LocalCluster(tmp / "cluster", 3).start()
+        bootstrap = cluster.bootstrap_servers
+        broker_pids = [b.pid for b in cluster.brokers]
+        print(f"cluster: controller + 3 broker processes at {bootstrap}; "
+              f"{os.cpu_count()} CPUs shared by the brokers and Spark")
+
+        from pyspark.sql import SparkSession
+
+        spark = (SparkSession.builder.master("local[2]").appName("pyq-sink-bench")
+                 .config("spark.ui.enabled", "false")
+                 .config("spark.ui.showConsoleProgress", "false")
+                 .config("spark.sql.shuffle.partitions", "2")
+                 .getOrCreate())
+        spark.sparkContext.setLogLevel("ERROR")
+        jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+        filler = "x" * max(0, args.value_bytes - 8)
+        df = (spark.range(args.rows, numPartitions=2)
+              .selectExpr("cast(id % 10007 as string) as key",
+                          f"cast(concat(lpad(cast(id as string), 8, '0'), '{filler}') as binary)"
+                          " as value")
+              .cache())
+        assert df.count() == args.rows
+
+        def write_pyq(topic: str, rows: int, frame: Any) -> None:
+            with Admin({"bootstrap.servers": bootstrap}) as admin:
+                admin.create_topics([NewTopic(topic, args.partitions, 3, {"min.insync.replicas": "2"})])
+                wait_in_sync(admin, topic, args.partitions)
+            writer = (frame.write.format("pyq").mode("append")
+                      .option("kafka.bootstrap.servers", bootstrap).option("topic", topic))
+            if args.exactly_once:
+                writer = writer.option("exactlyOnce", "true").option("queryName", f"bench-{topic}")
+            spark_cpu0, broker_cpu0 = tree_cpu_seconds(jvm_pid), sum(map(tree_cpu_seconds, broker_pids))
+            t0 = time.perf_counter()
+            writer.save()
+            wall = time.perf_counter() - t0
+            spark_cpu = tree_cpu_seconds(jvm_pid) - spark_cpu0
+            broker_cpu = sum(map(tree_cpu_seconds, broker_pids)) - broker_cpu0
+            with Admin({"bootstrap.servers": bootstrap}) as admin:
+                ends = admin.list_offsets({(topic, p): "latest" for p in range(args.partitions)})
+            stored = sum(o.offset for o in ends.values())
+            if stored != rows:
+                raise RuntimeError(f"{topic} holds {stored} records, expected {rows}")
+            return Run("pyq sink (acks=all, 3 brokers)", rows, wall, spark_cpu, broker_cpu)
+
+        def write_parquet(path: Path, rows: int, frame: Any) -> Run:
+            spark_cpu0 = tree_cpu_seconds(jvm_pid)
+            t0 = time.perf_counter()
+            frame.write.mode("overwrite").parquet(str(path))
+            wall = time.perf_counter() - t0
+            return Run("Parquet on local disk", rows, wall, tree_cpu_seconds(jvm_pid) - spark_cpu0)
+
+        warm = df.limit(20_000)
+        print("warm-up: " + write_pyq("warmup", 20_000, warm).line())
+        print("warm-up: " + write_parquet(tmp / "warmup.parquet", 20_000, warm).line())
+        for i in range(args.rounds):
+            run = write_pyq(f"sink-bench-{i}", args.rows, df)
+            runs["pyq"].append(run)
+            print(run.line())
+            run = write_parquet(tmp / f"out-{i}.parquet", args.rows, df)
+            runs["parquet"].append(run)
+            print(run.line())
+    finally:
+        if spark is not None:
+            spark.stop()
+        if cluster is not None:
+            cluster.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    best = {k: min(v, key=lambda r: r.wall) for k, v in runs.items()}
+    ratio = best["pyq"].rate / best["parquet"].rate
+    print(f"\npyq sink / Parquet write: {ratio:.3f} (target >= 0.5); fastest of {args.rounds} runs each")
+    figures: dict[str, Any] = {"rows": args.rows, "value_bytes": args.value_bytes,
+                               "partitions": args.partitions, "exactly_once": args.exactly_once,
+                               "load_avg_start": load_start,
+                               "load_avg_end": round(os.getloadavg()[0], 2)}
+    for k, r in best.items():
+        figures[f"{k}_rows_per_s"] = round(r.rate)
+        figures[f"{k}_wall_s"] = round(r.wall, 3)
+        figures[f"{k}_spark_cpu_s"] = round(r.spark_cpu, 3)
+    figures["pyq_broker_cpu_s"] = round(best["pyq"].broker_cpu or 0.0, 3)
+    print(json.dumps({"benchmark": "sink", "ratios": {"vs_parquet": round(ratio, 4)},
+                      "figures": figures}))
+
+
+if __name__ == "__main__":
+    main()
