@@ -32,11 +32,10 @@ which a consumer sums per (user, window). Events older than the watermark
 (max event time seen by this run minus ``--watermark``) are still counted and written (so
 the totals reconcile) but flagged in the ``late`` counter.
 
-Repeated deliveries: when the source plans a batch only because the failures topic
-moved, it can hand back the previous batch's retries again with the same ``attempt``
-(a source bug, reported to the lead). Reporting those again would keep an AvailableNow
-run alive forever, so each (topic, partition, offset, attempt) is reported once per run
-and the repeats are counted in ``repeats_skipped``.
+Repeated deliveries: a batch replayed after a crash hands its rows again with the same
+``attempt``. Reporting those again would count one failure twice, so each (topic,
+partition, offset, attempt) is reported once per run and the repeats are counted in
+``repeats_skipped``.
 
 At the end (``--trigger available-now``, or after ``--run-seconds`` with
 ``--trigger processing-time``) it prints the counts, and a machine-readable
@@ -67,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dead-letter-topic", default="clicks-dlq")
     p.add_argument("--group-id", default="sessionize")
     p.add_argument("--query-name", default=None, help="sink identity (default: the group id)")
+    p.add_argument("--exactly-once", choices=["true", "false"], default="true",
+                   help="write the counts with the sink's exactlyOnce (a batch replayed after a "
+                        "crash writes nothing twice); false: at least once")
     p.add_argument("--max-retries", type=int, default=2)
     p.add_argument("--retry-backoff-ms", type=int, default=0)
     p.add_argument("--max-offsets-per-trigger", type=int, default=None)
@@ -170,7 +172,7 @@ class Pipeline:
             (counts.write.format("pyq").mode("append")
              .option("kafka.bootstrap.servers", a.bootstrap_servers)
              .option("topic", a.output_topic)
-             .option("exactlyOnce", "true").option("queryName", self.query_name)
+             .option("exactlyOnce", a.exactly_once).option("queryName", self.query_name)
              .save())
             counts.unpersist()
             c["results_written"] += written

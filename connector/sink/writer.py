@@ -34,6 +34,7 @@ from .options import SinkOptions
 log = logging.getLogger(__name__)
 
 ROWS_PER_BATCH = 500
+ATTEMPT_MS = 5_000  # how long one produce attempt waits for its leader to be reachable
 PRODUCE_VERSION = 8
 
 
@@ -98,6 +99,7 @@ def write_exactly_once(rows: Iterable[Any], options: SinkOptions, spark_partitio
     from broker_sim.protocol.records import RecordBatchBuilder
     from broker_sim.protocol.records.compression import codec_id
     from connector.client.config import AdminConfig
+    from connector.client.errors import PyqError
     from connector.client.metadata import TopicPartition
     from connector.client.partitioner import murmur2, to_positive
     from connector.client.sync_client import SyncClient
@@ -127,10 +129,24 @@ def write_exactly_once(rows: Iterable[Any], options: SinkOptions, spark_partitio
         data = builder.build()
         deadline = sync.deadline(120_000)
         while True:
-            node = sync.leader_for(TopicPartition(*key), deadline)
-            body = {"transactional_id": None, "acks": -1, "timeout_ms": 30_000, "topic_data": [
-                {"name": key[0], "partition_data": [{"index": key[1], "records": data}]}]}
-            resp = sync.request(node, ApiKey.PRODUCE, body, deadline)
+            try:
+                # one attempt may not wait for a dead leader longer than ATTEMPT_MS
+                attempt = min(deadline, sync.now() + ATTEMPT_MS)
+                node = sync.leader_for(TopicPartition(*key), attempt)
+                body = {"transactional_id": None, "acks": -1, "timeout_ms": 30_000, "topic_data": [
+                    {"name": key[0], "partition_data": [{"index": key[1], "records": data}]}]}
+                sync.await_ready(node, attempt)
+                future = sync.client.send(node, ApiKey.PRODUCE, body, sync.now())
+                resp = sync.wait(future, sync.now() + 35_000)  # acks=all, timeout_ms 30 s
+            except PyqError as e:  # a client error, or a broker error raised on the way
+                # The leader died or moved: the same batch (same producer id, epoch and
+                # sequence) goes to whoever leads now, which drops it if it was written.
+                if not e.retriable or sync.now() >= deadline:
+                    raise
+                log.warning("produce to %s-%d: %s; retrying after a metadata refresh", *key, e)
+                sync.client.poll(200, sync.now())
+                sync.refresh_metadata([key[0]], deadline)
+                continue
             code = resp.responses[0].partition_responses[0].error_code
             if code == 0:
                 return
