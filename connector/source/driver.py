@@ -12,8 +12,10 @@ Spark's calls into plans (no Spark import here, so it is tested on its own):
   the loss), applies ``maxOffsetBehind``, and plans the batch within the read limit;
 * :meth:`input_ranges` — Spark's ``partitions(start, end)`` — depends only on
   ``(start, end)``, so a replayed batch reads exactly the same records;
-* :meth:`commit` marks the batch done; its plans are acknowledged at the next
-  :meth:`plan`, *after* the failure reports written while the batch ran have been read
+* :meth:`commit` marks the batch done (so does a :meth:`plan` starting where it ended:
+  Spark does not commit the last batch of an AvailableNow run); its plans are
+  acknowledged at the next :meth:`plan`, *after* the failure reports written while the
+  batch ran have been read
   (Spark commits a batch to its source before asking for the next one, and a pipeline
   reports failures from inside the batch: acknowledging at once would discard them).
   ``committed_to`` per partition then goes to the consumer group, with metadata naming the
@@ -222,6 +224,10 @@ class SourceDriver:
         o = self.options
         now = self.now_ms()
         self.ensure_managers(start)
+        # Spark asks for the batch after ``start`` only once the batch ending at ``start`` is
+        # done; it calls commit(start) only if it then runs another batch, so the last batch
+        # of an AvailableNow run is known to be done only here.
+        self._batch_done(start)
         start_offsets = parse_offsets(start)
         failures = int(start.get("failures", self.failures_position))
         tps = self.topic_partitions()
@@ -233,7 +239,7 @@ class SourceDriver:
         self.latest = dict(latest)
         target = self.available_now_target
         letters: list[Any] = []
-        failures = self._ingest_failures(failures, now, letters)
+        failures = self.failures_position = self._ingest_failures(failures, now, letters)
         self._ack_done()
         for tp, pm in self.managers.items():
             if tp not in latest:
@@ -358,10 +364,13 @@ class SourceDriver:
         earliest, _ = self.bounds([tp])
         return earliest.get(tp, stop)
 
-    def commit(self, end: dict[str, Any]) -> None:
+    def _batch_done(self, end: dict[str, Any]) -> None:
         batch = self.plans.pop(json.dumps(end, sort_keys=True), None)
         if batch is not None:
             self._done.extend((TopicPartition(p.topic, p.partition), p.plan_id) for p in batch.plans.values())
+
+    def commit(self, end: dict[str, Any]) -> None:
+        self._batch_done(end)
         if not self.options.group_id:
             self._ack_done()  # no failure reports without a group: nothing to wait for
         self._commit_group()
@@ -389,4 +398,23 @@ class SourceDriver:
             self.admin.commit_offsets(self.options.group_id, commits)
 
     def close(self) -> None:
-        self.admin.close()
+        """The query stops: commit the last batches' progress to the group if nothing can
+        still fail in them (no unread failure reports), so tools see no false lag after an
+        AvailableNow run. Otherwise the next run does it, after reading the reports."""
+        try:
+            if self._done and self.options.group_id and not self._unread_failure_reports():
+                self._ack_done()
+        except Exception as e:  # noqa: BLE001 - best effort: the checkpoint has the truth
+            log.warning("could not commit the last batches to group %s on stop: %s",
+                        self.options.group_id, e)
+        finally:
+            self.admin.close()
+
+    def _unread_failure_reports(self) -> bool:
+        from .failures import failures_topic
+
+        topic = failures_topic(self.options.group_id or "")
+        if topic not in self.admin.list_topics():
+            return False
+        _, latest = self.bounds([TopicPartition(topic, 0)])
+        return latest.get(TopicPartition(topic, 0), 0) > self.failures_position
