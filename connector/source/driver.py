@@ -15,9 +15,8 @@ Spark's calls into plans (no Spark import here, so it is tested on its own):
 * :meth:`commit` marks the batch done (so does a :meth:`plan` starting where it ended:
   Spark does not commit the last batch of an AvailableNow run); its plans are
   acknowledged at the next :meth:`plan`, *after* the failure reports written while the
-  batch ran have been read
-  (Spark commits a batch to its source before asking for the next one, and a pipeline
-  reports failures from inside the batch: acknowledging at once would discard them).
+  batch ran have been read (a pipeline reports failures from inside the batch:
+  acknowledging at once would discard them).
   ``committed_to`` per partition then goes to the consumer group, with metadata naming the
   query and carrying its counters.
 
