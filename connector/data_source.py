@@ -36,6 +36,9 @@ from pyspark.sql.types import StructType
 from .source.options import parse_source_options
 from .source.schema import spark_schema
 
+#: How long the sink waits for a topic created a moment ago to reach the brokers' metadata.
+TOPIC_METADATA_WAIT_S = 5.0
+
 
 class PyqDataSource(DataSource):
     @classmethod
@@ -67,7 +70,13 @@ class PyqDataSource(DataSource):
         if options.topic is not None:
             from connector.client import Admin
 
+            import time
+
             with Admin({"bootstrap.servers": options.bootstrap_servers}) as admin:
+                # A topic created a moment ago may not be in every broker's metadata yet.
+                deadline = time.monotonic() + TOPIC_METADATA_WAIT_S
+                while options.topic not in admin.list_topics() and time.monotonic() < deadline:
+                    time.sleep(0.2)
                 if options.topic not in admin.list_topics():
                     raise ValueError(f"pyq sink: topic {options.topic!r} does not exist (create it "
                                      "first, or enable auto.create.topics.enable on the brokers)")

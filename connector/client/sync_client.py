@@ -109,15 +109,21 @@ class SyncClient:
     def refresh_metadata(self, topics: tuple[str, ...] | list[str], deadline_ms: float) -> Cluster:
         """Fetch metadata now (tracking ``topics`` from now on); return the new cluster."""
         self.metadata.add_topics(*topics)
-        version = self.metadata.request_update()
-        try:
-            self.poll_until(lambda: self.metadata.version > version, deadline_ms, "metadata")
-        except KafkaTimeoutError as e:
-            error = self.metadata.last_error
-            if error is not None:
-                raise KafkaTimeoutError(f"timed out waiting for metadata: {error}") from error
-            raise e
-        return self.metadata.cluster
+        while True:
+            version = self.metadata.request_update()
+            try:
+                self.poll_until(lambda: self.metadata.version > version, deadline_ms, "metadata")
+            except KafkaTimeoutError as e:
+                error = self.metadata.last_error
+                if error is not None:
+                    raise KafkaTimeoutError(f"timed out waiting for metadata: {error}") from error
+                raise e
+            cluster = self.metadata.cluster
+            # A request already in flight before the topics were added answers without them:
+            # ask again until the answer covers every topic (present, or with its error).
+            if all(t in cluster.topics or cluster.topic_error(t) is not None for t in topics) \
+                    or self.now() >= deadline_ms:
+                return cluster
 
     def leader_for(self, tp: TopicPartition, deadline_ms: float) -> int:
         """The leader of ``tp``, refreshing metadata until there is one.

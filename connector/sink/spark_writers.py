@@ -1,4 +1,4 @@
-"""The Spark side of the sink: batch and streaming writers over :mod:`.writer`."""
+"""The Spark side of the sink: batch and streaming Arrow writers over :mod:`.writer`."""
 
 from __future__ import annotations
 
@@ -6,10 +6,14 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
 
 from .options import SinkOptions
-from .writer import SinkCommitMessage, write_at_least_once, write_exactly_once
+from .writer import SinkCommitMessage, write_batches
 
 log = logging.getLogger(__name__)
 
@@ -25,12 +29,9 @@ def _task() -> tuple[int, int]:
     return ctx.partitionId(), int(batch) if batch is not None else 0
 
 
-def _write(rows: Iterator[Any], options: SinkOptions) -> WriterCommitMessage:
-    if options.exactly_once:
-        partition, batch = _task()
-        message = write_exactly_once(rows, options, partition, batch)
-    else:
-        message = write_at_least_once(rows, options)
+def _write(batches: Iterator[Any], options: SinkOptions) -> WriterCommitMessage:
+    partition, batch = _task()
+    message = write_batches(batches, options, partition, batch)
     return _Commit(message.rows, message.duplicates_skipped)
 
 
@@ -44,7 +45,7 @@ def _summary(messages: list[Any]) -> str:
             f"{sum(m.duplicates_skipped for m in done)} replayed batch(es) dropped by the broker")
 
 
-class PyqBatchWriter(DataSourceWriter):
+class PyqBatchWriter(DataSourceArrowWriter):
     """``df.write.format("pyq")`` (append)."""
 
     def __init__(self, options: SinkOptions) -> None:
@@ -60,7 +61,7 @@ class PyqBatchWriter(DataSourceWriter):
         log.warning("pyq sink: write aborted after %s were acknowledged", _summary(messages))
 
 
-class PyqStreamWriter(DataSourceStreamWriter):
+class PyqStreamWriter(DataSourceStreamArrowWriter):
     """``df.writeStream.format("pyq")``."""
 
     def __init__(self, options: SinkOptions) -> None:

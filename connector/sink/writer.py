@@ -1,41 +1,53 @@
 """Executor side of the sink: write one task's rows with acks=all, or fail the task.
 
-Two ways to write, both acknowledged by every in-sync replica before the task reports
-success (a row not acknowledged fails the task, and Spark retries it):
+Spark hands a task its rows as Arrow record batches. Each batch is split by topic and
+partition with array operations (:mod:`.arrow_records`: the ``partition`` column, else
+Kafka's murmur2 of the key, else round robin over the task's row index), encoded
+without a Python object per row, and sent by a :class:`~.batch_sender.BatchSender`: one
+RecordBatch of up to ``MAX_BATCH_BYTES`` per request, one request in flight per
+partition, every partition of the task in flight at once. ``write`` returns only when
+every row is acknowledged by the in-sync replicas; otherwise it raises, the task fails
+and Spark retries it.
 
-* **at least once** (default): our idempotent :class:`~connector.client.Producer`; retries
-  inside one attempt are de-duplicated by the broker, but a *retried task* writes its rows
-  again.
-* **exactly once** (``exactlyOnce=true``): the task writes with a *deterministic producer
-  identity*: producer id = hash(queryName, Spark partition id), epoch = the micro-batch id,
-  sequence numbers counted from 0 over the task's rows, and batches cut at fixed row
-  counts. A retried attempt of the task, or the same batch replayed after a query restart,
-  produces byte-for-byte the same batches with the same (producer id, epoch, sequence), and
-  the broker drops every batch it has already written (DUPLICATE_SEQUENCE_NUMBER, or the
-  cached original offsets) — including the prefix written by an attempt that died
-  half-way (a batch that straddles what was written is re-sent record by record, so the
-  broker keeps the part it has and takes the rest). Guarantee and limits: the batch's input must be deterministic (same rows, same
-  order, same Spark partitioning when replayed — true for the pyq source), the topic's
-  partition count must not change between the attempts, and ``queryName`` must be stable
-  and unique per pipeline.
+Two guarantees, by the producer identity the task writes under:
+
+* **at least once** (default): a fresh idempotent producer id from the cluster
+  (InitProducerId). Retries inside one attempt are de-duplicated by the leader; a
+  *retried task* writes its rows again.
+* **exactly once** (``exactlyOnce=true``): a *deterministic* identity: producer id =
+  hash(queryName, Spark partition id), epoch = the micro-batch id, sequence numbers from 0
+  over the task's rows. A retried attempt of the task, or the same batch replayed after a
+  query restart, sends the same rows under the same (producer id, epoch, sequence), and
+  the leader drops what it already has (DUPLICATE_SEQUENCE_NUMBER), including the prefix
+  written by an attempt that died half-way (a batch that straddles what was written is
+  re-sent row by row, so the leader keeps exactly the rows it lacks). Limits: the batch's
+  input must be deterministic (same rows, same order, same Spark partitioning when
+  replayed — true for the pyq source), the topic's partition count must not change
+  between the attempts, and ``queryName`` must be stable and unique per pipeline.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .arrow_records import murmur2_partitions
+from .batch_sender import BatchSender
 from .options import SinkOptions
 
 log = logging.getLogger(__name__)
 
-ROWS_PER_BATCH = 500
-ATTEMPT_MS = 5_000  # how long one produce attempt waits for its leader to be reachable
-PRODUCE_VERSION = 8
+#: Largest RecordBatch the sink builds: under the brokers' default message.max.bytes (1 MiB).
+MAX_BATCH_BYTES = 900 * 1024
+#: Per-row overhead of the record encoding, for sizing batches (varints, attributes, deltas).
+ROW_OVERHEAD = 12
 
 
 @dataclass
@@ -46,41 +58,6 @@ class SinkCommitMessage:
     duplicates_skipped: int = 0
 
 
-def _bytes(v: Any) -> bytes | None:
-    if v is None:
-        return None
-    if isinstance(v, str):
-        return v.encode("utf-8")
-    return bytes(v)
-
-
-def _records(rows: Iterable[Any], options: SinkOptions) -> Iterator[tuple]:
-    for row in rows:
-        d = row.asDict() if hasattr(row, "asDict") else dict(row)
-        topic = options.topic or d.get("topic")
-        if not topic:
-            raise ValueError("pyq sink: a row has no topic (null 'topic' column and no 'topic' option)")
-        headers = [(h["key"], _bytes(h["value"])) for h in (d.get("headers") or [])]
-        yield topic, _bytes(d.get("key")), _bytes(d.get("value")), d.get("partition"), headers
-
-
-def write_at_least_once(rows: Iterable[Any], options: SinkOptions) -> SinkCommitMessage:
-    from connector.client import Producer
-
-    config = {"bootstrap.servers": options.bootstrap_servers, "acks": "all",
-              "enable.idempotence": True, "compression.type": options.compression}
-    count = 0
-    with Producer(config) as producer:
-        futures = []
-        for topic, key, value, partition, headers in _records(rows, options):
-            futures.append(producer.send(topic, value, key=key, partition=partition, headers=headers))
-            count += 1
-        producer.flush()
-        for f in futures:
-            f.result(120)  # raises if the record was not acknowledged: the task fails
-    return SinkCommitMessage(count)
-
-
 def producer_identity(query_name: str, spark_partition: int, batch_id: int) -> tuple[int, int]:
     """(producer id, epoch): stable for the same query, task partition and batch."""
     digest = hashlib.sha256(f"{query_name}/{spark_partition}/{batch_id // 32768}".encode()).digest()
@@ -88,99 +65,143 @@ def producer_identity(query_name: str, spark_partition: int, batch_id: int) -> t
     return pid, batch_id % 32768
 
 
-def write_exactly_once(rows: Iterable[Any], options: SinkOptions, spark_partition: int,
-                       batch_id: int) -> SinkCommitMessage:
+def _init_producer_id(sync: Any) -> tuple[int, int]:
     from broker_sim.protocol.api import ApiKey
-    from broker_sim.protocol.errors import (
-        DuplicateSequenceNumber,
-        OutOfOrderSequenceNumber,
-        error_for_code,
-    )
-    from broker_sim.protocol.records import RecordBatchBuilder
-    from broker_sim.protocol.records.compression import codec_id
-    from connector.client.config import AdminConfig
-    from connector.client.errors import PyqError
-    from connector.client.metadata import TopicPartition
-    from connector.client.partitioner import murmur2, to_positive
-    from connector.client.sync_client import SyncClient
+    from broker_sim.protocol.errors import error_for_code
 
-    assert options.query_name is not None
-    pid, epoch = producer_identity(options.query_name, spark_partition, batch_id)
-    sync = SyncClient(AdminConfig.coerce({"bootstrap.servers": options.bootstrap_servers}))
-    codec = codec_id(options.compression)
-    pending: dict[tuple[str, int], list[tuple]] = {}  # records of the batch being filled
-    sequences: dict[tuple[str, int], int] = {}
-    counts = {"rows": 0, "duplicates": 0, "index": 0}
+    resp = sync.request_any(ApiKey.INIT_PRODUCER_ID,
+                            {"transactional_id": None, "transaction_timeout_ms": 60_000},
+                            sync.deadline(60_000))
+    if resp.error_code:
+        raise error_for_code(resp.error_code)("InitProducerId")
+    return resp.producer_id, resp.producer_epoch
 
-    def partitions(topic: str) -> int:
-        n = sync.metadata.cluster.partition_count(topic)
+
+def _column(batch: pa.RecordBatch, name: str) -> pa.Array | None:
+    index = batch.schema.get_field_index(name)
+    return batch.column(index) if index >= 0 else None
+
+
+class TaskWriter:
+    """Splits one task's Arrow batches by topic-partition and hands them to the sender."""
+
+    def __init__(self, options: SinkOptions, sender: BatchSender, sync: Any) -> None:
+        self.options, self.sender, self.sync = options, sender, sync
+        self.rows = 0  # rows seen so far: the round-robin position of keyless rows
+        self._partition_counts: dict[str, int] = {}
+
+    def partitions(self, topic: str) -> int:
+        n = self._partition_counts.get(topic)
         if n is None:
-            sync.refresh_metadata([topic], sync.deadline(30_000))
-            n = sync.metadata.cluster.partition_count(topic)
-        if n is None:
-            raise ValueError(f"pyq sink: topic {topic!r} does not exist")
+            n = self.sync.metadata.cluster.partition_count(topic)
+            if n is None:
+                self.sync.refresh_metadata([topic], self.sync.deadline(30_000))
+                n = self.sync.metadata.cluster.partition_count(topic)
+            if n is None:
+                raise ValueError(f"pyq sink: topic {topic!r} does not exist")
+            self._partition_counts[topic] = n
         return n
 
-    def send(key: tuple[str, int], records: list[tuple], base_sequence: int) -> None:
-        builder = RecordBatchBuilder(compression=codec, producer_id=pid, producer_epoch=epoch,
-                                     base_sequence=base_sequence)
-        for record in records:
-            builder.append(*record)
-        data = builder.build()
-        deadline = sync.deadline(120_000)
-        while True:
-            try:
-                # one attempt may not wait for a dead leader longer than ATTEMPT_MS
-                attempt = min(deadline, sync.now() + ATTEMPT_MS)
-                node = sync.leader_for(TopicPartition(*key), attempt)
-                body = {"transactional_id": None, "acks": -1, "timeout_ms": 30_000, "topic_data": [
-                    {"name": key[0], "partition_data": [{"index": key[1], "records": data}]}]}
-                sync.await_ready(node, attempt)
-                future = sync.client.send(node, ApiKey.PRODUCE, body, sync.now())
-                resp = sync.wait(future, sync.now() + 35_000)  # acks=all, timeout_ms 30 s
-            except PyqError as e:  # a client error, or a broker error raised on the way
-                # The leader died or moved: the same batch (same producer id, epoch and
-                # sequence) goes to whoever leads now, which drops it if it was written.
-                if not e.retriable or sync.now() >= deadline:
-                    raise
-                log.warning("produce to %s-%d: %s; retrying after a metadata refresh", *key, e)
-                sync.client.poll(200, sync.now())
-                sync.refresh_metadata([key[0]], deadline)
-                continue
-            code = resp.responses[0].partition_responses[0].error_code
-            if code == 0:
-                return
-            if code == DuplicateSequenceNumber.code:
-                counts["duplicates"] += 1
-                return
-            if code == OutOfOrderSequenceNumber.code and len(records) > 1:
-                # Part of this batch was written by an earlier attempt (its batches were cut
-                # elsewhere): one record at a time, the broker drops the written part.
-                for i, record in enumerate(records):
-                    send(key, [record], base_sequence + i)
-                return
-            error = error_for_code(code)(f"produce to {key[0]}-{key[1]}")
-            if not error.retriable or sync.now() >= deadline:
-                raise error
-            if error.invalid_metadata:
-                sync.refresh_metadata([key[0]], deadline)
-            sync.client.poll(200, sync.now())
+    def write(self, batch: pa.RecordBatch) -> None:
+        n = batch.num_rows
+        if n == 0:
+            return
+        topics = _column(batch, "topic")
+        if self.options.topic is not None or topics is None:
+            groups = [(self.options.topic, np.arange(n))]
+        else:
+            if topics.null_count:
+                raise ValueError("pyq sink: a row has no topic (null 'topic' column and no 'topic' option)")
+            codes = pc.dictionary_encode(topics).combine_chunks() if isinstance(topics, pa.ChunkedArray) \
+                else pc.dictionary_encode(topics)
+            indices = np.asarray(codes.indices)
+            groups = [(name, np.nonzero(indices == i)[0]) for i, name in enumerate(codes.dictionary.to_pylist())]
+        for topic, rows in groups:
+            self._write_topic(batch, str(topic), rows)
+        self.rows += n
 
+    def _write_topic(self, batch: pa.RecordBatch, topic: str, rows: np.ndarray) -> None:
+        whole = len(rows) == batch.num_rows
+        keys, values = _column(batch, "key"), _column(batch, "value")
+        headers, explicit = _column(batch, "headers"), _column(batch, "partition")
+        if not whole:
+            pick = pa.array(rows)
+            keys = None if keys is None else keys.take(pick)
+            values = values.take(pick)
+            headers = None if headers is None else headers.take(pick)
+            explicit = None if explicit is None else explicit.take(pick)
+        if headers is not None and headers.null_count == len(headers):
+            headers = None
+        n_parts = self.partitions(topic)
+        parts = (self.rows + rows).astype(np.int64) % n_parts  # round robin, deterministic
+        if keys is not None and keys.null_count < len(keys):
+            hashed = murmur2_partitions(keys, n_parts)
+            with_key = np.asarray(keys.is_valid().to_numpy(zero_copy_only=False), bool)
+            parts = np.where(with_key, hashed, parts)
+        if explicit is not None and explicit.null_count < len(explicit):
+            given = np.asarray(explicit.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+            bad = given[(given >= n_parts) | (given < -1)]
+            if len(bad):
+                raise ValueError(f"pyq sink: partition {int(bad[0])} does not exist in topic "
+                                 f"{topic!r} ({n_parts} partitions)")
+            parts = np.where(given >= 0, given, parts)
+        sizes = _sizes(keys, values)
+        for p in np.unique(parts):
+            idx = np.nonzero(parts == p)[0]
+            self._send(topic, int(p), idx, keys, values, headers, sizes)
+
+    def _send(self, topic: str, partition: int, idx: np.ndarray, keys: pa.Array | None,
+              values: pa.Array, headers: pa.Array | None, sizes: np.ndarray) -> None:
+        if len(idx) != len(values):
+            pick = pa.array(idx)
+            keys = None if keys is None else keys.take(pick)
+            values = values.take(pick)
+            headers = None if headers is None else headers.take(pick)
+            sizes = sizes[idx]
+        ends = np.cumsum(sizes)
+        start = 0
+        while start < len(values):  # cut batches of at most MAX_BATCH_BYTES (at least one row)
+            base = ends[start - 1] if start else 0
+            stop = max(start + 1, int(np.searchsorted(ends, base + MAX_BATCH_BYTES, "right")))
+            count = stop - start
+            self.sender.send(topic, partition,
+                             None if keys is None else keys.slice(start, count),
+                             values.slice(start, count),
+                             None if headers is None else headers.slice(start, count),
+                             int(ends[stop - 1] - base))
+            start = stop
+
+
+def _sizes(keys: pa.Array | None, values: pa.Array) -> np.ndarray:
+    from .arrow_records import binary_parts
+
+    voff, _, _ = binary_parts(values)
+    size = np.diff(voff) + ROW_OVERHEAD
+    if keys is not None:
+        koff, _, _ = binary_parts(keys)
+        size += np.diff(koff)
+    return size
+
+
+def write_batches(batches: Iterable[pa.RecordBatch], options: SinkOptions, spark_partition: int,
+                  batch_id: int) -> SinkCommitMessage:
+    """Write one task's batches; returns once every row is acknowledged (acks=all)."""
+    from broker_sim.protocol.records.compression import codec_id
+    from connector.client.config import AdminConfig
+    from connector.client.sync_client import SyncClient
+
+    sync = SyncClient(AdminConfig.coerce({"bootstrap.servers": options.bootstrap_servers}))
     try:
-        for topic, k, value, partition, headers in _records(rows, options):
-            n = partitions(topic)
-            if partition is None:
-                partition = to_positive(murmur2(k)) % n if k is not None else counts["index"] % n
-            key = (topic, int(partition))
-            records = pending.setdefault(key, [])
-            records.append((int(time.time() * 1000), k, value, headers))
-            sequences[key] = sequences.get(key, 0) + 1
-            counts["rows"] += 1
-            counts["index"] += 1
-            if len(records) >= ROWS_PER_BATCH:
-                send(key, pending.pop(key), sequences[key] - len(records))
-        for key, records in list(pending.items()):
-            send(key, records, sequences[key] - len(records))
+        if options.exactly_once:
+            assert options.query_name is not None
+            pid, epoch = producer_identity(options.query_name, spark_partition, batch_id)
+        else:
+            pid, epoch = _init_producer_id(sync)
+        sender = BatchSender(sync, pid, epoch, codec_id(options.compression))
+        writer = TaskWriter(options, sender, sync)
+        for batch in batches:
+            writer.write(batch)
+        sender.flush()
+        return SinkCommitMessage(writer.rows, sender.duplicates)
     finally:
         sync.close()
-    return SinkCommitMessage(counts["rows"], counts["duplicates"])

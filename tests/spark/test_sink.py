@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 from chispa import assert_df_equality
 from pyspark.sql import Row
@@ -16,7 +17,7 @@ from pyspark.sql.types import (
 
 from connector.client import Admin, Fetcher
 from connector.sink.options import SinkOptions
-from connector.sink.writer import write_exactly_once
+from connector.sink.writer import write_batches
 
 pytestmark = pytest.mark.integration
 
@@ -88,16 +89,24 @@ def test_streaming_sink_writes_each_row_with_acks_all(spark, bootstrap, tmp_path
 def test_exactly_once_drops_the_replay_of_a_half_finished_task(bootstrap):
     create(bootstrap, "sink-eo", 2)
     options = SinkOptions(bootstrap, "sink-eo", exactly_once=True, query_name="eo-test")
-    rows = [Row(key=b"k%d" % (i % 7), value=b"row-%d" % i) for i in range(1_300)]
+    keys = [b"k%d" % (i % 7) for i in range(1_300)]
+    values = [b"row-%d" % i for i in range(1_300)]
+
+    def batches(*cuts):  # the task's rows as Spark would hand them, cut into Arrow batches
+        bounds = [0, *cuts, len(values)]
+        return [pa.RecordBatch.from_pydict({"key": keys[a:b], "value": values[a:b]})
+                for a, b in zip(bounds, bounds[1:])]
+
     # the first attempt dies after writing part of its rows ...
-    first = write_exactly_once(rows[:700], options, spark_partition=3, batch_id=11)
+    first = write_batches(batches(300, 700)[:2], options,
+                          spark_partition=3, batch_id=11)
     assert first.rows == 700
-    # ... Spark retries the task: the same rows, the same identity
-    retry = write_exactly_once(rows, options, spark_partition=3, batch_id=11)
-    assert retry.duplicates_skipped > 0
+    # ... Spark retries the task: the same rows, the same identity, other batch boundaries
+    retry = write_batches(batches(500), options, spark_partition=3, batch_id=11)
+    assert retry.rows == 1_300 and retry.duplicates_skipped > 0
     # and a query restarted from its checkpoint replays the same batch once more
-    write_exactly_once(rows, options, spark_partition=3, batch_id=11)
+    write_batches(batches(), options, spark_partition=3, batch_id=11)
     with Fetcher({"bootstrap.servers": bootstrap}) as fetcher:
-        values = [r.value for p in (0, 1) for r in fetcher.iter_records("sink-eo", p, 0,
+        got = [r.value for p in (0, 1) for r in fetcher.iter_records("sink-eo", p, 0,
                                                                        fetcher.offset_bounds("sink-eo", p)[1])]
-    assert sorted(values) == sorted(r.value for r in rows)  # each row exactly once
+    assert sorted(got) == sorted(values)  # each row exactly once

@@ -1,0 +1,189 @@
+"""Send a task's record batches to the partition leaders, acks=all, under one producer identity.
+
+:class:`BatchSender` takes *chunks* of rows already assigned to a topic-partition (Arrow
+arrays: keys, values, headers) and ships each as one RecordBatch v2 carrying the
+sender's producer id and epoch and the partition's next sequence number. It keeps one
+request in flight per partition (so a partition's batches reach the log in sequence
+order) and as many partitions in flight at once as there are, which is what keeps a
+task's throughput up under acks=all.
+
+Failures: a lost connection, a timeout or a retriable error code sends the *same bytes*
+again, to whoever leads the partition after a metadata refresh; the leader drops a batch
+it already holds (same producer id, epoch and sequence), so a retry never duplicates.
+``DUPLICATE_SEQUENCE_NUMBER`` means "already written". ``OUT_OF_ORDER_SEQUENCE_NUMBER``
+on a batch of several rows means an earlier attempt of this task wrote part of it with
+other batch boundaries (exactly-once replay): the batch is re-sent one row per batch, and
+the leader keeps exactly the rows it lacks. Anything else, or a partition that cannot be
+written within ``delivery_timeout_ms``, raises: the task fails and Spark retries it.
+
+Threading: used by the one thread running the Spark task; not thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from .arrow_records import build_batch, encode_records
+
+log = logging.getLogger(__name__)
+
+#: How long one attempt waits for a partition's leader to be reachable before it asks the
+#: cluster again who leads (a dead leader is replaced within the controller's session).
+ATTEMPT_MS = 5_000
+#: Rows queued but not yet acknowledged, in bytes, before ``send`` waits for acks.
+MAX_QUEUED_BYTES = 32 * 1024 * 1024
+
+
+@dataclass
+class Chunk:
+    """Rows for one partition, in order, with the sequence number of the first."""
+
+    keys: pa.Array | None
+    values: pa.Array
+    headers: pa.Array | None
+    base_sequence: int
+    size: int  # estimated bytes
+
+    @property
+    def count(self) -> int:
+        return len(self.values)
+
+    def encode(self, producer_id: int, epoch: int, compression: int) -> bytes:
+        now = int(time.time() * 1000)
+        if self.headers is None:
+            return build_batch(encode_records(self.keys, self.values), self.count, now,
+                               producer_id, epoch, self.base_sequence, compression)
+        from broker_sim.protocol.records import RecordBatchBuilder
+
+        builder = RecordBatchBuilder(compression=compression, producer_id=producer_id,
+                                     producer_epoch=epoch, base_sequence=self.base_sequence)
+        keys = self.keys.to_pylist() if self.keys is not None else [None] * self.count
+        for key, value, headers in zip(keys, self.values.to_pylist(), self.headers.to_pylist()):
+            builder.append(now, _bytes(key), _bytes(value),
+                           [(h["key"], _bytes(h["value"])) for h in headers or ()])
+        return builder.build()
+
+    def rows(self) -> list[Chunk]:
+        """This chunk as one-row chunks (for a replay whose batch boundaries moved)."""
+        return [Chunk(None if self.keys is None else self.keys.slice(i, 1), self.values.slice(i, 1),
+                      None if self.headers is None else self.headers.slice(i, 1),
+                      self.base_sequence + i, self.size // max(1, self.count))
+                for i in range(self.count)]
+
+
+def _bytes(v: Any) -> bytes | None:
+    if v is None or isinstance(v, bytes):
+        return v
+    return v.encode("utf-8") if isinstance(v, str) else bytes(v)
+
+
+class BatchSender:
+    def __init__(self, sync: Any, producer_id: int, epoch: int, compression: int,
+                 delivery_timeout_ms: int = 120_000) -> None:
+        self.sync = sync
+        self.producer_id, self.epoch, self.compression = producer_id, epoch, compression
+        self.delivery_timeout_ms = delivery_timeout_ms
+        self.queues: dict[tuple[str, int], deque[Chunk]] = {}
+        self.in_flight: dict[tuple[str, int], tuple[Chunk, Any, float, int]] = {}
+        self.next_sequence: dict[tuple[str, int], int] = {}
+        self.queued_bytes = 0
+        self.duplicates = 0  # batches the leader already had (a replay)
+        self.batches = 0
+
+    def send(self, topic: str, partition: int, keys: pa.Array | None, values: pa.Array,
+             headers: pa.Array | None, size: int) -> None:
+        """Queue rows for ``topic``-``partition`` (sequence numbers assigned in call order)."""
+        key = (topic, partition)
+        sequence = self.next_sequence.get(key, 0)
+        self.next_sequence[key] = sequence + len(values)
+        self.queues.setdefault(key, deque()).append(Chunk(keys, values, headers, sequence, size))
+        self.queued_bytes += size
+        self._pump()
+        while self.queued_bytes > MAX_QUEUED_BYTES:
+            self._poll_once()
+
+    def flush(self) -> None:
+        """Wait until every queued row is acknowledged (or raise)."""
+        self._pump()
+        while self.in_flight:
+            self._poll_once()
+
+    # ---- internals ---------------------------------------------------------------------------
+    def _pump(self) -> None:
+        for key, queue in self.queues.items():
+            if queue and key not in self.in_flight:
+                self._issue(key, queue[0], time.monotonic() * 1000)
+
+    def _issue(self, key: tuple[str, int], chunk: Chunk, first_try_ms: float, tries: int = 0) -> None:
+        from broker_sim.protocol.api import ApiKey
+        from connector.client.metadata import TopicPartition
+
+        sync = self.sync
+        deadline = first_try_ms + self.delivery_timeout_ms
+        while True:
+            try:
+                attempt = min(sync.now() + ATTEMPT_MS, sync.deadline(ATTEMPT_MS))
+                node = sync.leader_for(TopicPartition(*key), attempt)
+                sync.await_ready(node, attempt)
+                data = chunk.encode(self.producer_id, self.epoch, self.compression)
+                body = {"transactional_id": None, "acks": -1, "timeout_ms": 30_000, "topic_data": [
+                    {"name": key[0], "partition_data": [{"index": key[1], "records": data}]}]}
+                future = sync.client.send(node, ApiKey.PRODUCE, body, sync.now())
+                self.in_flight[key] = (chunk, future, first_try_ms, tries)
+                return
+            except Exception as e:  # noqa: BLE001 - retriable client/broker errors only
+                self._retry_or_raise(key, e, deadline)
+
+    def _retry_or_raise(self, key: tuple[str, int], error: BaseException, deadline_ms: float) -> None:
+        if not getattr(error, "retriable", False) or time.monotonic() * 1000 >= deadline_ms:
+            raise error
+        log.warning("produce to %s-%d: %s; retrying after a metadata refresh", *key, error)
+        self.sync.client.poll(200, self.sync.now())
+        try:
+            self.sync.refresh_metadata([key[0]], self.sync.deadline(ATTEMPT_MS))
+        except Exception as e:  # noqa: BLE001 - the next attempt reports what is still wrong
+            log.debug("metadata refresh failed: %s", e)
+
+    def _poll_once(self) -> None:
+        sync = self.sync
+        sync.client.poll(100, sync.now())
+        for key, (chunk, future, first_try, tries) in list(self.in_flight.items()):
+            if not future.is_done:
+                continue
+            del self.in_flight[key]
+            try:
+                if future.exception is not None:
+                    raise future.exception
+                self._handle(key, chunk, future.value)
+            except Exception as e:  # noqa: BLE001
+                self._retry_or_raise(key, e, first_try + self.delivery_timeout_ms)
+                self._issue(key, chunk, first_try, tries + 1)
+                continue
+            self._pump()
+
+    def _handle(self, key: tuple[str, int], chunk: Chunk, response: Any) -> None:
+        from broker_sim.protocol.errors import (
+            DuplicateSequenceNumber,
+            OutOfOrderSequenceNumber,
+            error_for_code,
+        )
+
+        code = response.responses[0].partition_responses[0].error_code
+        if code == OutOfOrderSequenceNumber.code and chunk.count > 1:
+            queue = self.queues[key]
+            queue.popleft()
+            queue.extendleft(reversed(chunk.rows()))
+            return
+        if code not in (0, DuplicateSequenceNumber.code):
+            raise error_for_code(code)(f"produce to {key[0]}-{key[1]}")
+        if code == DuplicateSequenceNumber.code:
+            self.duplicates += 1
+        self.batches += 1
+        self.queues[key].popleft()
+        self.queued_bytes -= chunk.size
