@@ -201,12 +201,10 @@ class Processor(threading.Thread):
         try:
             payload = conn.decoder.next_frame()
         except FrameTooLarge as e:
-            log.warning("connection %s from %s: %s; closing it", conn.id, conn.ip, e)
-            self._close(conn)
+            self._refuse(conn, str(e))
             return
         except MalformedFrame as e:
-            log.warning("connection %s from %s: malformed frame (%s); closing it", conn.id, conn.ip, e)
-            self._close(conn)
+            self._refuse(conn, f"malformed frame ({e})")
             return
         if payload is None:
             return
@@ -218,15 +216,18 @@ class Processor(threading.Thread):
             if e.header.api_key == API_VERSIONS_KEY:
                 self._answer_unsupported_api_versions(conn, e.header.correlation_id)
             else:
-                log.warning("connection %s from %s: %s; closing it", conn.id, conn.ip, e)
-                self._close(conn)
+                self._refuse(conn, str(e))
             return
         except MalformedFrame as e:
-            log.warning("connection %s from %s: undecodable request (%s); closing it", conn.id, conn.ip, e)
-            self._close(conn)
+            self._refuse(conn, f"undecodable request ({e})")
             return
         self.channel.send_request(Request(self.processor_id, conn.id, conn.ip, header, body,
                                           len(payload)))
+
+    def _refuse(self, conn: Connection, why: str) -> None:
+        """Bad input: one log line naming the peer and the reason, and only this connection closes."""
+        log.warning("connection %s from %s: %s; closing it", conn.id, conn.ip, why)
+        self._close(conn)
 
     def _answer_unsupported_api_versions(self, conn: Connection, correlation_id: int) -> None:
         body = Data(error_code=UnsupportedVersion.code, api_keys=api.supported_versions(self.apis),

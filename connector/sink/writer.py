@@ -89,6 +89,9 @@ class TaskWriter:
         self.options, self.sender, self.sync = options, sender, sync
         self.rows = 0  # rows seen so far: the round-robin position of keyless rows
         self._partition_counts: dict[str, int] = {}
+        # Rows of a partition not sent yet, so batches fill up across Spark's Arrow batches
+        # (deterministic: it depends only on the rows, which an exactly-once replay needs).
+        self._pending: dict[tuple[str, int], _Piece] = {}
 
     def partitions(self, topic: str) -> int:
         n = self._partition_counts.get(topic)
@@ -152,24 +155,68 @@ class TaskWriter:
 
     def _send(self, topic: str, partition: int, idx: np.ndarray, keys: pa.Array | None,
               values: pa.Array, headers: pa.Array | None, sizes: np.ndarray) -> None:
+        """Add rows to the partition's pending piece; send every full batch in it."""
         if len(idx) != len(values):
             pick = pa.array(idx)
             keys = None if keys is None else keys.take(pick)
             values = values.take(pick)
             headers = None if headers is None else headers.take(pick)
             sizes = sizes[idx]
+        key = (topic, partition)
+        carry = self._pending.pop(key, None)
+        if carry is not None:  # rows left from earlier Arrow batches come first
+            old, new = len(carry.values), len(values)
+            keys = _concat(carry.keys, keys, old, new)
+            values = pa.concat_arrays([carry.values, values.cast(carry.values.type)])
+            headers = _concat(carry.headers, headers, old, new)
+            sizes = np.concatenate([carry.sizes, sizes])
         ends = np.cumsum(sizes)
         start = 0
         while start < len(values):  # cut batches of at most MAX_BATCH_BYTES (at least one row)
             base = ends[start - 1] if start else 0
             stop = max(start + 1, int(np.searchsorted(ends, base + MAX_BATCH_BYTES, "right")))
-            count = stop - start
-            self.sender.send(topic, partition,
-                             None if keys is None else keys.slice(start, count),
-                             values.slice(start, count),
-                             None if headers is None else headers.slice(start, count),
-                             int(ends[stop - 1] - base))
+            if stop == len(values) and ends[-1] - base < MAX_BATCH_BYTES:
+                # not full: keep it for the next Arrow batch (or the final flush)
+                self._pending[key] = _Piece(_slice(keys, start), values.slice(start),
+                                            _slice(headers, start), sizes[start:])
+                return
+            self._emit(key, _slice(keys, start, stop), values.slice(start, stop - start),
+                       _slice(headers, start, stop), int(ends[stop - 1] - base))
             start = stop
+
+    def flush(self) -> None:
+        """Send what is pending in every partition (the end of the task's rows)."""
+        for key, piece in sorted(self._pending.items()):
+            self._emit(key, piece.keys, piece.values, piece.headers, int(piece.sizes.sum()))
+        self._pending.clear()
+
+    def _emit(self, key: tuple[str, int], keys: pa.Array | None, values: pa.Array,
+              headers: pa.Array | None, size: int) -> None:
+        self.sender.send(key[0], key[1], keys, values, headers, size)
+
+
+@dataclass
+class _Piece:
+    keys: pa.Array | None
+    values: pa.Array
+    headers: pa.Array | None
+    sizes: np.ndarray
+
+
+def _slice(array: pa.Array | None, start: int, stop: int | None = None) -> pa.Array | None:
+    if array is None:
+        return None
+    return array.slice(start) if stop is None else array.slice(start, stop - start)
+
+
+def _concat(a: pa.Array | None, b: pa.Array | None, len_a: int, len_b: int) -> pa.Array | None:
+    """Concatenate optional columns (a missing one counts as nulls)."""
+    if a is None and b is None:
+        return None
+    typ = (a if a is not None else b).type
+    a = pa.nulls(len_a, typ) if a is None else a
+    b = pa.nulls(len_b, typ) if b is None else b.cast(typ)
+    return pa.concat_arrays([a, b])
 
 
 def _sizes(keys: pa.Array | None, values: pa.Array) -> np.ndarray:
@@ -201,6 +248,7 @@ def write_batches(batches: Iterable[pa.RecordBatch], options: SinkOptions, spark
         writer = TaskWriter(options, sender, sync)
         for batch in batches:
             writer.write(batch)
+        writer.flush()
         sender.flush()
         return SinkCommitMessage(writer.rows, sender.duplicates)
     finally:
