@@ -46,7 +46,7 @@ os.environ["PYSPARK_PYTHON"] = sys.executable
 os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
 
 from broker_sim.cluster import LocalCluster  # noqa: E402
-from connector.client import Admin, NewTopic  # noqa: E402
+from connector.client import Admin, NewTopic, UnknownTopicOrPartition  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -66,14 +66,23 @@ def tree_cpu_seconds(root: int) -> float:
     return total
 
 
-def wait_in_sync(admin: Admin, topic: str, partitions: int, timeout: float = 60.0) -> None:
+def wait_in_sync(cluster: LocalCluster, topic: str, partitions: int, timeout: float = 60.0) -> None:
+    """Until every broker reports the topic with all replicas of every partition in sync."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        parts = admin.describe_topics([topic])[topic].partitions
-        if len(parts) == partitions and all(p.leader >= 0 and len(p.isr) == 3 for p in parts):
+        ok = True
+        for broker in cluster.brokers:
+            try:
+                with Admin({"bootstrap.servers": f"127.0.0.1:{broker.port}"}) as admin:
+                    parts = admin.describe_topics([topic])[topic].partitions
+            except UnknownTopicOrPartition:
+                parts = []
+            ok = ok and len(parts) == partitions and all(p.leader >= 0 and len(p.isr) == 3
+                                                         for p in parts)
+        if ok:
             return
         time.sleep(0.2)
-    raise RuntimeError(f"{topic}: replicas not in sync after {timeout:.0f} s")
+    raise RuntimeError(f"{topic}: replicas not in sync on every broker after {timeout:.0f} s")
 
 
 class Run:
@@ -134,7 +143,9 @@ def main() -> None:
         def write_pyq(topic: str, rows: int, frame: Any) -> None:
             with Admin({"bootstrap.servers": bootstrap}) as admin:
                 admin.create_topics([NewTopic(topic, args.partitions, 3, {"min.insync.replicas": "2"})])
-                wait_in_sync(admin, topic, args.partitions)
+            t0 = time.monotonic()
+            wait_in_sync(cluster, topic, args.partitions)
+            print(f"{topic}: in sync on every broker {time.monotonic() - t0:.2f} s after creation")
             writer = (frame.write.format("pyq").mode("append")
                       .option("kafka.bootstrap.servers", bootstrap).option("topic", topic))
             if args.exactly_once:

@@ -37,7 +37,7 @@ from .source.options import parse_source_options
 from .source.schema import spark_schema
 
 #: How long the sink waits for a topic created a moment ago to reach the brokers' metadata.
-TOPIC_METADATA_WAIT_S = 5.0
+TOPIC_METADATA_WAIT_S = 10.0
 
 
 class PyqDataSource(DataSource):

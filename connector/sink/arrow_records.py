@@ -131,13 +131,25 @@ def encode_records(keys: pa.Array | None, values: pa.Array) -> bytes:
                             (od, od_size), (kz, kz_size)], n)
     middle = _varint_array([(vz, vz_size)], n)
     joined = pc.binary_join_element_wise(prefix, _as_binary(keys), middle, _as_binary(values),
-                                         _NO_HEADERS, b"", null_handling="replace")
+                                         _repeat(b"\x00", n), _repeat(b"", n),  # headers, separator
+                                         null_handling="replace")
     bufs = joined.buffers()
     offsets = np.frombuffer(bufs[1], np.int32, n + 1, joined.offset * 4)
     return memoryview(bufs[2])[offsets[0]:offsets[-1]].tobytes()
 
 
-_NO_HEADERS = pa.scalar(b"\x00", pa.binary())
+def _repeat(value: bytes, n: int) -> pa.Array:
+    """``value`` n times, built from buffers (``pa.scalar``/``pa.array`` on Python objects
+    would import pandas, half a second in every fresh Spark worker)."""
+    offsets = np.arange(n + 1, dtype=np.int32) * len(value)
+    return pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets),
+                                                  pa.py_buffer(value * n)])
+
+
+def indices(positions: np.ndarray) -> pa.Array:
+    """An int64 Arrow array of row positions (for ``take``), without pandas."""
+    positions = np.ascontiguousarray(positions, np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(positions), [None, pa.py_buffer(positions)])
 
 
 def murmur2_partitions(keys: pa.Array, num_partitions: int) -> np.ndarray:
@@ -196,7 +208,3 @@ def build_batch(records: bytes, count: int, timestamp_ms: int, producer_id: int,
     crc = google_crc32c.extend(google_crc32c.value(bytes(header[CRC_START:])), records)
     header[CRC_START - 4:CRC_START] = crc.to_bytes(4, "big")
     return bytes(header) + records
-
-
-def take(array: pa.Array | None, indices: np.ndarray) -> pa.Array | None:
-    return None if array is None else pc.take(array, pa.array(indices))

@@ -38,7 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .arrow_records import murmur2_partitions
+from .arrow_records import indices, murmur2_partitions
 from .batch_sender import BatchSender
 from .options import SinkOptions
 
@@ -128,7 +128,7 @@ class TaskWriter:
         keys, values = _column(batch, "key"), _column(batch, "value")
         headers, explicit = _column(batch, "headers"), _column(batch, "partition")
         if not whole:
-            pick = pa.array(rows)
+            pick = indices(rows)
             keys = None if keys is None else keys.take(pick)
             values = values.take(pick)
             headers = None if headers is None else headers.take(pick)
@@ -142,7 +142,9 @@ class TaskWriter:
             with_key = np.asarray(keys.is_valid().to_numpy(zero_copy_only=False), bool)
             parts = np.where(with_key, hashed, parts)
         if explicit is not None and explicit.null_count < len(explicit):
-            given = np.asarray(explicit.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+            given = np.where(np.asarray(explicit.is_valid().to_numpy(zero_copy_only=False), bool),
+                             np.nan_to_num(explicit.to_numpy(zero_copy_only=False), nan=-1), -1
+                             ).astype(np.int64)
             bad = given[(given >= n_parts) | (given < -1)]
             if len(bad):
                 raise ValueError(f"pyq sink: partition {int(bad[0])} does not exist in topic "
@@ -157,7 +159,7 @@ class TaskWriter:
               values: pa.Array, headers: pa.Array | None, sizes: np.ndarray) -> None:
         """Add rows to the partition's pending piece; send every full batch in it."""
         if len(idx) != len(values):
-            pick = pa.array(idx)
+            pick = indices(idx)
             keys = None if keys is None else keys.take(pick)
             values = values.take(pick)
             headers = None if headers is None else headers.take(pick)
