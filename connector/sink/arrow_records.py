@@ -52,11 +52,12 @@ def binary_parts(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return offsets, data, valid
 
 
+_VARINT_LIMITS = np.array([(1 << (7 * k)) - 1 for k in range(1, 10)], np.uint64)
+
+
 def _varint_size(z: np.ndarray) -> np.ndarray:
-    size = np.ones(len(z), np.int64)
-    for bits in (7, 14, 21, 28, 35, 42, 49, 56, 63):
-        size += z >= (np.uint64(1) << np.uint64(bits))
-    return size
+    """Bytes of the unsigned varint of each ``z``: 1 + how many 7-bit limits it exceeds."""
+    return np.searchsorted(_VARINT_LIMITS, z, side="left").astype(np.int64) + 1
 
 
 def _put_varints(out: np.ndarray, pos: np.ndarray, z: np.ndarray) -> None:

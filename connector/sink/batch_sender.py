@@ -2,10 +2,10 @@
 
 :class:`BatchSender` takes *chunks* of rows already assigned to a topic-partition (Arrow
 arrays: keys, values, headers) and ships each as one RecordBatch v2 carrying the
-sender's producer id and epoch and the partition's next sequence number. It keeps one
-request in flight per partition (so a partition's batches reach the log in sequence
-order) and as many partitions in flight at once as there are, which is what keeps a
-task's throughput up under acks=all.
+sender's producer id and epoch and the partition's next sequence number. It keeps up to
+``MAX_IN_FLIGHT`` requests in flight per partition, on the leader's one connection, so
+they reach the log in sequence order, and every partition in flight at once: that is
+what keeps a task's throughput up under acks=all.
 
 Failures: a lost connection, a timeout or a retriable error code sends the *same bytes*
 again, to whoever leads the partition after a metadata refresh; the leader drops a batch
@@ -36,6 +36,10 @@ log = logging.getLogger(__name__)
 #: How long one attempt waits for a partition's leader to be reachable before it asks the
 #: cluster again who leads (a dead leader is replaced within the controller's session).
 ATTEMPT_MS = 5_000
+#: Requests in flight per partition (the leader writes them in sequence order).
+MAX_IN_FLIGHT = 3
+#: Every write waits for all in-sync replicas (acks=all): nothing acknowledged is lost.
+ACKS = -1
 #: Rows queued but not yet acknowledged, in bytes, before ``send`` waits for acks.
 MAX_QUEUED_BYTES = 32 * 1024 * 1024
 
@@ -90,7 +94,8 @@ class BatchSender:
         self.producer_id, self.epoch, self.compression = producer_id, epoch, compression
         self.delivery_timeout_ms = delivery_timeout_ms
         self.queues: dict[tuple[str, int], deque[Chunk]] = {}
-        self.in_flight: dict[tuple[str, int], tuple[Chunk, Any, float, int]] = {}
+        # per partition, requests in flight in sequence order: (chunk, future, first try)
+        self.in_flight: dict[tuple[str, int], deque[tuple[Chunk, Any, float]]] = {}
         self.next_sequence: dict[tuple[str, int], int] = {}
         self.queued_bytes = 0
         self.duplicates = 0  # batches the leader already had (a replay)
@@ -111,31 +116,51 @@ class BatchSender:
     def flush(self) -> None:
         """Wait until every queued row is acknowledged (or raise)."""
         self._pump()
-        while self.in_flight:
+        while any(self.queues.values()):
             self._poll_once()
 
     # ---- internals ---------------------------------------------------------------------------
     def _pump(self) -> None:
+        """Put the next chunks of every partition in flight, up to MAX_IN_FLIGHT each."""
+        now = time.monotonic() * 1000
         for key, queue in self.queues.items():
-            if queue and key not in self.in_flight:
-                self._issue(key, queue[0], time.monotonic() * 1000)
+            flying = self.in_flight.setdefault(key, deque())
+            while len(flying) < MAX_IN_FLIGHT and len(queue) > len(flying):
+                chunk = queue[len(flying)]
+                if not flying:
+                    self._issue(key, chunk, now)  # waits for a leader if it must
+                elif not self._try_issue(key, chunk, now):
+                    break  # the leader's connection is busy: the next poll tries again
 
-    def _issue(self, key: tuple[str, int], chunk: Chunk, first_try_ms: float, tries: int = 0) -> None:
+    def _try_issue(self, key: tuple[str, int], chunk: Chunk, now_ms: float) -> bool:
+        from connector.client.metadata import TopicPartition
+
+        node = self.sync.metadata.cluster.leader_for(TopicPartition(*key))
+        if node is None or not self.sync.client.ready(node, self.sync.now()):
+            return False
+        self._send_to(node, key, chunk, now_ms)
+        return True
+
+    def _send_to(self, node: int, key: tuple[str, int], chunk: Chunk, first_try_ms: float) -> None:
         from broker_sim.protocol.api import ApiKey
+
+        data = chunk.encode(self.producer_id, self.epoch, self.compression)
+        body = {"transactional_id": None, "acks": ACKS, "timeout_ms": 30_000, "topic_data": [
+            {"name": key[0], "partition_data": [{"index": key[1], "records": data}]}]}
+        future = self.sync.client.send(node, ApiKey.PRODUCE, body, self.sync.now())
+        self.in_flight.setdefault(key, deque()).append((chunk, future, first_try_ms))
+
+    def _issue(self, key: tuple[str, int], chunk: Chunk, first_try_ms: float) -> None:
         from connector.client.metadata import TopicPartition
 
         sync = self.sync
         deadline = first_try_ms + self.delivery_timeout_ms
         while True:
             try:
-                attempt = min(sync.now() + ATTEMPT_MS, sync.deadline(ATTEMPT_MS))
+                attempt = sync.now() + ATTEMPT_MS
                 node = sync.leader_for(TopicPartition(*key), attempt)
                 sync.await_ready(node, attempt)
-                data = chunk.encode(self.producer_id, self.epoch, self.compression)
-                body = {"transactional_id": None, "acks": -1, "timeout_ms": 30_000, "topic_data": [
-                    {"name": key[0], "partition_data": [{"index": key[1], "records": data}]}]}
-                future = sync.client.send(node, ApiKey.PRODUCE, body, sync.now())
-                self.in_flight[key] = (chunk, future, first_try_ms, tries)
+                self._send_to(node, key, chunk, first_try_ms)
                 return
             except Exception as e:  # noqa: BLE001 - retriable client/broker errors only
                 self._retry_or_raise(key, e, deadline)
@@ -151,23 +176,34 @@ class BatchSender:
             log.debug("metadata refresh failed: %s", e)
 
     def _poll_once(self) -> None:
+        """Wait a little for responses; settle each partition's finished head requests.
+
+        Responses are settled in sequence order. When the head fails, or must be split,
+        the partition's later requests are dropped (their answers are ignored) and
+        everything from the head on is sent again, in order: a later batch the leader
+        did write comes back as a duplicate.
+        """
         sync = self.sync
         sync.client.poll(100, sync.now())
-        for key, (chunk, future, first_try, tries) in list(self.in_flight.items()):
-            if not future.is_done:
-                continue
-            del self.in_flight[key]
-            try:
-                if future.exception is not None:
-                    raise future.exception
-                self._handle(key, chunk, future.value)
-            except Exception as e:  # noqa: BLE001
-                self._retry_or_raise(key, e, first_try + self.delivery_timeout_ms)
-                self._issue(key, chunk, first_try, tries + 1)
-                continue
-            self._pump()
+        for key, flying in self.in_flight.items():
+            while flying and flying[0][1].is_done:
+                chunk, future, first_try = flying.popleft()
+                try:
+                    if future.exception is not None:
+                        raise future.exception
+                    settled = self._handle(key, chunk, future.value)
+                except Exception as e:  # noqa: BLE001
+                    flying.clear()
+                    self._retry_or_raise(key, e, first_try + self.delivery_timeout_ms)
+                    self._issue(key, self.queues[key][0], first_try)
+                    break
+                if not settled:  # split into single rows: resend from the new head
+                    flying.clear()
+                    break
+        self._pump()
 
-    def _handle(self, key: tuple[str, int], chunk: Chunk, response: Any) -> None:
+    def _handle(self, key: tuple[str, int], chunk: Chunk, response: Any) -> bool:
+        """Settle the head request's answer: True if done, False if split into rows."""
         from broker_sim.protocol.errors import (
             DuplicateSequenceNumber,
             OutOfOrderSequenceNumber,
@@ -179,7 +215,7 @@ class BatchSender:
             queue = self.queues[key]
             queue.popleft()
             queue.extendleft(reversed(chunk.rows()))
-            return
+            return False
         if code not in (0, DuplicateSequenceNumber.code):
             raise error_for_code(code)(f"produce to {key[0]}-{key[1]}")
         if code == DuplicateSequenceNumber.code:
@@ -187,3 +223,4 @@ class BatchSender:
         self.batches += 1
         self.queues[key].popleft()
         self.queued_bytes -= chunk.size
+        return True

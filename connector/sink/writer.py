@@ -91,7 +91,7 @@ class TaskWriter:
         self._partition_counts: dict[str, int] = {}
         # Rows of a partition not sent yet, so batches fill up across Spark's Arrow batches
         # (deterministic: it depends only on the rows, which an exactly-once replay needs).
-        self._pending: dict[tuple[str, int], _Piece] = {}
+        self._pending: dict[tuple[str, int], list[_Piece]] = {}
 
     def partitions(self, topic: str) -> int:
         n = self._partition_counts.get(topic)
@@ -165,60 +165,74 @@ class TaskWriter:
             headers = None if headers is None else headers.take(pick)
             sizes = sizes[idx]
         key = (topic, partition)
-        carry = self._pending.pop(key, None)
-        if carry is not None:  # rows left from earlier Arrow batches come first
-            old, new = len(carry.values), len(values)
-            keys = _concat(carry.keys, keys, old, new)
-            values = pa.concat_arrays([carry.values, values.cast(carry.values.type)])
-            headers = _concat(carry.headers, headers, old, new)
-            sizes = np.concatenate([carry.sizes, sizes])
-        ends = np.cumsum(sizes)
+        pieces = self._pending.setdefault(key, [])
+        pieces.append(_Piece(keys, values, headers, sizes))
+        if sum(int(p.sizes.sum()) for p in pieces) < MAX_BATCH_BYTES:
+            return  # not a full batch yet: wait for the next Arrow batch (or the final flush)
+        piece = _join(pieces)
+        ends = np.cumsum(piece.sizes)
         start = 0
-        while start < len(values):  # cut batches of at most MAX_BATCH_BYTES (at least one row)
+        while start < len(piece.values):  # cut full batches (at least one row each)
             base = ends[start - 1] if start else 0
             stop = max(start + 1, int(np.searchsorted(ends, base + MAX_BATCH_BYTES, "right")))
-            if stop == len(values) and ends[-1] - base < MAX_BATCH_BYTES:
-                # not full: keep it for the next Arrow batch (or the final flush)
-                self._pending[key] = _Piece(_slice(keys, start), values.slice(start),
-                                            _slice(headers, start), sizes[start:])
+            if stop == len(piece.values) and ends[-1] - base < MAX_BATCH_BYTES:
+                pieces[:] = [piece.slice(start)]  # the rest waits for more rows
                 return
-            self._emit(key, _slice(keys, start, stop), values.slice(start, stop - start),
-                       _slice(headers, start, stop), int(ends[stop - 1] - base))
+            self._emit(key, piece.slice(start, stop))
             start = stop
+        pieces.clear()
 
     def flush(self) -> None:
         """Send what is pending in every partition (the end of the task's rows)."""
-        for key, piece in sorted(self._pending.items()):
-            self._emit(key, piece.keys, piece.values, piece.headers, int(piece.sizes.sum()))
+        for key, pieces in sorted(self._pending.items()):
+            if pieces:
+                self._emit(key, _join(pieces))
         self._pending.clear()
 
-    def _emit(self, key: tuple[str, int], keys: pa.Array | None, values: pa.Array,
-              headers: pa.Array | None, size: int) -> None:
-        self.sender.send(key[0], key[1], keys, values, headers, size)
+    def _emit(self, key: tuple[str, int], piece: _Piece) -> None:
+        self.sender.send(key[0], key[1], piece.keys, piece.values, piece.headers,
+                         int(piece.sizes.sum()))
 
 
 @dataclass
 class _Piece:
+    """Rows of one partition not sent yet (columns and the estimated size of each row)."""
+
     keys: pa.Array | None
     values: pa.Array
     headers: pa.Array | None
     sizes: np.ndarray
 
+    def slice(self, start: int, stop: int | None = None) -> _Piece:
+        stop = len(self.values) if stop is None else stop
+        return _Piece(_slice(self.keys, start, stop), self.values.slice(start, stop - start),
+                      _slice(self.headers, start, stop), self.sizes[start:stop])
 
-def _slice(array: pa.Array | None, start: int, stop: int | None = None) -> pa.Array | None:
-    if array is None:
+
+def _slice(array: pa.Array | None, start: int, stop: int) -> pa.Array | None:
+    return None if array is None else array.slice(start, stop - start)
+
+
+def _join(pieces: list[_Piece]) -> _Piece:
+    """One piece of all the rows, in order (a single piece is returned as it is)."""
+    if len(pieces) == 1:
+        return pieces[0]
+    lengths = [len(p.values) for p in pieces]
+    typ = pieces[0].values.type
+    return _Piece(_concat([p.keys for p in pieces], lengths),
+                  pa.concat_arrays([p.values.cast(typ) for p in pieces]),
+                  _concat([p.headers for p in pieces], lengths),
+                  np.concatenate([p.sizes for p in pieces]))
+
+
+def _concat(columns: list[pa.Array | None], lengths: list[int]) -> pa.Array | None:
+    """Concatenate an optional column of several pieces (missing in a piece: nulls)."""
+    present = [c for c in columns if c is not None]
+    if not present:
         return None
-    return array.slice(start) if stop is None else array.slice(start, stop - start)
-
-
-def _concat(a: pa.Array | None, b: pa.Array | None, len_a: int, len_b: int) -> pa.Array | None:
-    """Concatenate optional columns (a missing one counts as nulls)."""
-    if a is None and b is None:
-        return None
-    typ = (a if a is not None else b).type
-    a = pa.nulls(len_a, typ) if a is None else a
-    b = pa.nulls(len_b, typ) if b is None else b.cast(typ)
-    return pa.concat_arrays([a, b])
+    typ = present[0].type
+    return pa.concat_arrays([pa.nulls(n, typ) if c is None else c.cast(typ)
+                             for c, n in zip(columns, lengths)])
 
 
 def _sizes(keys: pa.Array | None, values: pa.Array) -> np.ndarray:
