@@ -68,9 +68,9 @@ class PyqDataSource(DataSource):
         options = parse_sink_options(self.options)
         check_schema(schema, options)
         if options.topic is not None:
-            from connector.client import Admin
-
             import time
+
+            from connector.client import Admin
 
             with Admin({"bootstrap.servers": options.bootstrap_servers}) as admin:
                 # A topic created a moment ago may not be in every broker's metadata yet.

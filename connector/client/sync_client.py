@@ -112,7 +112,7 @@ class SyncClient:
         while True:
             version = self.metadata.request_update()
             try:
-                self.poll_until(lambda: self.metadata.version > version, deadline_ms, "metadata")
+                self.poll_until(lambda v=version: self.metadata.version > v, deadline_ms, "metadata")
             except KafkaTimeoutError as e:
                 error = self.metadata.last_error
                 if error is not None:

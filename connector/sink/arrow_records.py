@@ -26,7 +26,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from broker_sim.protocol.records.batch_header import _HEADER, CRC_START, HEADER_SIZE, LOG_OVERHEAD, MAGIC
+from broker_sim.protocol.records.batch_header import (
+    _HEADER,
+    CRC_START,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC,
+)
 from broker_sim.protocol.records.compression import NONE, compress
 
 _M = np.uint32(0x5BD1E995)
@@ -97,7 +103,7 @@ def _varint_array(parts: list[tuple[np.ndarray, np.ndarray | None]], n: int) -> 
     np.cumsum(width, out=offsets[1:])
     out = np.zeros(int(offsets[-1]), np.uint8)
     pos = offsets[:-1].astype(np.int64)
-    for (z, _size), size in zip(parts, sizes):
+    for (z, _size), size in zip(parts, sizes, strict=True):
         if z is not None:
             _put_varints(out, pos, z)
         pos = pos + size

@@ -68,7 +68,8 @@ class Chunk:
         builder = RecordBatchBuilder(compression=compression, producer_id=producer_id,
                                      producer_epoch=epoch, base_sequence=self.base_sequence)
         keys = self.keys.to_pylist() if self.keys is not None else [None] * self.count
-        for key, value, headers in zip(keys, self.values.to_pylist(), self.headers.to_pylist()):
+        for key, value, headers in zip(keys, self.values.to_pylist(), self.headers.to_pylist(),
+                                       strict=True):
             builder.append(now, _bytes(key), _bytes(value),
                            [(h["key"], _bytes(h["value"])) for h in headers or ()])
         return builder.build()

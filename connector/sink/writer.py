@@ -232,7 +232,7 @@ def _concat(columns: list[pa.Array | None], lengths: list[int]) -> pa.Array | No
         return None
     typ = present[0].type
     return pa.concat_arrays([pa.nulls(n, typ) if c is None else c.cast(typ)
-                             for c, n in zip(columns, lengths)])
+                             for c, n in zip(columns, lengths, strict=True)])
 
 
 def _sizes(keys: pa.Array | None, values: pa.Array) -> np.ndarray:

@@ -127,7 +127,7 @@ def test_unsupported_version_of_other_api_closes_connection(broker):
 def test_pipelined_requests_answered_in_order(broker):
     s = connect(broker.port)
     payload = b"".join(api.encode_request(ApiKey.API_VERSIONS, v % 4, cid, "p", {})
-                       for cid, v in zip(range(100, 150), range(50)))
+                       for cid, v in zip(range(100, 150), range(50), strict=True))
     s.sendall(payload)
     got = []
     for v in range(50):

@@ -95,7 +95,7 @@ def test_exactly_once_drops_the_replay_of_a_half_finished_task(bootstrap):
     def batches(*cuts):  # the task's rows as Spark would hand them, cut into Arrow batches
         bounds = [0, *cuts, len(values)]
         return [pa.RecordBatch.from_pydict({"key": keys[a:b], "value": values[a:b]})
-                for a, b in zip(bounds, bounds[1:])]
+                for a, b in zip(bounds, bounds[1:], strict=False)]
 
     # the first attempt dies after writing part of its rows ...
     first = write_batches(batches(300, 700)[:2], options,
