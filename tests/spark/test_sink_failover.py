@@ -2,7 +2,7 @@
 elected, and nothing it acknowledged is missing.
 
 3 broker processes, a topic with 4 partitions, replication factor 3, min.insync.replicas 2.
-A ``df.write.format("pyq")`` of 100,000 rows runs; as soon as the topic holds a tenth of
+A ``df.write.format("pyq")`` of 300,000 rows runs; as soon as the topic holds a tenth of
 them, a thread kills the leader of partition 0. Spark here is ``local[2]``, where a failed
 task is not retried: the sink itself must ride out the election. Read back, the topic holds
 every row — exactly once with ``exactlyOnce=true``, at least once without.
@@ -21,7 +21,7 @@ from tests.wire import partition_states, wait_for
 
 pytestmark = pytest.mark.integration
 
-ROWS = 100_000
+ROWS = 300_000
 PARTITIONS = 4
 FAST = {"replica.lag.time.max.ms": "2000", "log.retention.check.interval.ms": "60000"}
 
