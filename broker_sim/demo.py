@@ -29,6 +29,18 @@ ROOT = Path(__file__).resolve().parents[1]
 COUNT = 5000
 TOPIC, OUTPUT, DLQ, GROUP = "clicks", "user-window-counts", "clicks-dlq", "sessionize-demo"
 MAX_RUNS = 4
+LOG4J2 = """rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+logger.utils.name = org.apache.spark.util.Utils
+logger.utils.level = error
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = error
+"""
 
 
 def _end_offsets(admin, topic: str) -> dict[int, int]:  # type: ignore[no-untyped-def]
@@ -56,6 +68,12 @@ def main() -> int:
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     spark_submit = str(bindir / "spark-submit")
     with tempfile.TemporaryDirectory(prefix="pyq-demo-") as tmp, EmbeddedCluster(brokers=3) as cluster:
+        # Spark logs its start-up at INFO before the job can lower the level: a conf dir
+        # whose log4j2.properties says WARN keeps the demo's output readable.
+        conf = Path(tmp) / "spark-conf"
+        conf.mkdir()
+        (conf / "log4j2.properties").write_text(LOG4J2)
+        env["SPARK_CONF_DIR"] = str(conf)
         bootstrap = cluster.bootstrap_servers
         print(f"started a controller and 3 brokers on {bootstrap}", flush=True)
         out = _run([sys.executable, "jobs/generate_events.py", "--bootstrap-servers", bootstrap,
