@@ -147,7 +147,7 @@ def main() -> None:
               .cache())
         assert df.count() == args.rows
 
-        def write_pyq(topic: str, rows: int, frame: Any) -> None:
+        def write_pyq(topic: str, rows: int, frame: Any) -> Run:
             with Admin({"bootstrap.servers": bootstrap}) as admin:
                 admin.create_topics([NewTopic(topic, args.partitions, 3, {"min.insync.replicas": "2"})])
             t0 = time.monotonic()
