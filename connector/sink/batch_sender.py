@@ -100,7 +100,6 @@ class BatchSender:
         self.next_sequence: dict[tuple[str, int], int] = {}
         self.queued_bytes = 0
         self.duplicates = 0  # batches the leader already had (a replay)
-        self.batches = 0
 
     def send(self, topic: str, partition: int, keys: pa.Array | None, values: pa.Array,
              headers: pa.Array | None, size: int) -> None:
@@ -221,7 +220,6 @@ class BatchSender:
             raise error_for_code(code)(f"produce to {key[0]}-{key[1]}")
         if code == DuplicateSequenceNumber.code:
             self.duplicates += 1
-        self.batches += 1
         self.queues[key].popleft()
         self.queued_bytes -= chunk.size
         return True
