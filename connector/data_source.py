@@ -36,9 +36,6 @@ from pyspark.sql.types import StructType
 from .source.options import parse_source_options
 from .source.schema import spark_schema
 
-#: How long the sink waits for a topic created a moment ago to reach the brokers' metadata.
-TOPIC_METADATA_WAIT_S = 10.0
-
 
 class PyqDataSource(DataSource):
     @classmethod
@@ -68,16 +65,12 @@ class PyqDataSource(DataSource):
         options = parse_sink_options(self.options)
         check_schema(schema, options)
         if options.topic is not None:
-            import time
-
             from connector.client import Admin
 
+            from .sink.writer import TOPIC_WAIT_MS
+
             with Admin({"bootstrap.servers": options.bootstrap_servers}) as admin:
-                # A topic created a moment ago may not be in every broker's metadata yet.
-                deadline = time.monotonic() + TOPIC_METADATA_WAIT_S
-                while options.topic not in admin.list_topics() and time.monotonic() < deadline:
-                    time.sleep(0.2)
-                if options.topic not in admin.list_topics():
+                if admin.await_topic(options.topic, TOPIC_WAIT_MS) is None:
                     raise ValueError(f"pyq sink: topic {options.topic!r} does not exist (create it "
                                      "first, or enable auto.create.topics.enable on the brokers)")
         return options

@@ -133,6 +133,12 @@ class Admin:
     def list_topics(self, timeout_ms: float | None = None) -> set[str]:
         return set(self._metadata(None, timeout_ms).topics)
 
+    def await_topic(self, name: str, timeout_ms: float | None = None) -> int | None:
+        """Partitions of topic ``name`` once the brokers know it; None if it is still unknown
+        at the timeout (a topic created a moment ago reaches every broker's metadata a
+        heartbeat later)."""
+        return self._sync.await_topic(name, self._sync.deadline(timeout_ms))
+
     def describe_topics(self, names: Iterable[str] | None = None,
                         timeout_ms: float | None = None) -> dict[str, TopicDescription]:
         """Partitions, leaders, replicas and ISR of ``names`` (all topics if None)."""

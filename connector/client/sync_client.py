@@ -35,6 +35,7 @@ from .request_future import RequestFuture
 log = logging.getLogger(__name__)
 
 _IDLE_POLL_MS = 50.0
+TOPIC_RETRY_MS = 200.0  # between metadata requests while a new topic is not known yet
 
 
 class SyncClient:
@@ -124,6 +125,26 @@ class SyncClient:
             if all(t in cluster.topics or cluster.topic_error(t) is not None for t in topics) \
                     or self.now() >= deadline_ms:
                 return cluster
+
+    def await_topic(self, topic: str, deadline_ms: float) -> int | None:
+        """The partition count of ``topic`` once metadata shows it; None if not by the deadline.
+
+        A topic created a moment ago is not in every broker's metadata yet, and the brokers
+        asked in turn may disagree: keep asking (as a producer waits up to max.block.ms).
+        """
+        answered = False
+        while True:
+            try:
+                count = self.refresh_metadata([topic], deadline_ms).partition_count(topic)
+            except KafkaTimeoutError:
+                if answered:  # the brokers did answer, without the topic
+                    return None
+                raise
+            answered = True
+            now = self.now()
+            if count is not None or now >= deadline_ms:
+                return count
+            self.client.poll(min(TOPIC_RETRY_MS, deadline_ms - now), now)
 
     def leader_for(self, tp: TopicPartition, deadline_ms: float) -> int:
         """The leader of ``tp``, refreshing metadata until there is one.

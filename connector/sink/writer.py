@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 
 #: Largest RecordBatch the sink builds: under the brokers' default message.max.bytes (1 MiB).
 MAX_BATCH_BYTES = 900 * 1024
+#: How long a write waits for a topic created a moment ago to reach the brokers' metadata
+#: (as a producer waits up to max.block.ms).
+TOPIC_WAIT_MS = 10_000
 #: Per-row overhead of the record encoding, for sizing batches (varints, attributes, deltas).
 ROW_OVERHEAD = 12
 
@@ -98,8 +101,7 @@ class TaskWriter:
         if n is None:
             n = self.sync.metadata.cluster.partition_count(topic)
             if n is None:
-                self.sync.refresh_metadata([topic], self.sync.deadline(30_000))
-                n = self.sync.metadata.cluster.partition_count(topic)
+                n = self.sync.await_topic(topic, self.sync.deadline(TOPIC_WAIT_MS))
             if n is None:
                 raise ValueError(f"pyq sink: topic {topic!r} does not exist")
             self._partition_counts[topic] = n

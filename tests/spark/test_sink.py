@@ -110,3 +110,25 @@ def test_exactly_once_drops_the_replay_of_a_half_finished_task(bootstrap):
         got = [r.value for p in (0, 1) for r in fetcher.iter_records("sink-eo", p, 0,
                                                                        fetcher.offset_bounds("sink-eo", p)[1])]
     assert sorted(got) == sorted(values)  # each row exactly once
+
+
+def test_a_topic_created_a_moment_ago_is_waited_for(spark, cluster_factory):
+    """A broker learns of a new topic at its next heartbeat to the controller: until then it
+    answers Metadata without it. A write that asks such a broker right after the creation
+    waits for the topic instead of calling it missing (as a producer waits max.block.ms)."""
+    cluster = cluster_factory(3, overrides={"broker.heartbeat.interval.ms": "3000"},
+                              session_timeout_ms=15_000)
+    first, last = cluster.brokers[0].bootstrap_servers, cluster.brokers[-1].bootstrap_servers
+    df = spark.createDataFrame([Row(value=b"v%d" % i) for i in range(50)])
+    writes = {  # the topic checked by the driver, and a topic only the executors look up
+        "fresh": lambda: df.write.format("pyq").option("topic", "fresh"),
+        "fresh-by-column": lambda: df.selectExpr("'fresh-by-column' as topic", "value").write.format("pyq"),
+    }
+    for topic, writer in writes.items():
+        with Admin({"bootstrap.servers": first}) as admin:  # the creation goes through broker 0
+            admin.create_topic(topic, 2, 3)
+        writer().option("kafka.bootstrap.servers", last).mode("append").save()
+    for topic in writes:
+        back = (spark.read.format("pyq").option("kafka.bootstrap.servers", first)
+                .option("subscribe", topic).load().select("value"))
+        assert_df_equality(back, df, ignore_row_order=True, ignore_nullable=True)
