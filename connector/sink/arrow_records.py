@@ -44,11 +44,9 @@ VECTOR_KEY_BYTES = 256
 
 def binary_parts(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(offsets int64 [n+1], data uint8, valid bool [n]) of a binary or string array."""
-    if pa.types.is_large_binary(array.type) or pa.types.is_large_string(array.type):
-        otype = np.int64
-    else:
-        array = array.cast(pa.binary()) if pa.types.is_string(array.type) else array
-        otype = np.int32
+    # string and binary share one layout: read the buffers as they are (a cast would copy).
+    otype = np.int64 if pa.types.is_large_binary(array.type) or pa.types.is_large_string(array.type) \
+        else np.int32
     n = len(array)
     bufs = array.buffers()
     offsets = np.frombuffer(bufs[1], otype, n + 1, array.offset * np.dtype(otype).itemsize).astype(np.int64)
@@ -98,7 +96,9 @@ def _varint_array(parts: list[tuple[np.ndarray, np.ndarray | None]], n: int) -> 
     """A binary array whose row ``i`` is the concatenation, for each ``(z, size)`` part, of
     the varint ``z[i]`` (``size`` its byte count; ``size`` None: one zero byte)."""
     sizes = [np.ones(n, np.int64) if size is None else size for _, size in parts]
-    width = np.sum(sizes, axis=0) if sizes else np.zeros(n, np.int64)
+    width = np.zeros(n, np.int64)
+    for size in sizes:
+        width += size
     offsets = np.zeros(n + 1, np.int32)
     np.cumsum(width, out=offsets[1:])
     out = np.zeros(int(offsets[-1]), np.uint8)
@@ -111,16 +111,21 @@ def _varint_array(parts: list[tuple[np.ndarray, np.ndarray | None]], n: int) -> 
 
 
 def _as_binary(array: pa.Array) -> pa.Array:
-    return array.cast(pa.binary()) if pa.types.is_string(array.type) else array
+    """The same bytes typed binary (a zero-copy view of a string array)."""
+    return array.view(pa.binary()) if pa.types.is_string(array.type) else array
 
 
 def encode_records(keys: pa.Array | None, values: pa.Array) -> bytes:
     """The records section for ``values`` (and ``keys``; None: all keys null), in order.
 
-    Each record is ``prefix + key + valueLength + value + 0``: the varints are computed for
-    all rows at once, and Arrow's C++ kernel joins the five columns row by row.
+    Each record is ``prefix + key + valueLength + value + 0`` (the 0: no headers): the varints
+    are computed for all rows at once, and Arrow's C++ kernel joins the columns row by row.
+    Each record's closing 0 is written as the first byte of the next row's prefix (one
+    column less to join), the last one after the join.
     """
     n = len(values)
+    if n == 0:
+        return b""
     voff, _, vvalid = binary_parts(values)
     vlen = np.diff(voff) * vvalid
     if keys is None:
@@ -134,15 +139,16 @@ def encode_records(keys: pa.Array | None, values: pa.Array) -> bytes:
     od_size, kz_size, vz_size = _varint_size(od), _varint_size(kz), _varint_size(vz)
     body = 3 + od_size + kz_size + klen + vz_size + vlen  # +3: attributes, ts delta, header count
     body_z = body.astype(np.uint64) * np.uint64(2)
-    prefix = _varint_array([(body_z, _varint_size(body_z)), (None, None), (None, None),
-                            (od, od_size), (kz, kz_size)], n)
+    closing = np.ones(n, np.int64)  # the previous record's header count (none for row 0)
+    closing[:1] = 0
+    prefix = _varint_array([(None, closing), (body_z, _varint_size(body_z)), (None, None),
+                            (None, None), (od, od_size), (kz, kz_size)], n)
     middle = _varint_array([(vz, vz_size)], n)
     joined = pc.binary_join_element_wise(prefix, _as_binary(keys), middle, _as_binary(values),
-                                         _repeat(b"\x00", n), _repeat(b"", n),  # headers, separator
-                                         null_handling="replace")
+                                         _repeat(b"", n), null_handling="replace")  # separator
     bufs = joined.buffers()
     offsets = np.frombuffer(bufs[1], np.int32, n + 1, joined.offset * 4)
-    return memoryview(bufs[2])[offsets[0]:offsets[-1]].tobytes()
+    return b"".join((memoryview(bufs[2])[offsets[0]:offsets[-1]], b"\x00"))
 
 
 def _repeat(value: bytes, n: int) -> pa.Array:

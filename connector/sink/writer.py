@@ -152,23 +152,21 @@ class TaskWriter:
                 raise ValueError(f"pyq sink: partition {int(bad[0])} does not exist in topic "
                                  f"{topic!r} ({n_parts} partitions)")
             parts = np.where(given >= 0, given, parts)
-        sizes = _sizes(keys, values)
-        for p in np.unique(parts):
-            idx = np.nonzero(parts == p)[0]
-            self._send(topic, int(p), idx, keys, values, headers, sizes)
+        rows_of = _Piece(keys, values, headers, _sizes(keys, values))
+        # One stable sort groups the rows by partition, keeping their order within each.
+        order = np.argsort(parts, kind="stable")
+        parts = parts[order]
+        if parts[0] != parts[-1]:
+            rows_of = rows_of.take(order)
+        cuts = np.flatnonzero(parts[1:] != parts[:-1]) + 1
+        for start, stop in zip([0, *cuts.tolist()], [*cuts.tolist(), len(parts)], strict=True):
+            self._send(topic, int(parts[start]), rows_of.slice(start, stop))
 
-    def _send(self, topic: str, partition: int, idx: np.ndarray, keys: pa.Array | None,
-              values: pa.Array, headers: pa.Array | None, sizes: np.ndarray) -> None:
+    def _send(self, topic: str, partition: int, rows: _Piece) -> None:
         """Add rows to the partition's pending piece; send every full batch in it."""
-        if len(idx) != len(values):
-            pick = indices(idx)
-            keys = None if keys is None else keys.take(pick)
-            values = values.take(pick)
-            headers = None if headers is None else headers.take(pick)
-            sizes = sizes[idx]
         key = (topic, partition)
         pieces = self._pending.setdefault(key, [])
-        pieces.append(_Piece(keys, values, headers, sizes))
+        pieces.append(rows)
         if sum(int(p.sizes.sum()) for p in pieces) < MAX_BATCH_BYTES:
             return  # not a full batch yet: wait for the next Arrow batch (or the final flush)
         piece = _join(pieces)
@@ -204,6 +202,11 @@ class _Piece:
     values: pa.Array
     headers: pa.Array | None
     sizes: np.ndarray
+
+    def take(self, order: np.ndarray) -> _Piece:
+        pick = indices(order)
+        return _Piece(None if self.keys is None else self.keys.take(pick), self.values.take(pick),
+                      None if self.headers is None else self.headers.take(pick), self.sizes[order])
 
     def slice(self, start: int, stop: int | None = None) -> _Piece:
         stop = len(self.values) if stop is None else stop
