@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import MalformedFrame
-from .framing import frame
+from .framing import SIZE_PREFIX, close_frame
 from .header import (
     RequestHeader,
     peek_request_header,
@@ -146,14 +146,14 @@ def supported_versions(apis: dict[int, ApiSpec] = APIS) -> list[Data]:
 
 
 def encode_request(api_key: int, version: int, correlation_id: int, client_id: str | None,
-                   body: Any) -> bytes:
+                   body: Any) -> bytearray:
     spec = spec_for(api_key)
     flexible = spec.request.is_flexible(version)
-    out = bytearray()
+    out = bytearray(SIZE_PREFIX)
     write_request_header(out, RequestHeader(api_key, version, correlation_id, client_id),
                          request_header_version(flexible))
     spec.request.encode_into(out, version, body)
-    return frame(out)
+    return close_frame(out)
 
 
 def decode_request(payload: Any, apis: dict[int, ApiSpec] = APIS) -> tuple[RequestHeader, Data]:
@@ -177,13 +177,13 @@ def decode_request(payload: Any, apis: dict[int, ApiSpec] = APIS) -> tuple[Reque
     return header, spec.request.decode(version, buf, pos)
 
 
-def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytes:
+def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytearray:
     spec = spec_for(api_key)
     flexible = spec.response.is_flexible(version)
-    out = bytearray()
+    out = bytearray(SIZE_PREFIX)
     write_response_header(out, correlation_id, response_header_version(api_key, flexible))
     spec.response.encode_into(out, version, body)
-    return frame(out)
+    return close_frame(out)
 
 
 def decode_response(api_key: int, version: int, payload: Any) -> tuple[int, Data]:

@@ -12,7 +12,8 @@ row ``i``::
 
 with every varint computed for all rows at once (:func:`encode_records`). Rows with
 headers go through :class:`RecordBatchBuilder` one by one (headers are rare and nested).
-:func:`build_batch` adds the 61-byte header and the CRC-32C.
+:func:`build_batch` adds the 61-byte header and the CRC-32C; :func:`encode_batch` does both
+at once without copying the records section twice.
 
 >>> import pyarrow as pa
 >>> records = encode_records(pa.array([None, b"k"]), pa.array([b"v", b"w"]))
@@ -22,6 +23,7 @@ headers go through :class:`RecordBatchBuilder` one by one (headers are rare and 
 
 from __future__ import annotations
 
+import google_crc32c
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -116,16 +118,20 @@ def _as_binary(array: pa.Array) -> pa.Array:
 
 
 def encode_records(keys: pa.Array | None, values: pa.Array) -> bytes:
-    """The records section for ``values`` (and ``keys``; None: all keys null), in order.
+    """The records section for ``values`` (and ``keys``; None: all keys null), in order."""
+    return b"".join((_joined_records(keys, values), b"\x00")) if len(values) else b""
+
+
+def _joined_records(keys: pa.Array | None, values: pa.Array) -> pa.Buffer:
+    """The records section but for its very last byte (0, the last record's header count),
+    as a slice of the Arrow buffer the join wrote (no copy).
 
     Each record is ``prefix + key + valueLength + value + 0`` (the 0: no headers): the varints
     are computed for all rows at once, and Arrow's C++ kernel joins the columns row by row.
     Each record's closing 0 is written as the first byte of the next row's prefix (one
-    column less to join), the last one after the join.
+    column less to join); the caller adds the last one.
     """
     n = len(values)
-    if n == 0:
-        return b""
     voff, _, vvalid = binary_parts(values)
     vlen = np.diff(voff) * vvalid
     if keys is None:
@@ -148,7 +154,7 @@ def encode_records(keys: pa.Array | None, values: pa.Array) -> bytes:
                                          _repeat(b"", n), null_handling="replace")  # separator
     bufs = joined.buffers()
     offsets = np.frombuffer(bufs[1], np.int32, n + 1, joined.offset * 4)
-    return b"".join((memoryview(bufs[2])[offsets[0]:offsets[-1]], b"\x00"))
+    return bufs[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
 
 
 def _repeat(value: bytes, n: int) -> pa.Array:
@@ -212,12 +218,34 @@ def build_batch(records: bytes, count: int, timestamp_ms: int, producer_id: int,
     if compression != NONE:
         attributes |= compression
         records = compress(compression, records)
-    header = bytearray(HEADER_SIZE)
-    _HEADER.pack_into(header, 0, 0, HEADER_SIZE - LOG_OVERHEAD + len(records), -1, MAGIC, 0,
-                      attributes, count - 1, timestamp_ms, timestamp_ms, producer_id,
-                      producer_epoch, base_sequence, count)
-    import google_crc32c
-
+    header = _header(len(records), attributes, count, timestamp_ms, producer_id, producer_epoch,
+                     base_sequence)
     crc = google_crc32c.extend(google_crc32c.value(bytes(header[CRC_START:])), records)
     header[CRC_START - 4:CRC_START] = crc.to_bytes(4, "big")
     return bytes(header) + records
+
+
+def encode_batch(keys: pa.Array | None, values: pa.Array, timestamp_ms: int, producer_id: int,
+                 producer_epoch: int, base_sequence: int) -> bytearray:
+    """``build_batch(encode_records(keys, values), ...)`` uncompressed, in one copy: the
+    CRC runs over the joined records where Arrow wrote them, and header and records are
+    copied once into the batch."""
+    records = _joined_records(keys, values)
+    size = len(records) + 1  # + the last record's header count
+    header = _header(size, 0, len(values), timestamp_ms, producer_id, producer_epoch, base_sequence)
+    crc = google_crc32c.extend(google_crc32c.value(bytes(header[CRC_START:])), records)
+    header[CRC_START - 4:CRC_START] = google_crc32c.extend(crc, b"\x00").to_bytes(4, "big")
+    batch = bytearray(HEADER_SIZE + size)
+    batch[:HEADER_SIZE] = header
+    batch[HEADER_SIZE:-1] = records
+    return batch
+
+
+def _header(records_size: int, attributes: int, count: int, timestamp_ms: int, producer_id: int,
+            producer_epoch: int, base_sequence: int) -> bytearray:
+    """The 61 header bytes of a batch (CRC still 0)."""
+    header = bytearray(HEADER_SIZE)
+    _HEADER.pack_into(header, 0, 0, HEADER_SIZE - LOG_OVERHEAD + records_size, -1, MAGIC, 0,
+                      attributes, count - 1, timestamp_ms, timestamp_ms, producer_id,
+                      producer_epoch, base_sequence, count)
+    return header

@@ -29,7 +29,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from .arrow_records import build_batch, encode_records
+from broker_sim.protocol.records.compression import NONE
+
+from .arrow_records import build_batch, encode_batch, encode_records
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +60,12 @@ class Chunk:
     def count(self) -> int:
         return len(self.values)
 
-    def encode(self, producer_id: int, epoch: int, compression: int) -> bytes:
+    def encode(self, producer_id: int, epoch: int, compression: int) -> bytes | bytearray:
         now = int(time.time() * 1000)
         if self.headers is None:
+            if compression == NONE:
+                return encode_batch(self.keys, self.values, now, producer_id, epoch,
+                                    self.base_sequence)
             return build_batch(encode_records(self.keys, self.values), self.count, now,
                                producer_id, epoch, self.base_sequence, compression)
         from broker_sim.protocol.records import RecordBatchBuilder

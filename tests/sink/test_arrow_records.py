@@ -17,7 +17,12 @@ from hypothesis import strategies as st
 from broker_sim.protocol.records import RecordBatchBuilder, iter_records
 from connector.client.partitioner import murmur2
 from connector.sink import arrow_records
-from connector.sink.arrow_records import build_batch, encode_records, murmur2_partitions
+from connector.sink.arrow_records import (
+    build_batch,
+    encode_batch,
+    encode_records,
+    murmur2_partitions,
+)
 
 blobs = st.one_of(st.none(), st.binary(max_size=300))
 
@@ -32,12 +37,14 @@ def test_column_wise_records_equal_the_record_at_a_time_builder(rows, start) -> 
         builder.append(1_700_000_000_000, k, v)
     built = build_batch(encode_records(keys, values), len(rows), 1_700_000_000_000, 9, 2, 40)
     assert built == builder.build()
+    assert encode_batch(keys, values, 1_700_000_000_000, 9, 2, 40) == built  # the one-copy path
     assert [(r.key, r.value) for r in iter_records(built)] == rows
 
 
 def test_string_columns_and_missing_keys_encode_as_utf8_and_null() -> None:
     values = pa.array(["héllo", None, ""])
     batch = build_batch(encode_records(None, values), 3, 5, -1, -1, -1)
+    assert encode_batch(None, values, 5, -1, -1, -1) == batch
     assert [(r.key, r.value) for r in iter_records(batch)] == [(None, "héllo".encode()), (None, None),
                                                              (None, b"")]
 
