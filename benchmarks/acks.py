@@ -73,19 +73,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._proc import proc_cpu_seconds  # noqa: E402
 
 VALUE_BYTES = 100
 MIN_ISR = "2"
-_CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 # ---- helpers ------------------------------------------------------------------------------
-def proc_cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (all its threads), in seconds."""
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        stat = f.read()
-    fields = stat[stat.rindex(b")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
 
 
 def _recv_exact(s: socket.socket, n: int) -> bytes:

@@ -80,6 +80,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._proc import proc_cpu_seconds  # noqa: E402
 
 VALUE_BYTES = 1000
 ACK_BYTES = 64
@@ -88,16 +89,9 @@ SOCKET_RUNS = 5  # the baseline phases are short: take the median of this many r
 MB = 1e6
 _HDR = struct.Struct(">i")
 _REQ = struct.Struct(">ii")  # frame size, requested reply size
-_CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 # ---- CPU accounting ------------------------------------------------------------------
-def proc_cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (all its threads), in seconds."""
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        stat = f.read()
-    fields = stat[stat.rindex(b")") + 2 :].split()  # fields from 3 (state) on
-    return (int(fields[11]) + int(fields[12])) / _CLK_TCK  # fields 14 and 15
 
 
 class Phase:

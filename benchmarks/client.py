@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+from benchmarks._proc import proc_cpu_seconds  # noqa: E402
 from broker_sim.cluster import LocalCluster  # noqa: E402
 from connector.client import (  # noqa: E402
     Admin,
@@ -83,14 +83,8 @@ REDUCED_RECORDS = 300_000
 BROKERS = 3
 REPLICATION_FACTOR = 3
 MIN_INSYNC_REPLICAS = 2
-_CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def proc_cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        stat = f.read()
-    fields = stat[stat.rindex(b")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
 
 
 def brokers_cpu_seconds(pids: list[int]) -> float:

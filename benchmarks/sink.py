@@ -49,28 +49,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._proc import tree_cpu_seconds  # noqa: E402
+
 os.environ["PYSPARK_PYTHON"] = sys.executable
 os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
 
 from broker_sim.cluster import LocalCluster  # noqa: E402
 from connector.client import Admin, NewTopic, UnknownTopicOrPartition  # noqa: E402
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def tree_cpu_seconds(root: int) -> float:
-    """utime + stime of a process and all its descendants (Spark's JVM and Python workers)."""
-    total, todo = 0.0, [root]
-    while todo:
-        pid = todo.pop()
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        except (FileNotFoundError, ProcessLookupError, IndexError):
-            continue
-        todo.extend(int(c) for c in children)
-    return total
 
 
 def wait_in_sync(cluster: LocalCluster, topic: str, partitions: int, timeout: float = 60.0) -> None:
