@@ -2,20 +2,25 @@
 elected, and nothing it acknowledged is missing.
 
 3 broker processes, a topic with 4 partitions, replication factor 3, min.insync.replicas 2.
-A ``df.write.format("pyq")`` of 300,000 rows runs; as soon as the topic holds a tenth of
-them, a thread kills the leader of partition 0. Spark here is ``local[2]``, where a failed
-task is not retried: the sink itself must ride out the election. Read back, the topic holds
-every row — exactly once with ``exactlyOnce=true``, at least once without.
+A ``df.write.format("pyq")`` of 300,000 rows runs, its input paced so that the write lasts
+about ten seconds whatever the machine's load (an unpaced write can finish partition 0 before
+the kill lands, and then nothing is tested); as soon as the topic holds a tenth of the rows,
+a thread kills the leader of partition 0. Spark here is ``local[2]``, where a failed task is
+not retried: the sink itself must ride out the election. Partition 0 then holds batches
+stamped with the new leader's epoch (rows the sink wrote after the election), and read back
+the topic holds every row — exactly once with ``exactlyOnce=true``, at least once without.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 
 import pytest
 
 from broker_sim.protocol.errors import PyqError
+from broker_sim.protocol.records.batch_header import HEADER_SIZE, BatchHeader
 from connector.client import Admin, Fetcher, NewTopic
 from tests.wire import partition_states, wait_for
 
@@ -24,6 +29,7 @@ pytestmark = pytest.mark.integration
 ROWS = 300_000
 PARTITIONS = 4
 FAST = {"replica.lag.time.max.ms": "2000", "log.retention.check.interval.ms": "60000"}
+PACE_ROWS, PACE_SECONDS = 1_500, 0.1  # per Spark task: 150,000 rows in about 10 s
 
 
 def _in_sync(cluster, topic: str) -> dict:
@@ -49,10 +55,19 @@ def test_sink_write_survives_a_leader_kill(spark, cluster_factory, exactly_once)
     topic = "sink-failover"
     with Admin({"bootstrap.servers": bootstrap}) as admin:
         admin.create_topics([NewTopic(topic, PARTITIONS, 3, {"min.insync.replicas": "2"})])
-    victim = wait_for(lambda: _in_sync(cluster, topic), timeout=30, what="3 replicas in sync")[0][0]
+    victim, _isr, old_epoch = wait_for(lambda: _in_sync(cluster, topic), timeout=30,
+                                       what="3 replicas in sync")[0]
 
     df = spark.range(ROWS, numPartitions=2).selectExpr(
         "cast(id % 997 as string) as key", "concat('row-', cast(id as string)) as value")
+
+    def paced(batches):  # type: ignore[no-untyped-def]  # local: pickled by value for workers
+        for batch in batches:  # the rows handed on in small slices, one every PACE_SECONDS
+            for start in range(0, batch.num_rows, PACE_ROWS):
+                time.sleep(PACE_SECONDS)
+                yield batch.slice(start, PACE_ROWS)
+
+    df = df.mapInArrow(paced, df.schema)
     writer = (df.write.format("pyq").mode("append").option("kafka.bootstrap.servers", bootstrap)
               .option("topic", topic))
     if exactly_once:
@@ -71,13 +86,32 @@ def test_sink_write_survives_a_leader_kill(spark, cluster_factory, exactly_once)
     killer.join(10)
     assert killed and killed[0] < ROWS, "the write ended before the kill: nothing was tested"
 
-    survivor = next(b for b in cluster.brokers if b.broker_id != victim)
-    assert partition_states(survivor.port, topic)[0][0] not in (-1, victim)
+    for survivor in (b for b in cluster.brokers if b.broker_id != victim):
+        # each broker hears of the election on its own heartbeat: wait for both
+        wait_for(lambda s=survivor: partition_states(s.port, topic)[0][0] not in (-1, victim),
+                 timeout=30, what=f"broker {survivor.broker_id} to see a new leader")
     values: Counter[bytes] = Counter()
     with Fetcher({"bootstrap.servers": bootstrap}) as fetcher:
+        start, end = fetcher.offset_bounds(topic, 0)
+        epochs = {BatchHeader.parse(records, pos).partition_leader_epoch
+                  for records in fetcher.fetch_record_sets(topic, 0, start, end)
+                  for pos in _batch_positions(records)}
+        assert max(epochs) > old_epoch, f"no row written after the election (epochs {epochs})"
         for p in range(PARTITIONS):
             start, end = fetcher.offset_bounds(topic, p)
             values.update(r.value for r in fetcher.iter_records(topic, p, start, end))
     assert set(values) == {b"row-%d" % i for i in range(ROWS)}  # nothing acknowledged is missing
     if exactly_once:
         assert max(values.values()) == 1 and sum(values.values()) == ROWS
+
+
+def _batch_positions(records) -> list[int]:  # type: ignore[no-untyped-def]
+    """Start of every whole record batch in a fetched record set."""
+    positions, pos = [], 0
+    while len(records) - pos >= HEADER_SIZE:
+        header = BatchHeader.parse(records, pos)
+        if len(records) - pos < header.size:
+            break  # a partial batch at the end of a fetch
+        positions.append(pos)
+        pos += header.size
+    return positions
