@@ -4,7 +4,8 @@
 2. ``jobs/generate_events.py`` produces a clickstream with some malformed records;
 3. ``spark-submit jobs/sessionize.py --trigger available-now`` (the venv's spark-submit)
    parses it, dead-letters malformed records after ``maxRetries`` redeliveries, writes
-   per-user window counts to a pyq topic (exactly once) and events to Parquet. An
+   events to Parquet and per-user event-time window totals (Spark's watermarked
+   aggregation, update mode) to a pyq topic, exactly once. An
    AvailableNow run may end before the last redeliveries are due, so it is run again from
    the same checkpoint until the dead-letter count settles (at most ``MAX_RUNS`` times);
    the retry bookkeeping travels in the checkpointed source offsets, so a later run
@@ -12,7 +13,9 @@
 4. prints counts in/out/dead-lettered and the group's lag, stops the cluster.
 
 Exit code 0 only if parsed + malformed == produced, dead letters == malformed, the
-Parquet files hold every parsed event and the lag is 0.
+Parquet files hold every parsed event, the latest total of every (user, window) in the
+output topic adds up to the parsed events (less any Spark dropped as late), and the lag
+is 0.
 """
 
 from __future__ import annotations
@@ -49,6 +52,21 @@ def _end_offsets(admin, topic: str) -> dict[int, int]:  # type: ignore[no-untype
     parts = admin.describe_topics([topic])[topic].partitions
     offsets = admin.list_offsets({(topic, p.partition): "latest" for p in parts})
     return {tp.partition: o.offset for tp, o in offsets.items()}
+
+
+def _latest_totals(bootstrap: str, ends: dict[int, int]) -> dict[tuple[str, str], int]:
+    """The output changelog's latest event count per (user, window)."""
+    from connector.client import Fetcher
+
+    latest: dict[tuple[str, str], tuple[int, int]] = {}
+    with Fetcher({"bootstrap.servers": bootstrap}) as fetcher:
+        for partition, end in ends.items():
+            for record in fetcher.iter_records(OUTPUT, partition, 0, end):
+                r = json.loads(record.value)
+                key = (r["user_id"], r["window_start"])
+                if key not in latest or latest[key][0] <= r["batch_id"]:
+                    latest[key] = (r["batch_id"], r["events"])
+    return {k: events for k, (_batch, events) in latest.items()}
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> str:
@@ -108,6 +126,7 @@ def main() -> int:
             lag = {p: end - committed[(TOPIC, p)].offset if (TOPIC, p) in committed else None
                    for p, end in sorted(latest.items())}
             results = sum(_end_offsets(admin, OUTPUT).values())
+            windows = _latest_totals(bootstrap, _end_offsets(admin, OUTPUT))
         import pyarrow.parquet as pq
 
         in_parquet = pq.read_table(parquet).num_rows if parquet.exists() else 0
@@ -120,8 +139,10 @@ def main() -> int:
         print(f"malformed:         {totals.get('malformed', 0)} "
               f"(reported {totals.get('malformed_reported', 0)} times)")
         print(f"dead-lettered:     {dead} (topic {DLQ})")
-        print(f"results written:   {totals.get('results_written', 0)} "
-              f"(topic {OUTPUT} holds {results})")
+        print(f"window updates:    {totals.get('results_written', 0)} "
+              f"(topic {OUTPUT} holds {results}): {len(windows)} (user, window) totals "
+              f"adding up to {sum(windows.values())} events; "
+              f"{totals.get('late_dropped', 0)} late event(s) dropped")
         print(f"lag of {GROUP}:  {lag}")
         problems = []
         if totals.get("parsed", 0) + totals.get("malformed", 0) != produced:
@@ -132,6 +153,8 @@ def main() -> int:
             problems.append("Parquet rows != parsed events")
         if results != totals.get("results_written", 0):
             problems.append("output topic != results written")
+        if sum(windows.values()) + totals.get("late_dropped", 0) != totals.get("parsed", 0):
+            problems.append("window totals + late events != parsed events")
         if any(v != 0 for v in lag.values()):
             problems.append(f"lag is not 0: {lag}")
         print("stopping the cluster", flush=True)

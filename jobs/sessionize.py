@@ -1,45 +1,46 @@
-"""Sessionize a clickstream: pyq topic -> (per-user window counts -> pyq topic) + Parquet.
+"""Sessionize a clickstream: pyq topic -> Parquet + per-user event-time window counts -> pyq.
 
 Run with spark-submit (``--help`` lists every option)::
 
     spark-submit jobs/sessionize.py --bootstrap-servers 127.0.0.1:9092 --input-topic clicks \\
         --output-topic user-counts --parquet-dir /tmp/events --checkpoint-dir /tmp/ck
 
-Design: **one** streaming query, ``readStream.format("pyq")`` with ``groupId``,
-``maxRetries`` and ``deadLetterTopic``, into ``foreachBatch``. For each micro-batch (a
-static DataFrame) the function
+Two streaming queries over the same input topic, each with its own checkpoint
+(``<checkpoint-dir>/ingest`` and ``<checkpoint-dir>/windows``):
 
-a. parses ``value`` with ``from_json``; a row whose parse fails (not JSON, or no
-   ``user_id``/``event_time``) is reported with
-   :func:`connector.source.failures.report_failed`. The source redelivers it (column
-   ``attempt`` > 0) up to ``maxRetries`` times and then copies it to the dead-letter topic
-   with a ``pyq.reason`` header; every redelivery is reported again, so a malformed record
-   always ends up there;
-b. writes the parsed events (first deliveries only) to ``<parquet-dir>/batch_id=N`` with
-   mode overwrite, so a replayed batch replaces its own files instead of duplicating them;
-c. computes per-user counts in 10-minute tumbling event-time windows (events, distinct
-   sessions, purchases) and writes them to the output topic with
-   ``df.write.format("pyq")`` (acks=all, ``exactlyOnce=true``, ``queryName``: a replayed
-   batch produces the same records with the same producer identity and epoch = batch id,
-   and the broker drops them as duplicates).
+1. **ingest** owns the consumer group: ``readStream.format("pyq")`` with ``groupId``,
+   ``maxRetries`` and ``deadLetterTopic``, into ``foreachBatch``. Each micro-batch
 
-Why one query rather than two: both halves need the same parse, and only one query can own
-the consumer group whose failed records are retried. The price: inside ``foreachBatch``
-the data is static, so Spark's stateful ``withWatermark`` + ``window`` (which emits a window
-once the watermark passes it) does not apply. The counts are therefore *per micro-batch*
-partial aggregates — one record per (user, window, batch), ``batch_id`` in the value —
-which a consumer sums per (user, window). Events older than the watermark
-(max event time seen by this run minus ``--watermark``) are still counted and written (so
-the totals reconcile) but flagged in the ``late`` counter.
+   a. parses ``value`` with ``from_json``; a row whose parse fails (not JSON, or no
+      ``user_id``/``event_time``) is reported with
+      :func:`connector.source.failures.report_failed`. The source redelivers it (column
+      ``attempt`` > 0) up to ``maxRetries`` times and then copies it to the dead-letter
+      topic with a ``pyq.reason`` header; every redelivery is reported again, so a
+      malformed record always ends up there;
+   b. writes the parsed events (first deliveries only) to ``<parquet-dir>/batch_id=N``
+      with mode overwrite, so a replayed batch replaces its own files.
 
-Repeated deliveries: a batch replayed after a crash hands its rows again with the same
-``attempt``. Reporting those again would count one failure twice, so each (topic,
-partition, offset, attempt) is reported once per run and the repeats are counted in
-``repeats_skipped``.
+2. **windows** is Spark's stateful event-time aggregation: the same parse (malformed rows
+   are left to the ingest query), ``withWatermark("event_time", --watermark)``, then per
+   user and ``--window`` tumbling window: events, distinct sessions
+   (``approx_count_distinct``, exact at these sizes) and purchases, in output mode
+   **update**. Spark keeps each window's running totals in its state store, drops events
+   that arrive after the watermark has passed their window (counted as ``late_dropped``,
+   from the query's progress) and forgets windows the watermark has closed. Each
+   micro-batch's updated rows go to the output topic from ``foreachBatch`` with
+   ``df.write.format("pyq")`` (acks=all, ``exactlyOnce`` with ``queryName``: a replayed
+   batch recomputes the same rows from the same state version, written in one
+   deterministic order under the same producer identity and epoch = batch id, so the
+   broker drops what it already has). The output topic is a changelog keyed by user: the
+   record with the highest ``batch_id`` for a (user, window) holds that window's count.
 
-At the end (``--trigger available-now``, or after ``--run-seconds`` with
-``--trigger processing-time``) it prints the counts, and a machine-readable
-``SUMMARY {json}`` line.
+A record is redelivered with the same ``attempt`` when a batch is replayed after a crash.
+Reporting it again would count one failure twice, so each (topic, partition, offset,
+attempt) is reported once per run and the repeats are counted in ``repeats_skipped``.
+
+With ``--trigger available-now`` the ingest query runs to its end, then the windows query;
+with ``--trigger processing-time`` both run side by side for ``--run-seconds``. At the end
+the job prints the counts and a machine-readable ``SUMMARY {json}`` line.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ EVENT_SCHEMA = ("user_id STRING, session_hint STRING, page STRING, event_type ST
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sessionize",
                                 description="Stream clicks from pyq, dead-letter malformed "
-                                            "records, write per-user window counts to pyq and "
-                                            "events to Parquet.")
+                                            "records, write events to Parquet and per-user "
+                                            "event-time window counts (watermarked) to pyq.")
     p.add_argument("--bootstrap-servers", default="127.0.0.1:9092")
     p.add_argument("--input-topic", default="clicks")
     p.add_argument("--output-topic", default="user-window-counts",
@@ -75,36 +76,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--parquet-dir", required=True,
                    help="where parsed events go (one subdirectory per micro-batch)")
     p.add_argument("--checkpoint-dir", default=None,
-                   help="the query's checkpoint (default: <parquet-dir>_checkpoint)")
+                   help="the queries' checkpoints go in its subdirectories ingest/ and "
+                        "windows/ (default: <parquet-dir>_checkpoint)")
     p.add_argument("--trigger", choices=["available-now", "processing-time"],
                    default="available-now")
     p.add_argument("--interval", default="5 seconds", help="processing-time trigger interval")
     p.add_argument("--run-seconds", type=float, default=60.0,
                    help="with processing-time: stop after this long")
     p.add_argument("--window", default="10 minutes", help="tumbling event-time window")
-    p.add_argument("--watermark", default="30 minutes", help="lateness threshold (flagged)")
+    p.add_argument("--watermark", default="30 minutes", help="how late an event may arrive: Spark's withWatermark delay (a later "
+                        "event is dropped and counted as late_dropped)")
     p.add_argument("--master", default=None, help="Spark master when not set by spark-submit")
     return p
 
 
-def _seconds(text: str) -> float:
-    n, _, unit = text.strip().partition(" ")
-    factor = {"": 1, "second": 1, "seconds": 1, "minute": 60, "minutes": 60, "hour": 3600,
-              "hours": 3600}[unit.strip()]
-    return float(n) * factor
+def parse(frame: Any) -> Any:
+    """Columns ``ev`` (the parsed JSON), ``event_time`` (timestamp) and ``ok`` (it parsed)."""
+    from pyspark.sql import functions as F
+
+    return (frame.withColumn("ev", F.from_json(F.col("value").cast("string"), EVENT_SCHEMA))
+            .withColumn("event_time", F.to_timestamp("ev.event_time"))
+            .withColumn("ok", F.col("ev.user_id").isNotNull() & F.col("event_time").isNotNull()))
 
 
-class Pipeline:
-    """The foreachBatch function and its counters (they live on the driver)."""
+class Ingest:
+    """The ingest query's foreachBatch function and its counters (they live on the driver)."""
 
     def __init__(self, args: argparse.Namespace, spark: Any) -> None:
         self.args, self.spark = args, spark
-        self.query_name = args.query_name or args.group_id
         self.counts = {"batches": 0, "events_in": 0, "redeliveries": 0, "parsed": 0,
-                       "malformed": 0, "malformed_reported": 0, "results_written": 0, "late": 0,
-                       "repeats_skipped": 0}
+                       "malformed": 0, "malformed_reported": 0, "repeats_skipped": 0}
         self.reported: set[tuple[str, int, int, int]] = set()
-        self.max_event_time: float | None = None
 
     def __call__(self, batch: Any, batch_id: int) -> None:
         from pyspark.sql import functions as F
@@ -112,12 +114,7 @@ class Pipeline:
         from connector.source.failures import report_failed
 
         a = self.args
-        self.spark.sparkContext.setLocalProperty("streaming.sql.batchId", str(batch_id))
-        parsed = (batch.withColumn("ev", F.from_json(F.col("value").cast("string"), EVENT_SCHEMA))
-                  .withColumn("event_time", F.to_timestamp("ev.event_time"))
-                  .withColumn("ok", F.col("ev.user_id").isNotNull()
-                              & F.col("event_time").isNotNull())
-                  .persist())
+        parsed = parse(batch).persist()
         try:
             stats = {(r.first, r.ok): r["count"] for r in
                      parsed.groupBy((F.col("attempt") == 0).alias("first"), "ok").count().collect()}
@@ -142,42 +139,64 @@ class Pipeline:
                         bootstrap_servers=a.bootstrap_servers, group_id=a.group_id)
                     self.reported.update((r["topic"], r["partition"], r["offset"], r["attempt"])
                                          for r in fresh)
-            good = (parsed.where(F.col("ok") & (F.col("attempt") == 0))
-                    .select("ev.user_id", "ev.session_hint", "ev.page", "ev.event_type",
-                            "event_time", "topic", "partition", "offset"))
-            if not first_ok:
-                return
-            good.write.mode("overwrite").parquet(f"{a.parquet_dir}/batch_id={batch_id}")
-            lo_hi = good.agg(F.min("event_time").cast("double").alias("lo"),
-                             F.max("event_time").cast("double").alias("hi")).first()
-            if self.max_event_time is not None:
-                cutoff = self.max_event_time - _seconds(a.watermark)
-                if lo_hi.lo < cutoff:
-                    c["late"] += good.where(F.col("event_time").cast("double") < cutoff).count()
-            self.max_event_time = max(self.max_event_time or lo_hi.hi, lo_hi.hi)
-            counts = (good.groupBy("user_id", F.window("event_time", a.window).alias("w"))
-                      .agg(F.count("*").alias("events"),
-                           F.countDistinct("session_hint").alias("sessions"),
-                           F.sum((F.col("event_type") == "purchase").cast("int")).alias("purchases"))
-                      .select(F.col("user_id").alias("key"),
-                              F.to_json(F.struct(
-                                  "user_id",
-                                  F.date_format("w.start", "yyyy-MM-dd'T'HH:mm:ssXXX").alias("window_start"),
-                                  F.date_format("w.end", "yyyy-MM-dd'T'HH:mm:ssXXX").alias("window_end"),
-                                  "events", "sessions", "purchases",
-                                  F.lit(batch_id).alias("batch_id"))).alias("value"))
-                      .repartition(2, "key").sortWithinPartitions("key", "value")
-                      .persist())
-            written = counts.count()
-            (counts.write.format("pyq").mode("append")
-             .option("kafka.bootstrap.servers", a.bootstrap_servers)
-             .option("topic", a.output_topic)
-             .option("exactlyOnce", a.exactly_once).option("queryName", self.query_name)
-             .save())
-            counts.unpersist()
-            c["results_written"] += written
+            if first_ok:
+                (parsed.where(F.col("ok") & (F.col("attempt") == 0))
+                 .select("ev.user_id", "ev.session_hint", "ev.page", "ev.event_type",
+                         "event_time", "topic", "partition", "offset")
+                 .write.mode("overwrite").parquet(f"{a.parquet_dir}/batch_id={batch_id}"))
         finally:
             parsed.unpersist()
+
+
+def window_counts(stream: Any, window: str, watermark: str) -> Any:
+    """Per (user, event-time window) running totals of a stream of raw click records."""
+    from pyspark.sql import functions as F
+
+    return (parse(stream).where("ok").select("ev.user_id", "ev.session_hint", "ev.event_type", "event_time")
+            .withWatermark("event_time", watermark)
+            .groupBy("user_id", F.window("event_time", window).alias("w"))
+            .agg(F.count("*").alias("events"),
+                 F.approx_count_distinct("session_hint").alias("sessions"),
+                 F.sum((F.col("event_type") == "purchase").cast("int")).alias("purchases")))
+
+
+class WindowWriter:
+    """The windows query's foreachBatch function: a batch's updated windows -> output topic."""
+
+    def __init__(self, args: argparse.Namespace, spark: Any) -> None:
+        self.args, self.spark = args, spark
+        self.query_name = args.query_name or args.group_id
+        self.counts = {"window_batches": 0, "results_written": 0}
+
+    def __call__(self, updated: Any, batch_id: int) -> None:
+        from pyspark.sql import functions as F
+
+        a = self.args
+        # the sink's exactly-once identity takes its epoch from the micro-batch id
+        self.spark.sparkContext.setLocalProperty("streaming.sql.batchId", str(batch_id))
+        fmt = "yyyy-MM-dd'T'HH:mm:ssXXX"
+        records = (updated.select(
+            F.col("user_id").alias("key"),
+            F.to_json(F.struct("user_id", F.date_format("w.start", fmt).alias("window_start"),
+                               F.date_format("w.end", fmt).alias("window_end"),
+                               "events", "sessions", "purchases",
+                               F.lit(batch_id).alias("batch_id"))).alias("value"))
+                   # one deterministic order, so a replayed batch maps every row to the same
+                   # sequence number (what exactlyOnce relies on)
+                   .repartition(2, "key").sortWithinPartitions("key", "value")
+                   .persist())
+        try:
+            written = records.count()
+            if written:
+                (records.write.format("pyq").mode("append")
+                 .option("kafka.bootstrap.servers", a.bootstrap_servers)
+                 .option("topic", a.output_topic)
+                 .option("exactlyOnce", a.exactly_once).option("queryName", self.query_name)
+                 .save())
+            self.counts["window_batches"] += 1
+            self.counts["results_written"] += written
+        finally:
+            records.unpersist()
 
 
 def ensure_output_topic(bootstrap: str, output: str, like: str) -> None:
@@ -195,35 +214,56 @@ def ensure_output_topic(bootstrap: str, output: str, like: str) -> None:
             pass
 
 
-def run(args: argparse.Namespace, spark: Any) -> dict[str, int]:
-    """Run the query to its end; returns the counters."""
-    ensure_output_topic(args.bootstrap_servers, args.output_topic, args.input_topic)
-    checkpoint = args.checkpoint_dir or f"{args.parquet_dir.rstrip('/')}_checkpoint"
-    pipeline = Pipeline(args, spark)
+def _reader(spark: Any, args: argparse.Namespace) -> Any:
     reader = (spark.readStream.format("pyq")
               .option("kafka.bootstrap.servers", args.bootstrap_servers)
               .option("subscribe", args.input_topic)
-              .option("startingOffsets", "earliest")
-              .option("groupId", args.group_id)
-              .option("maxRetries", str(args.max_retries))
-              .option("retryBackoffMs", str(args.retry_backoff_ms))
-              .option("deadLetterTopic", args.dead_letter_topic))
+              .option("startingOffsets", "earliest"))
     if args.max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(args.max_offsets_per_trigger))
-    writer = (reader.load().writeStream.foreachBatch(pipeline)
-              .option("checkpointLocation", checkpoint).queryName(f"sessionize-{args.group_id}"))
-    if args.trigger == "available-now":
-        query = writer.trigger(availableNow=True).start()
-        query.awaitTermination()
-    else:
-        query = writer.trigger(processingTime=args.interval).start()
-        deadline = time.monotonic() + args.run_seconds
-        while time.monotonic() < deadline and query.isActive:
-            time.sleep(0.5)
-        query.stop()
-    if query.exception() is not None:
-        raise RuntimeError(f"sessionize query failed: {query.exception()}")
-    return dict(pipeline.counts)
+    return reader
+
+
+def run(args: argparse.Namespace, spark: Any) -> dict[str, int]:
+    """Run both queries to their end; returns the counters."""
+    ensure_output_topic(args.bootstrap_servers, args.output_topic, args.input_topic)
+    checkpoint = (args.checkpoint_dir or f"{args.parquet_dir.rstrip('/')}_checkpoint").rstrip("/")
+    # every progress report of a run is kept (late_dropped is summed from them)
+    spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
+    ingest, windows = Ingest(args, spark), WindowWriter(args, spark)
+    ingest_writer = (_reader(spark, args)
+                     .option("groupId", args.group_id)
+                     .option("maxRetries", str(args.max_retries))
+                     .option("retryBackoffMs", str(args.retry_backoff_ms))
+                     .option("deadLetterTopic", args.dead_letter_topic)
+                     .load().writeStream.foreachBatch(ingest)
+                     .option("checkpointLocation", f"{checkpoint}/ingest")
+                     .queryName(f"sessionize-ingest-{args.group_id}"))
+    windows_writer = (window_counts(_reader(spark, args).load(), args.window, args.watermark)
+                      .writeStream.outputMode("update").foreachBatch(windows)
+                      .option("checkpointLocation", f"{checkpoint}/windows")
+                      .queryName(f"sessionize-windows-{args.group_id}"))
+    queries = []
+    try:
+        if args.trigger == "available-now":  # one after the other, each to its end
+            for writer in (ingest_writer, windows_writer):
+                queries.append(writer.trigger(availableNow=True).start())
+                queries[-1].awaitTermination()
+        else:
+            queries = [w.trigger(processingTime=args.interval).start()
+                       for w in (ingest_writer, windows_writer)]
+            deadline = time.monotonic() + args.run_seconds
+            while time.monotonic() < deadline and all(q.isActive for q in queries):
+                time.sleep(0.5)
+    finally:
+        for query in queries:
+            query.stop()
+    for query in queries:
+        if query.exception() is not None:
+            raise RuntimeError(f"sessionize query {query.name} failed: {query.exception()}")
+    late = sum(op.numRowsDroppedByWatermark for p in queries[1].recentProgress
+               for op in p.stateOperators)
+    return {**ingest.counts, **windows.counts, "late_dropped": late}
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:
@@ -248,7 +288,8 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
     print(f"malformed:          {counts['malformed']} (reported {counts['malformed_reported']} "
           f"time(s); {counts['redeliveries']} redeliveries, {counts['repeats_skipped']} of them "
           "repeats not reported again)")
-    print(f"results written:    {counts['results_written']} (late events: {counts['late']})")
+    print(f"window updates:     {counts['results_written']} in {counts['window_batches']} "
+          f"batch(es) (late events dropped: {counts['late_dropped']})")
     print("SUMMARY " + json.dumps(counts), flush=True)
     return 0
 

@@ -1,4 +1,10 @@
-"""generate_events + sessionize end to end (in-process, on the session's SparkSession)."""
+"""generate_events + sessionize end to end (in-process, on the session's SparkSession).
+
+The output topic is a changelog of running window totals: the record with the highest
+``batch_id`` per (user, window) holds the window's count, and those counts add up to the
+parsed events minus the ones Spark dropped as late. An event produced after a run, older
+than the watermark that run left behind, is dropped and counted as late.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from connector.client import Admin, Fetcher
+from connector.client import Admin, Fetcher, Producer
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "jobs"))
@@ -56,6 +62,18 @@ def test_generate_then_sessionize_reconciles(spark, shared_broker, tmp_path, cap
         committed = admin.fetch_offsets("jobs-sessionize", [("jobs-clicks", 0), ("jobs-clicks", 1)])
         assert sorted(om.offset for om in committed.values()) == sorted(_end(admin, "jobs-clicks"))
 
+    # An event three hours older than anything produced: past the watermark of the first run.
+    late = {"user_id": "u-late", "session_hint": "u-late-s1", "page": "/", "event_type": "click",
+            "event_time": "2026-01-01T06:00:00+00:00"}
+    with Producer({"bootstrap.servers": bootstrap, "acks": "all"}) as producer:
+        producer.send("jobs-clicks", json.dumps(late).encode(), key=b"u-late").result(30)
+    assert sessionize.main(args, spark=spark) == 0
+    counts = json.loads(capsys.readouterr().out.split("SUMMARY ", 1)[1].splitlines()[0])
+    assert counts["parsed"] == 1 and counts["late_dropped"] == 1
+    for k, v in counts.items():
+        totals[k] = totals.get(k, 0) + v
+    produced += 1
+
     assert totals["events_in"] == produced
     assert totals["parsed"] + totals["malformed"] == produced
     assert totals["malformed"] == malformed
@@ -75,7 +93,11 @@ def test_generate_then_sessionize_reconciles(spark, shared_broker, tmp_path, cap
         results = [json.loads(r.value) for p, end in enumerate(counts_end)
                    for r in fetcher.iter_records("jobs-counts", p, 0, end)]
     assert len(results) == totals["results_written"]
-    assert sum(r["events"] for r in results) == produced - malformed
+    latest: dict[tuple[str, str], dict] = {}
+    for r in sorted(results, key=lambda r: r["batch_id"]):
+        latest[(r["user_id"], r["window_start"])] = r
+    assert sum(r["events"] for r in latest.values()) + totals["late_dropped"] == produced - malformed
+    assert totals["late_dropped"] == 1 and all(u != "u-late" for u, _w in latest)
 
     report = replay_dead_letters.report(spark, bootstrap, "jobs-dlq")
     assert report["count"] == malformed and sum(report["by_reason"].values()) == malformed
