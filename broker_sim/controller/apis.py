@@ -127,6 +127,21 @@ class ControllerApis:
             results.append(out)
         return Data(throttle_time_ms=0, topics=results)
 
+    def create_partitions_body(self, body: Any) -> Data:
+        results = []
+        for t in body.topics:
+            out = Data(name=t.name, error_code=0, error_message=None)
+            try:
+                assignments = None if t.assignments is None else \
+                    [list(a.broker_ids) for a in t.assignments]
+                self.controller.create_partitions(t.name, t.count, assignments,
+                                                  validate_only=body.validate_only)
+            except KafkaError as e:
+                out.error_code = e.code
+                out.error_message = e.message or None
+            results.append(out)
+        return Data(throttle_time_ms=0, results=results)
+
     def delete_topics_body(self, body: Any) -> Data:
         results = []
         for name in body.topic_names:
@@ -152,6 +167,8 @@ class ControllerApis:
                 body = self.create_topics_body(request.body)
             elif key == ApiKey.DELETE_TOPICS:
                 body = self.delete_topics_body(request.body)
+            elif key == ApiKey.CREATE_PARTITIONS:
+                body = self.create_partitions_body(request.body)
             elif key == ApiKey.OFFSET_COMMIT:
                 body = self.offset_commit_body(request.body)
             elif key == ApiKey.OFFSET_FETCH:

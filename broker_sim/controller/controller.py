@@ -210,6 +210,51 @@ class Controller:
                 log.info("created topic %s: %s", name, [(p.replicas, p.leader) for p in topic.partitions])
             return topic
 
+    def create_partitions(self, name: str, count: int, assignments: list[list[int]] | None = None,
+                          validate_only: bool = False) -> TopicInfo:
+        """Grow topic ``name`` to ``count`` partitions (Kafka never shrinks a topic).
+
+        New partitions get the replication factor of partition 0, placed round robin over
+        the live brokers after the last partition's first replica, unless ``assignments``
+        gives one replica list per new partition. Existing partitions are untouched.
+        """
+        with self._lock:
+            topic = self.image.topics.get(name)
+            if topic is None:
+                raise UnknownTopicOrPartition(f"topic {name!r} does not exist")
+            current = len(topic.partitions)
+            if count <= current:
+                raise InvalidPartitions(f"topic {name!r} has {current} partitions; the new count "
+                                        f"must be higher, got {count}")
+            alive = self.image.alive_brokers()
+            if assignments is not None:
+                if len(assignments) != count - current:
+                    raise InvalidReplicaAssignment(
+                        f"{len(assignments)} replica lists given for {count - current} new partitions")
+                for replicas in assignments:
+                    if not replicas or len(set(replicas)) != len(replicas) \
+                            or not set(replicas) <= set(self.image.brokers):
+                        raise InvalidReplicaAssignment(f"invalid replica list {replicas}")
+                replica_sets = [list(r) for r in assignments]
+            else:
+                rf = len(topic.partitions[0].replicas)
+                if rf > len(alive):
+                    raise InvalidReplicationFactor(
+                        f"topic {name!r} has replication factor {rf} but only {len(alive)} "
+                        "live brokers")
+                last = topic.partitions[-1].replicas[0]
+                start = (alive.index(last) + 1) if last in alive else 0
+                replica_sets = [[alive[(start + i + j) % len(alive)] for j in range(rf)]
+                                for i in range(count - current)]
+            added = [PartitionInfo(r, [b for b in r if b in alive] or list(r),
+                                   next((b for b in r if b in alive), -1)) for r in replica_sets]
+            if not validate_only:
+                topic.partitions.extend(added)
+                self._commit()
+                log.info("topic %s: %d -> %d partitions: %s", name, current, count,
+                         [(p.replicas, p.leader) for p in added])
+            return topic
+
     def delete_topic(self, name: str) -> None:
         with self._lock:
             if self.image.topics.pop(name, None) is None:

@@ -30,6 +30,7 @@ from .messages.controller import (
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
 )
+from .messages.create_partitions import CreatePartitionsRequest, CreatePartitionsResponse
 from .messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
 from .messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
 from .messages.fetch import FetchRequest, FetchResponse
@@ -60,6 +61,7 @@ class ApiKey:
     DELETE_TOPICS = 20
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    CREATE_PARTITIONS = 37
     # pyq-internal control plane (controller listener only; never advertised)
     BROKER_HEARTBEAT = 10001
     ALTER_PARTITION = 10002
@@ -102,15 +104,17 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
     _spec("InitProducerId", InitProducerIdRequest, InitProducerIdResponse),
     _spec("OffsetForLeaderEpoch", OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
+    _spec("CreatePartitions", CreatePartitionsRequest, CreatePartitionsResponse),
 ]}
 
 #: The controller's listener: the internal control plane plus what brokers forward to it
-#: (topic creation and deletion, group offset commits and fetches), and ApiVersions.
+#: (topic creation, growth and deletion, group offset commits and fetches), and ApiVersions.
 CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("BrokerHeartbeat", BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     _spec("AlterPartition", AlterPartitionRequest, AlterPartitionResponse),
     _spec("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
     _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
+    _spec("CreatePartitions", CreatePartitionsRequest, CreatePartitionsResponse),
     _spec("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse),
     _spec("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse),
     _spec("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),

@@ -21,6 +21,7 @@ class ControllerClient(Protocol):
     def alter_partition(self, body: dict) -> Any: ...
     def create_topics(self, body: Any) -> Any: ...
     def delete_topics(self, body: Any) -> Any: ...
+    def create_partitions(self, body: Any) -> Any: ...
     def offset_commit(self, body: Any) -> Any: ...
     def offset_fetch(self, body: Any) -> Any: ...
     def close(self) -> None: ...
@@ -47,6 +48,9 @@ class LocalControllerClient:
     def delete_topics(self, body: Any) -> Any:
         return self.apis.delete_topics_body(body)
 
+    def create_partitions(self, body: Any) -> Any:
+        return self.apis.create_partitions_body(body)
+
     def offset_commit(self, body: Any) -> Any:
         return self.apis.offset_commit_body(body)
 
@@ -60,6 +64,7 @@ class LocalControllerClient:
 class RemoteControllerClient:
     CREATE_TOPICS_VERSION = 4
     DELETE_TOPICS_VERSION = 3
+    CREATE_PARTITIONS_VERSION = 1
     OFFSET_COMMIT_VERSION = 7
     OFFSET_FETCH_VERSION = 5
 
@@ -82,6 +87,9 @@ class RemoteControllerClient:
 
     def delete_topics(self, body: Any) -> Any:
         return self._call(ApiKey.DELETE_TOPICS, self.DELETE_TOPICS_VERSION, body)
+
+    def create_partitions(self, body: Any) -> Any:
+        return self._call(ApiKey.CREATE_PARTITIONS, self.CREATE_PARTITIONS_VERSION, body)
 
     def offset_commit(self, body: Any) -> Any:
         return self._call(ApiKey.OFFSET_COMMIT, self.OFFSET_COMMIT_VERSION, body)

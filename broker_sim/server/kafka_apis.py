@@ -76,6 +76,7 @@ class KafkaApis:
             ApiKey.DELETE_TOPICS: self.handle_delete_topics,
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id,
             ApiKey.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch,
+            ApiKey.CREATE_PARTITIONS: self.handle_create_partitions,
         }
 
     # ---- plumbing ------------------------------------------------------------------
@@ -266,6 +267,11 @@ class KafkaApis:
 
     def handle_delete_topics(self, request: Request) -> None:
         response = self.controller.delete_topics(request.body)
+        self.refresh_metadata()
+        self.respond(request, response)
+
+    def handle_create_partitions(self, request: Request) -> None:
+        response = self.controller.create_partitions(request.body)
         self.refresh_metadata()
         self.respond(request, response)
 

@@ -15,7 +15,7 @@ Each call blocks the calling thread until the brokers answer, up to ``timeout_ms
 partition that failed (e.g. ``TopicAlreadyExists``, ``UnknownTopicOrPartition``), its
 message naming the topic.
 
-Routing: topic creation and deletion go to the controller; group offsets go to the
+Routing: topic creation, growth (CreatePartitions) and deletion go to the controller; group offsets go to the
 group's coordinator (FindCoordinator, re-resolved on NOT_COORDINATOR /
 COORDINATOR_NOT_AVAILABLE); ListOffsets to each partition's leader; the rest to the
 least loaded broker. Group offsets are committed as a *simple* group (generation -1,
@@ -117,6 +117,18 @@ class Admin:
     def create_topic(self, name: str, num_partitions: int = 1, replication_factor: int = 1,
                      configs: Mapping[str, str] | None = None, **kwargs: Any) -> None:
         self.create_topics([NewTopic(name, num_partitions, replication_factor, configs)], **kwargs)
+
+    def create_partitions(self, new_counts: Mapping[str, int], *, validate_only: bool = False,
+                          timeout_ms: float | None = None) -> None:
+        """Grow each topic to its new total partition count (brokers place the replicas)."""
+        deadline = self._sync.deadline(timeout_ms)
+        body = {"topics": [{"name": name, "count": int(count), "assignments": None}
+                           for name, count in new_counts.items()],
+                "timeout_ms": int(deadline - self._sync.now()), "validate_only": validate_only}
+        response = self._sync.request(self._controller(deadline), ApiKey.CREATE_PARTITIONS, body,
+                                      deadline)
+        for result in response.results:
+            _raise_for(result.error_code, f"topic {result.name!r}", result.error_message)
 
     def delete_topics(self, names: Iterable[str], *, if_exists: bool = False,
                       timeout_ms: float | None = None) -> None:

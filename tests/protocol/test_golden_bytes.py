@@ -21,6 +21,10 @@ from broker_sim.protocol.api import (
 )
 from broker_sim.protocol.header import RequestHeader
 from broker_sim.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from broker_sim.protocol.messages.create_partitions import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+)
 from broker_sim.protocol.messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
 from broker_sim.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
 from broker_sim.protocol.messages.fetch import FetchRequest, FetchResponse
@@ -583,6 +587,33 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00 00                    # error_code 0
         00 00 00 00 00 00 03 e8  # producer_id 1000
         00 00                    # producer_epoch 0
+     """)),
+    # ------------------------------------------------------------- CreatePartitions (37)
+    ("create_partitions_req_v0", CreatePartitionsRequest, 0,
+     {"topics": [{"name": "t", "count": 6, "assignments": None},
+                 {"name": "u", "count": 2, "assignments": [{"broker_ids": [1, 2]}]}],
+      "timeout_ms": 30000, "validate_only": False}, h("""
+        00 00 00 02       # topics: count 2
+        00 01 74          #   name "t"
+        00 00 00 06       #   count 6 (the new total)
+        ff ff ff ff       #   assignments: null (the controller places the replicas)
+        00 01 75          #   name "u"
+        00 00 00 02       #   count 2
+        00 00 00 01       #   assignments: count 1 (one per new partition)
+        00 00 00 02       #     broker_ids: count 2
+        00 00 00 01       #       1
+        00 00 00 02       #       2
+        00 00 75 30       # timeout_ms 30000
+        00                # validate_only false
+     """)),
+    ("create_partitions_resp_v1", CreatePartitionsResponse, 1,
+     {"throttle_time_ms": 0,
+      "results": [{"name": "t", "error_code": 37, "error_message": "no"}]}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        00 00 00 01       # results: count 1
+        00 01 74          #   name "t"
+        00 25             #   error_code 37 INVALID_PARTITIONS
+        00 02 6e 6f       #   error_message "no"
      """)),
 ]
 
