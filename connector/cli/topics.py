@@ -1,4 +1,7 @@
-"""``pyq topics create | list | describe | delete``, like Kafka's ``kafka-topics``.
+"""``pyq topics create | list | describe | alter | delete``, like Kafka's ``kafka-topics``.
+
+``alter TOPIC --partitions N`` grows a topic to N partitions (a topic never shrinks; keyed
+records of existing keys may then map to other partitions, as in Kafka).
 
 ``describe`` prints one row per partition::
 
@@ -28,8 +31,8 @@ DESCRIBE_COLUMNS = ["TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR", "EARLIEST
 
 
 def register(commands: Any) -> None:
-    topics = commands.add_parser("topics", help="create, list, describe and delete topics",
-                                 description="Create, list, describe and delete topics.")
+    topics = commands.add_parser("topics", help="create, list, describe, alter and delete topics",
+                                 description="Create, list, describe, alter and delete topics.")
     actions = topics.add_subparsers(dest="action", metavar="ACTION", required=True)
     client = client_parent()
 
@@ -59,6 +62,13 @@ def register(commands: Any) -> None:
     describe.add_argument("topic", metavar="TOPIC", nargs="?",
                           help="the topic to describe (default: every topic)")
     describe.set_defaults(run=describe_topics)
+
+    alter = actions.add_parser("alter", parents=[client], help="add partitions to a topic",
+                               description="Grow a topic to more partitions (it never shrinks).")
+    alter.add_argument("topic", metavar="TOPIC")
+    alter.add_argument("--partitions", type=at_least(1), required=True, metavar="N",
+                       help="the new total number of partitions (more than it has now)")
+    alter.set_defaults(run=alter_topic)
 
     delete = actions.add_parser("delete", parents=[client], help="delete a topic",
                                 description="Delete a topic and all its records.")
@@ -97,6 +107,13 @@ def describe_topics(args: argparse.Namespace) -> int:
         rows = describe_rows(admin, descriptions.values())
     if rows:
         print(format_table(DESCRIBE_COLUMNS, rows))
+    return 0
+
+
+def alter_topic(args: argparse.Namespace) -> int:
+    with _admin(args) as admin:
+        admin.create_partitions({args.topic: args.partitions})
+    print(f"topic {args.topic} now has {args.partitions} partitions")
     return 0
 
 

@@ -152,11 +152,15 @@ class SyncClient:
         A topic the broker says does not exist, or a partition beyond its partition count,
         raises UnknownTopicOrPartition at once (a reader of existing data should not wait
         for it to appear); a partition without a leader is waited for until the deadline.
+        A partition beyond the *cached* count is looked up again first: the topic may have
+        grown since (CreatePartitions).
         """
         cluster = self.metadata.cluster
+        count = cluster.partition_count(tp.topic)
         if (tp.topic not in self.metadata.topics or cluster.is_bootstrap
-                or cluster.topic_error(tp.topic) is not None):
-            # Unknown so far, or known as missing: it may have been created since.
+                or cluster.topic_error(tp.topic) is not None
+                or (count is not None and tp.partition >= count)):
+            # Unknown so far, known as missing, or not that large: it may have changed since.
             cluster = self.refresh_metadata([tp.topic], deadline_ms)
         while True:
             leader = cluster.leader_for(tp)

@@ -67,9 +67,16 @@ def test_topics_create_list_describe_delete(bootstrap, ok, run):
         ["events", "1", "0", "0", "0", "0", "0"],
         ["events", "2", "0", "0", "0", "0", "2"],
     ]
+    assert ok("topics", "alter", "events", "--partitions", "4", *bootstrap) == \
+        "topic events now has 4 partitions\n"
+    assert [row[1] for row in table(ok("topics", "describe", "events", *bootstrap))[1:]] == \
+        ["0", "1", "2", "3"]
+    fewer = run("topics", "alter", "events", "--partitions", "2", *bootstrap)
+    assert fewer.returncode == 1 and fewer.stderr.startswith(
+        "pyq topics alter: error: InvalidPartitions: ")
     every = table(ok("topics", "describe", *bootstrap))
     assert [row[:2] for row in every[1:]] == [["audit", "0"], ["events", "0"], ["events", "1"],
-                                              ["events", "2"]]
+                                              ["events", "2"], ["events", "3"]]
 
     assert ok("topics", "delete", "audit", *bootstrap) == "deleted topic audit\n"
     assert ok("topics", "list", *bootstrap) == "events\n"

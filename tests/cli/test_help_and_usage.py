@@ -11,7 +11,7 @@ import pytest
 from .support import PYQ, pyq, pyq_here
 
 COMMANDS = [[], ["cluster"], ["cluster", "start"], ["topics"], ["topics", "create"],
-            ["topics", "list"], ["topics", "describe"], ["topics", "delete"], ["produce"],
+            ["topics", "list"], ["topics", "describe"], ["topics", "alter"], ["topics", "delete"], ["produce"],
             ["consume"], ["lag"]]
 
 

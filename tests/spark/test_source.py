@@ -19,6 +19,7 @@ from pyspark.sql.types import (
 )
 
 from connector.client import Admin, Producer
+from tests.wire import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -131,6 +132,31 @@ def test_max_offsets_per_trigger_bounds_batches_in_proportion_to_lag(spark, boot
     # reportLatestOffset: the progress shows how far the log goes next to how far it read
     latest = json.loads(query.recentProgress[0]["sources"][0]["latestOffset"])["offsets"]["limited-src"]
     assert latest == {"0": 4000, "1": 3000, "2": 2000, "3": 1000}
+
+
+def test_partitions_added_mid_query_are_read_from_their_start(spark, bootstrap, tmp_path):
+    create(bootstrap, "growing-src", 2)
+    before = produce(bootstrap, "growing-src", 400, partitions=2)
+    query = (spark.readStream.format("pyq").option("kafka.bootstrap.servers", bootstrap)
+             .option("subscribe", "growing-src").option("startingOffsets", "earliest").load()
+             .writeStream.format("memory").queryName("growing")
+             .option("checkpointLocation", str(tmp_path / "ck"))
+             .trigger(processingTime="200 milliseconds").start())
+    try:
+        rows = lambda: spark.sql("select count(*) from growing").first()[0]  # noqa: E731
+        wait_for(lambda: rows() == 400, timeout=120, what="the first 400 records")
+        with Admin({"bootstrap.servers": bootstrap}) as admin:
+            admin.create_partitions({"growing-src": 4})
+        after = produce(bootstrap, "growing-src", 400, partitions=4, start=400)
+        wait_for(lambda: rows() >= 800, timeout=120, what="the records of the new partitions")
+        assert query.exception() is None
+    finally:
+        query.stop()
+    got = spark.sql("select partition, offset, value from growing")
+    expected = spark.createDataFrame([Row(partition=p, offset=o, value=v) for _k, v, _t, p, o, _ts
+                                      in before + after], got.schema)
+    assert {p for _k, _v, _t, p, _o, _ts in after} == {0, 1, 2, 3}
+    assert_df_equality(got, expected, ignore_row_order=True, ignore_nullable=True)
 
 
 def test_max_offset_behind_skips_ahead_counts_and_commits(spark, bootstrap, tmp_path):
