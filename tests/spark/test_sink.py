@@ -64,6 +64,12 @@ def test_invalid_input_fails_before_anything_is_written(spark, bootstrap):
     with pytest.raises(Exception, match="topic 'nowhere' does not exist"):
         good.write.format("pyq").option("kafka.bootstrap.servers", bootstrap) \
             .option("topic", "nowhere").mode("append").save()
+    for mode, message in [("overwrite", "save mode Overwrite is not supported .* use Append"),
+                          ("errorifexists", "UNSUPPORTED_DATA_SOURCE_SAVE_MODE"),  # PySpark's own
+                          ("ignore", "UNSUPPORTED_DATA_SOURCE_SAVE_MODE")]:
+        with pytest.raises(Exception, match=message):
+            good.write.format("pyq").option("kafka.bootstrap.servers", bootstrap) \
+                .option("topic", "sink-bad").mode(mode).save()
     with Fetcher({"bootstrap.servers": bootstrap}) as fetcher:
         assert fetcher.offset_bounds("sink-bad", 0) == (0, 0)
 
