@@ -56,6 +56,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._proc import tree_cpu_seconds  # noqa: E402
+from benchmarks._spark import bench_session  # noqa: E402
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
 os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
@@ -121,15 +122,8 @@ def main() -> None:
         print(f"cluster: controller + 3 broker processes at {bootstrap}; "
               f"{os.cpu_count()} CPUs shared by the brokers and Spark")
 
-        from pyspark.sql import SparkSession
 
-        spark = (SparkSession.builder.master("local[2]").appName("pyq-sink-bench")
-                 .config("spark.ui.enabled", "false")
-                 .config("spark.ui.showConsoleProgress", "false")
-                 .config("spark.sql.shuffle.partitions", "2")
-                 .getOrCreate())
-        spark.sparkContext.setLogLevel("ERROR")
-        jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+        spark, jvm_pid = bench_session("pyq-sink-bench")
         filler = "x" * max(0, args.value_bytes - 8)
         df = (spark.range(args.rows, numPartitions=2)
               .selectExpr("cast(id % 10007 as string) as key",

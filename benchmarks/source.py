@@ -71,6 +71,7 @@ os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition  # noqa: E402
 
+from benchmarks._spark import bench_session  # noqa: E402
 from broker_sim.process import BrokerProcess  # noqa: E402
 from connector.client import Admin, Producer, TopicPartition  # noqa: E402
 
@@ -375,17 +376,10 @@ def main() -> None:
               f"{BATCH_BYTES >> 20} MiB, linger {LINGER_MS} ms, no compression)")
 
         # -- Spark
-        from pyspark.sql import SparkSession
 
-        spark = (SparkSession.builder.master("local[2]").appName("pyq-source-bench")
-                 .config("spark.ui.enabled", "false")
-                 .config("spark.ui.showConsoleProgress", "false")
-                 .config("spark.sql.shuffle.partitions", "2")
-                 .getOrCreate())
-        spark.sparkContext.setLogLevel("ERROR")
+        spark, jvm_pid = bench_session("pyq-source-bench")
         spark.dataSource.register(ArrowGenSource)
         spark.dataSource.register(TupleGenSource)
-        jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
 
         def options(which: str, topic: str, rows: int) -> tuple[str, dict[str, str]]:
             if which == "pyq":
