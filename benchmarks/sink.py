@@ -24,17 +24,20 @@ pyq / Parquet (target >= 0.5). CPU seconds of Spark's JVM with its Python worker
 the three brokers are printed as figures.
 
 What bounds pyq here (measured on this 2-core machine, 2026-11-24): the target (>= 0.5)
-is **not met**; the ratio is 0.26-0.34 from run to run. Parquet, once the JIT is warm,
-writes the million rows in 0.45-0.55 s; pyq takes 1.5-2.0 s. Of that, the Spark tasks
-spend ~0.4 s of CPU each in the writer (split, partition, encode, CRC, send) and wait
-for acknowledgements the rest of the time; the three brokers burn 1.3-1.9 CPU-s per
-run, about 70 % of it in the kernel, and ``perf record`` puts 44 % of all broker CPU in
+is **not met**; across 14 runs the ratio was 0.26-0.46 (most often 0.30-0.40). Parquet,
+once the JIT is warm, writes the million rows in 0.37-0.57 s; pyq takes 1.0-2.0 s. The
+Spark tasks spend ~0.4 s of CPU each in the writer (split, partition, encode, CRC, send)
+and wait for acknowledgements the rest of the time; the three brokers burn 0.6-1.9 CPU-s
+per run (it varies with the shared host's load more than anything else), about 70 % of it
+in the kernel, and ``perf record`` puts 44 % of all broker CPU in
 ``copy_folio_from_iter_atomic``: copying the appended bytes into the page cache, which
 with replication factor 3 is 3 x 110 MB per run (Parquet writes one compressed copy).
 The same writer without Spark (``write_batches`` over 10,000-row Arrow batches, one
 task) reaches ~1 million rows/s; with Spark's JVM and two Python workers on the same two
 cores the brokers' copies have no spare core. Fewer broker threads
-(``num.network.threads=1``, ``num.io.threads=1`` or ``2``) changed nothing beyond noise.
+(``num.network.threads=1``, ``num.io.threads=1`` or ``2``), 5 requests in flight per
+partition instead of 3, and glibc keeping large buffers on the heap
+(``MALLOC_MMAP_THRESHOLD_``) changed nothing beyond noise.
 
 Output: human-readable lines, then one JSON line (the last line)::
 
