@@ -23,7 +23,8 @@ Two streaming queries over the same input topic, each with its own checkpoint
 2. **windows** is Spark's stateful event-time aggregation: the same parse (malformed rows
    are left to the ingest query), ``withWatermark("event_time", --watermark)``, then per
    user and ``--window`` tumbling window: events, distinct sessions
-   (``approx_count_distinct``, exact at these sizes) and purchases, in output mode
+   (``approx_count_distinct``: a streaming aggregation has no exact distinct count; at a
+   few sessions per user and window its error is negligible) and purchases, in output mode
    **update**. Spark keeps each window's running totals in its state store, drops events
    that arrive after the watermark has passed their window (counted as ``late_dropped``,
    from the query's progress) and forgets windows the watermark has closed. Each
