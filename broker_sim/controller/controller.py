@@ -60,6 +60,19 @@ class _SessionExpiry(TimerTask):
         self.controller.expire_session(self.broker_id, self.epoch)
 
 
+def _round_robin(alive: list[int], start: int, partitions: int, rf: int) -> list[list[int]]:
+    """Replica lists for ``partitions`` new partitions: ``rf`` consecutive live brokers each,
+    the first partition starting at ``alive[start]``, each next one a broker further."""
+    return [[alive[(start + i + j) % len(alive)] for j in range(rf)] for i in range(partitions)]
+
+
+def _new_partition(replicas: list[int], alive: list[int]) -> PartitionInfo:
+    """A new partition: its live replicas in sync (all of them if none is alive), the first
+    live one leading (-1: offline until one returns)."""
+    return PartitionInfo(list(replicas), [b for b in replicas if b in alive] or list(replicas),
+                         next((b for b in replicas if b in alive), -1))
+
+
 class Controller:
     def __init__(self, data_dir: Path, timer: SystemTimer, session_timeout_ms: int = 3000,
                  default_replication_factor: int = 3, default_min_isr: int = DEFAULT_MIN_ISR) -> None:
@@ -180,8 +193,7 @@ class Controller:
                     raise InvalidReplicaAssignment("partition indexes must be 0..n-1")
                 replica_sets = [assignments[i] for i in range(len(assignments))]
                 for replicas in replica_sets:
-                    if len(set(replicas)) != len(replicas) or not set(replicas) <= set(self.image.brokers):
-                        raise InvalidReplicaAssignment(f"invalid replica list {replicas}")
+                    self._check_replicas(replicas)
             else:
                 if partitions == -1:
                     partitions = 1
@@ -193,17 +205,14 @@ class Controller:
                     raise InvalidReplicationFactor(
                         f"replication factor {replication_factor} is not between 1 and the number of "
                         f"live brokers ({len(alive)})")
-                start = sum(name.encode()) % len(alive)
-                replica_sets = [[alive[(start + i + j) % len(alive)] for j in range(replication_factor)]
-                                for i in range(partitions)]
+                replica_sets = _round_robin(alive, sum(name.encode()) % len(alive), partitions,
+                                            replication_factor)
             configs = dict(configs)
             if "min.insync.replicas" not in configs:
                 rf = min(len(r) for r in replica_sets)
                 configs["min.insync.replicas"] = str(min(self.default_min_isr, rf))
             topic = TopicInfo(str(uuid.uuid4()), configs,
-                              [PartitionInfo(list(r), [b for b in r if b in alive] or list(r),
-                                             next((b for b in r if b in alive), -1))
-                               for r in replica_sets])
+                              [_new_partition(r, alive) for r in replica_sets])
             if not validate_only:
                 self.image.topics[name] = topic
                 self._commit()
@@ -232,9 +241,9 @@ class Controller:
                     raise InvalidReplicaAssignment(
                         f"{len(assignments)} replica lists given for {count - current} new partitions")
                 for replicas in assignments:
-                    if not replicas or len(set(replicas)) != len(replicas) \
-                            or not set(replicas) <= set(self.image.brokers):
+                    if not replicas:
                         raise InvalidReplicaAssignment(f"invalid replica list {replicas}")
+                    self._check_replicas(replicas)
                 replica_sets = [list(r) for r in assignments]
             else:
                 rf = len(topic.partitions[0].replicas)
@@ -244,16 +253,19 @@ class Controller:
                         "live brokers")
                 last = topic.partitions[-1].replicas[0]
                 start = (alive.index(last) + 1) if last in alive else 0
-                replica_sets = [[alive[(start + i + j) % len(alive)] for j in range(rf)]
-                                for i in range(count - current)]
-            added = [PartitionInfo(r, [b for b in r if b in alive] or list(r),
-                                   next((b for b in r if b in alive), -1)) for r in replica_sets]
+                replica_sets = _round_robin(alive, start, count - current, rf)
+            added = [_new_partition(r, alive) for r in replica_sets]
             if not validate_only:
                 topic.partitions.extend(added)
                 self._commit()
                 log.info("topic %s: %d -> %d partitions: %s", name, current, count,
                          [(p.replicas, p.leader) for p in added])
             return topic
+
+    def _check_replicas(self, replicas: list[int]) -> None:
+        """An assigned replica list names known brokers, each once."""
+        if len(set(replicas)) != len(replicas) or not set(replicas) <= set(self.image.brokers):
+            raise InvalidReplicaAssignment(f"invalid replica list {replicas}")
 
     def delete_topic(self, name: str) -> None:
         with self._lock:
