@@ -55,18 +55,16 @@ def _end_offsets(admin, topic: str) -> dict[int, int]:  # type: ignore[no-untype
 
 
 def _latest_totals(bootstrap: str, ends: dict[int, int]) -> dict[tuple[str, str], int]:
-    """The output changelog's latest event count per (user, window)."""
+    """The output changelog's latest event count per (user, window), read as the job
+    defines it."""
     from connector.client import Fetcher
 
-    latest: dict[tuple[str, str], tuple[int, int]] = {}
+    sys.path.insert(0, str(ROOT / "jobs"))
+    from sessionize import latest_totals
+
     with Fetcher({"bootstrap.servers": bootstrap}) as fetcher:
-        for partition, end in ends.items():
-            for record in fetcher.iter_records(OUTPUT, partition, 0, end):
-                r = json.loads(record.value)
-                key = (r["user_id"], r["window_start"])
-                if key not in latest or latest[key][0] <= r["batch_id"]:
-                    latest[key] = (r["batch_id"], r["events"])
-    return {k: events for k, (_batch, events) in latest.items()}
+        return latest_totals(json.loads(r.value) for p, end in ends.items()
+                             for r in fetcher.iter_records(OUTPUT, p, 0, end))
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> str:
@@ -125,8 +123,9 @@ def main() -> int:
             latest = _end_offsets(admin, TOPIC)
             lag = {p: end - committed[(TOPIC, p)].offset if (TOPIC, p) in committed else None
                    for p, end in sorted(latest.items())}
-            results = sum(_end_offsets(admin, OUTPUT).values())
-            windows = _latest_totals(bootstrap, _end_offsets(admin, OUTPUT))
+            output_ends = _end_offsets(admin, OUTPUT)
+            results = sum(output_ends.values())
+            windows = _latest_totals(bootstrap, output_ends)
         import pyarrow.parquet as pq
 
         in_parquet = pq.read_table(parquet).num_rows if parquet.exists() else 0

@@ -50,6 +50,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 EVENT_SCHEMA = ("user_id STRING, session_hint STRING, page STRING, event_type STRING, "
@@ -85,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-seconds", type=float, default=60.0,
                    help="with processing-time: stop after this long")
     p.add_argument("--window", default="10 minutes", help="tumbling event-time window")
-    p.add_argument("--watermark", default="30 minutes", help="how late an event may arrive: Spark's withWatermark delay (a later "
+    p.add_argument("--watermark", default="30 minutes",
+                   help="how late an event may arrive: Spark's withWatermark delay (a later "
                         "event is dropped and counted as late_dropped)")
     p.add_argument("--master", default=None, help="Spark master when not set by spark-submit")
     return p
@@ -153,7 +155,8 @@ def window_counts(stream: Any, window: str, watermark: str) -> Any:
     """Per (user, event-time window) running totals of a stream of raw click records."""
     from pyspark.sql import functions as F
 
-    return (parse(stream).where("ok").select("ev.user_id", "ev.session_hint", "ev.event_type", "event_time")
+    return (parse(stream).where("ok")
+            .select("ev.user_id", "ev.session_hint", "ev.event_type", "event_time")
             .withWatermark("event_time", watermark)
             .groupBy("user_id", F.window("event_time", window).alias("w"))
             .agg(F.count("*").alias("events"),
@@ -198,6 +201,13 @@ class WindowWriter:
             self.counts["results_written"] += written
         finally:
             records.unpersist()
+
+
+def latest_totals(updates: Iterable[dict]) -> dict[tuple[str, str], int]:
+    """Read the output changelog: the event count of the latest update (highest
+    ``batch_id``) per (user, window start)."""
+    return {(u["user_id"], u["window_start"]): u["events"]
+            for u in sorted(updates, key=lambda u: u["batch_id"])}
 
 
 def ensure_output_topic(bootstrap: str, output: str, like: str) -> None:

@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "jobs"))
 
 import generate_events  # noqa: E402
+import sessionize  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -109,8 +110,7 @@ def test_driver_killed_mid_run_then_rerun_from_checkpoint(shared_broker, tmp_pat
 
     results = _output(bootstrap, output)
     keys = Counter((r["batch_id"], r["user_id"], r["window_start"]) for r in results)
-    latest = {(r["user_id"], r["window_start"]): r["events"]
-              for r in sorted(results, key=lambda r: r["batch_id"])}
+    latest = sessionize.latest_totals(results)
     assert sum(latest.values()) == EVENTS  # none missing: every event in its window's total
     with Admin({"bootstrap.servers": bootstrap}) as admin:
         lag = admin.fetch_offsets(group, [(topic, 0), (topic, 1)])

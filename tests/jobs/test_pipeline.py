@@ -93,10 +93,8 @@ def test_generate_then_sessionize_reconciles(spark, shared_broker, tmp_path, cap
         results = [json.loads(r.value) for p, end in enumerate(counts_end)
                    for r in fetcher.iter_records("jobs-counts", p, 0, end)]
     assert len(results) == totals["results_written"]
-    latest: dict[tuple[str, str], dict] = {}
-    for r in sorted(results, key=lambda r: r["batch_id"]):
-        latest[(r["user_id"], r["window_start"])] = r
-    assert sum(r["events"] for r in latest.values()) + totals["late_dropped"] == produced - malformed
+    latest = sessionize.latest_totals(results)
+    assert sum(latest.values()) + totals["late_dropped"] == produced - malformed
     assert totals["late_dropped"] == 1 and all(u != "u-late" for u, _w in latest)
 
     report = replay_dead_letters.report(spark, bootstrap, "jobs-dlq")
