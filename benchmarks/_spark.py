@@ -9,8 +9,8 @@ from typing import Any
 
 def bench_session(app_name: str) -> tuple[Any, int]:
     """(SparkSession, pid of its JVM): the pid lets a benchmark read Spark's CPU time."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # workers run this venv's interpreter
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
     spark = (SparkSession.builder.master("local[2]").appName(app_name)

@@ -60,10 +60,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._proc import tree_cpu_seconds  # noqa: E402
 from benchmarks._spark import bench_session  # noqa: E402
-
-os.environ["PYSPARK_PYTHON"] = sys.executable
-os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-
 from broker_sim.cluster import LocalCluster  # noqa: E402
 from connector.client import Admin, NewTopic, UnknownTopicOrPartition  # noqa: E402
 
@@ -124,7 +120,6 @@ def main() -> None:
         broker_pids = [b.pid for b in cluster.brokers]
         print(f"cluster: controller + 3 broker processes at {bootstrap}; "
               f"{os.cpu_count()} CPUs shared by the brokers and Spark")
-
 
         spark, jvm_pid = bench_session("pyq-sink-bench")
         filler = "x" * max(0, args.value_bytes - 8)

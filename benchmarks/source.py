@@ -66,8 +66,6 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ["PYSPARK_PYTHON"] = sys.executable
-os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition  # noqa: E402
 
@@ -376,7 +374,6 @@ def main() -> None:
               f"{BATCH_BYTES >> 20} MiB, linger {LINGER_MS} ms, no compression)")
 
         # -- Spark
-
         spark, jvm_pid = bench_session("pyq-source-bench")
         spark.dataSource.register(ArrowGenSource)
         spark.dataSource.register(TupleGenSource)

@@ -15,10 +15,10 @@ Each call blocks the calling thread until the brokers answer, up to ``timeout_ms
 partition that failed (e.g. ``TopicAlreadyExists``, ``UnknownTopicOrPartition``), its
 message naming the topic.
 
-Routing: topic creation, growth (CreatePartitions) and deletion go to the controller; group offsets go to the
-group's coordinator (FindCoordinator, re-resolved on NOT_COORDINATOR /
-COORDINATOR_NOT_AVAILABLE); ListOffsets to each partition's leader; the rest to the
-least loaded broker. Group offsets are committed as a *simple* group (generation -1,
+Routing: topic creation, growth (CreatePartitions) and deletion go to the controller;
+group offsets go to the group's coordinator (FindCoordinator, re-resolved on
+NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE); ListOffsets to each partition's leader; the
+rest to the least loaded broker. Group offsets are committed as a *simple* group (generation -1,
 member id ""), as a consumer without group membership does: the group exists only to
 hold offsets, so tools can show a reader's progress and lag.
 
