@@ -17,7 +17,7 @@ test: $(STAMP)
 	PYSPARK_PYTHON=$(abspath $(PY)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q tests
 
 demo: $(STAMP)
-	$(PY) -m broker_sim.demo
+	$(PY) jobs/demo.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check broker_sim connector tests benchmarks

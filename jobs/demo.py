@@ -1,4 +1,4 @@
-"""``make demo``: a 3-broker cluster, a clickstream, the Spark pipeline, a reconciliation.
+"""``make demo`` (``python jobs/demo.py``): a 3-broker cluster, a clickstream, the Spark pipeline, a reconciliation.
 
 1. starts :class:`connector.cluster.EmbeddedCluster` (controller + 3 broker processes);
 2. ``jobs/generate_events.py`` produces a clickstream with some malformed records;
@@ -27,6 +27,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from sessionize import latest_totals  # jobs/ is this script's directory, hence on sys.path
+
+from connector.client import Fetcher
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNT = 5000
@@ -57,11 +61,6 @@ def _end_offsets(admin, topic: str) -> dict[int, int]:  # type: ignore[no-untype
 def _latest_totals(bootstrap: str, ends: dict[int, int]) -> dict[tuple[str, str], int]:
     """The output changelog's latest event count per (user, window), read as the job
     defines it."""
-    from connector.client import Fetcher
-
-    sys.path.insert(0, str(ROOT / "jobs"))
-    from sessionize import latest_totals
-
     with Fetcher({"bootstrap.servers": bootstrap}) as fetcher:
         return latest_totals(json.loads(r.value) for p, end in ends.items()
                              for r in fetcher.iter_records(OUTPUT, p, 0, end))
