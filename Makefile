@@ -20,7 +20,8 @@ demo: $(STAMP)
 	$(PY) jobs/demo.py
 
 lint: $(STAMP)
-	$(PY) -m ruff check broker_sim connector tests benchmarks
+	$(PY) -m ruff check broker_sim connector tests benchmarks jobs
+	$(PY) -m mypy
 
 bench: $(STAMP)
 	$(PY) benchmarks/broker_throughput.py

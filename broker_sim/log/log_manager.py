@@ -29,8 +29,8 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple
 
+from ..common import TopicPartition
 from ..protocol.errors import InvalidConfig, InvalidTopic, KafkaStorageError
 from .config import LogConfig
 from .log import Log, wall_clock_ms
@@ -39,11 +39,6 @@ TOPIC_CONFIG_FILE = "topic-config.json"
 LOCK_FILE = ".lock"
 DELETE_SUFFIX = "-delete"
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
-
-
-class TopicPartition(NamedTuple):
-    topic: str
-    partition: int
 
 
 def validate_topic_name(topic: str) -> None:

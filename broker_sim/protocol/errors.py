@@ -36,79 +36,334 @@ class KafkaError(PyqError):
         self.message = message
 
 
-_BY_CODE: dict[int, type[KafkaError]] = {}
+# The classes below were generated once from a (name, code, flags) table and are edited by
+# hand from now on: one class per Kafka error code pyq sends or understands, in code order.
+# ``retriable`` is also true wherever ``invalid_metadata`` is (refresh, then retry).
 
 
-def _define(name: str, code: int, retriable: bool = False, invalid_metadata: bool = False) -> type[KafkaError]:
-    cls = type(name, (KafkaError,), {
-        "code": code,
-        "retriable": retriable or invalid_metadata,
-        "invalid_metadata": invalid_metadata,
-        "__doc__": f"Kafka error code {code}.",
-        "__module__": __name__,
-    })
-    _BY_CODE[code] = cls
-    globals()[name] = cls
-    return cls
+class UnknownServerError(KafkaError):
+    """Kafka error -1, ``UNKNOWN_SERVER_ERROR``."""
+    code = -1
 
 
-UnknownServerError = _define("UnknownServerError", -1)
-OffsetOutOfRange = _define("OffsetOutOfRange", 1)
-CorruptMessage = _define("CorruptMessage", 2, retriable=True)
-UnknownTopicOrPartition = _define("UnknownTopicOrPartition", 3, invalid_metadata=True)
-InvalidFetchSize = _define("InvalidFetchSize", 4)
-LeaderNotAvailable = _define("LeaderNotAvailable", 5, invalid_metadata=True)
-NotLeaderOrFollower = _define("NotLeaderOrFollower", 6, invalid_metadata=True)
-RequestTimedOut = _define("RequestTimedOut", 7, retriable=True)
-BrokerNotAvailable = _define("BrokerNotAvailable", 8)
-ReplicaNotAvailable = _define("ReplicaNotAvailable", 9, invalid_metadata=True)
-MessageTooLarge = _define("MessageTooLarge", 10)
-OffsetMetadataTooLarge = _define("OffsetMetadataTooLarge", 12)
-NetworkException = _define("NetworkException", 13, invalid_metadata=True)
-CoordinatorLoadInProgress = _define("CoordinatorLoadInProgress", 14, retriable=True)
-CoordinatorNotAvailable = _define("CoordinatorNotAvailable", 15, retriable=True)
-NotCoordinator = _define("NotCoordinator", 16, retriable=True)
-InvalidTopic = _define("InvalidTopic", 17)
-RecordListTooLarge = _define("RecordListTooLarge", 18)
-NotEnoughReplicas = _define("NotEnoughReplicas", 19, retriable=True)
-NotEnoughReplicasAfterAppend = _define("NotEnoughReplicasAfterAppend", 20, retriable=True)
-InvalidRequiredAcks = _define("InvalidRequiredAcks", 21)
-IllegalGeneration = _define("IllegalGeneration", 22)
-InvalidGroupId = _define("InvalidGroupId", 24)
-UnknownMemberId = _define("UnknownMemberId", 25)
-InvalidTimestamp = _define("InvalidTimestamp", 32)
-UnsupportedVersion = _define("UnsupportedVersion", 35)
-TopicAlreadyExists = _define("TopicAlreadyExists", 36)
-InvalidPartitions = _define("InvalidPartitions", 37)
-InvalidReplicationFactor = _define("InvalidReplicationFactor", 38)
-InvalidReplicaAssignment = _define("InvalidReplicaAssignment", 39)
-InvalidConfig = _define("InvalidConfig", 40)
-NotController = _define("NotController", 41, retriable=True)
-InvalidRequest = _define("InvalidRequest", 42)
-UnsupportedForMessageFormat = _define("UnsupportedForMessageFormat", 43)
-PolicyViolation = _define("PolicyViolation", 44)
-OutOfOrderSequenceNumber = _define("OutOfOrderSequenceNumber", 45)
-DuplicateSequenceNumber = _define("DuplicateSequenceNumber", 46)
-InvalidProducerEpoch = _define("InvalidProducerEpoch", 47)
-InvalidProducerIdMapping = _define("InvalidProducerIdMapping", 49)
-KafkaStorageError = _define("KafkaStorageError", 56, invalid_metadata=True)
-UnknownProducerId = _define("UnknownProducerId", 59)
-GroupIdNotFound = _define("GroupIdNotFound", 69)
-FencedLeaderEpoch = _define("FencedLeaderEpoch", 74, invalid_metadata=True)
-UnknownLeaderEpoch = _define("UnknownLeaderEpoch", 75, invalid_metadata=True)
-UnsupportedCompressionType = _define("UnsupportedCompressionType", 76)
-OffsetNotAvailable = _define("OffsetNotAvailable", 78, retriable=True)
-InvalidRecord = _define("InvalidRecord", 87)
-ProducerFenced = _define("ProducerFenced", 90)
+class OffsetOutOfRange(KafkaError):
+    """Kafka error 1, ``OFFSET_OUT_OF_RANGE``."""
+    code = 1
+
+
+class CorruptMessage(KafkaError):
+    """Kafka error 2, ``CORRUPT_MESSAGE``."""
+    code = 2
+    retriable = True
+
+
+class UnknownTopicOrPartition(KafkaError):
+    """Kafka error 3, ``UNKNOWN_TOPIC_OR_PARTITION``."""
+    code = 3
+    retriable = True
+    invalid_metadata = True
+
+
+class InvalidFetchSize(KafkaError):
+    """Kafka error 4, ``INVALID_FETCH_SIZE``."""
+    code = 4
+
+
+class LeaderNotAvailable(KafkaError):
+    """Kafka error 5, ``LEADER_NOT_AVAILABLE``."""
+    code = 5
+    retriable = True
+    invalid_metadata = True
+
+
+class NotLeaderOrFollower(KafkaError):
+    """Kafka error 6, ``NOT_LEADER_OR_FOLLOWER``."""
+    code = 6
+    retriable = True
+    invalid_metadata = True
+
+
+class RequestTimedOut(KafkaError):
+    """Kafka error 7, ``REQUEST_TIMED_OUT``."""
+    code = 7
+    retriable = True
+
+
+class BrokerNotAvailable(KafkaError):
+    """Kafka error 8, ``BROKER_NOT_AVAILABLE``."""
+    code = 8
+
+
+class ReplicaNotAvailable(KafkaError):
+    """Kafka error 9, ``REPLICA_NOT_AVAILABLE``."""
+    code = 9
+    retriable = True
+    invalid_metadata = True
+
+
+class MessageTooLarge(KafkaError):
+    """Kafka error 10, ``MESSAGE_TOO_LARGE``."""
+    code = 10
+
+
+class OffsetMetadataTooLarge(KafkaError):
+    """Kafka error 12, ``OFFSET_METADATA_TOO_LARGE``."""
+    code = 12
+
+
+class NetworkException(KafkaError):
+    """Kafka error 13, ``NETWORK_EXCEPTION``."""
+    code = 13
+    retriable = True
+    invalid_metadata = True
+
+
+class CoordinatorLoadInProgress(KafkaError):
+    """Kafka error 14, ``COORDINATOR_LOAD_IN_PROGRESS``."""
+    code = 14
+    retriable = True
+
+
+class CoordinatorNotAvailable(KafkaError):
+    """Kafka error 15, ``COORDINATOR_NOT_AVAILABLE``."""
+    code = 15
+    retriable = True
+
+
+class NotCoordinator(KafkaError):
+    """Kafka error 16, ``NOT_COORDINATOR``."""
+    code = 16
+    retriable = True
+
+
+class InvalidTopic(KafkaError):
+    """Kafka error 17, ``INVALID_TOPIC``."""
+    code = 17
+
+
+class RecordListTooLarge(KafkaError):
+    """Kafka error 18, ``RECORD_LIST_TOO_LARGE``."""
+    code = 18
+
+
+class NotEnoughReplicas(KafkaError):
+    """Kafka error 19, ``NOT_ENOUGH_REPLICAS``."""
+    code = 19
+    retriable = True
+
+
+class NotEnoughReplicasAfterAppend(KafkaError):
+    """Kafka error 20, ``NOT_ENOUGH_REPLICAS_AFTER_APPEND``."""
+    code = 20
+    retriable = True
+
+
+class InvalidRequiredAcks(KafkaError):
+    """Kafka error 21, ``INVALID_REQUIRED_ACKS``."""
+    code = 21
+
+
+class IllegalGeneration(KafkaError):
+    """Kafka error 22, ``ILLEGAL_GENERATION``."""
+    code = 22
+
+
+class InvalidGroupId(KafkaError):
+    """Kafka error 24, ``INVALID_GROUP_ID``."""
+    code = 24
+
+
+class UnknownMemberId(KafkaError):
+    """Kafka error 25, ``UNKNOWN_MEMBER_ID``."""
+    code = 25
+
+
+class InvalidTimestamp(KafkaError):
+    """Kafka error 32, ``INVALID_TIMESTAMP``."""
+    code = 32
+
+
+class UnsupportedVersion(KafkaError):
+    """Kafka error 35, ``UNSUPPORTED_VERSION``."""
+    code = 35
+
+
+class TopicAlreadyExists(KafkaError):
+    """Kafka error 36, ``TOPIC_ALREADY_EXISTS``."""
+    code = 36
+
+
+class InvalidPartitions(KafkaError):
+    """Kafka error 37, ``INVALID_PARTITIONS``."""
+    code = 37
+
+
+class InvalidReplicationFactor(KafkaError):
+    """Kafka error 38, ``INVALID_REPLICATION_FACTOR``."""
+    code = 38
+
+
+class InvalidReplicaAssignment(KafkaError):
+    """Kafka error 39, ``INVALID_REPLICA_ASSIGNMENT``."""
+    code = 39
+
+
+class InvalidConfig(KafkaError):
+    """Kafka error 40, ``INVALID_CONFIG``."""
+    code = 40
+
+
+class NotController(KafkaError):
+    """Kafka error 41, ``NOT_CONTROLLER``."""
+    code = 41
+    retriable = True
+
+
+class InvalidRequest(KafkaError):
+    """Kafka error 42, ``INVALID_REQUEST``."""
+    code = 42
+
+
+class UnsupportedForMessageFormat(KafkaError):
+    """Kafka error 43, ``UNSUPPORTED_FOR_MESSAGE_FORMAT``."""
+    code = 43
+
+
+class PolicyViolation(KafkaError):
+    """Kafka error 44, ``POLICY_VIOLATION``."""
+    code = 44
+
+
+class OutOfOrderSequenceNumber(KafkaError):
+    """Kafka error 45, ``OUT_OF_ORDER_SEQUENCE_NUMBER``."""
+    code = 45
+
+
+class DuplicateSequenceNumber(KafkaError):
+    """Kafka error 46, ``DUPLICATE_SEQUENCE_NUMBER``."""
+    code = 46
+
+
+class InvalidProducerEpoch(KafkaError):
+    """Kafka error 47, ``INVALID_PRODUCER_EPOCH``."""
+    code = 47
+
+
+class InvalidProducerIdMapping(KafkaError):
+    """Kafka error 49, ``INVALID_PRODUCER_ID_MAPPING``."""
+    code = 49
+
+
+class KafkaStorageError(KafkaError):
+    """Kafka error 56, ``KAFKA_STORAGE_ERROR``."""
+    code = 56
+    retriable = True
+    invalid_metadata = True
+
+
+class UnknownProducerId(KafkaError):
+    """Kafka error 59, ``UNKNOWN_PRODUCER_ID``."""
+    code = 59
+
+
+class GroupIdNotFound(KafkaError):
+    """Kafka error 69, ``GROUP_ID_NOT_FOUND``."""
+    code = 69
+
+
+class FencedLeaderEpoch(KafkaError):
+    """Kafka error 74, ``FENCED_LEADER_EPOCH``."""
+    code = 74
+    retriable = True
+    invalid_metadata = True
+
+
+class UnknownLeaderEpoch(KafkaError):
+    """Kafka error 75, ``UNKNOWN_LEADER_EPOCH``."""
+    code = 75
+    retriable = True
+    invalid_metadata = True
+
+
+class UnsupportedCompressionType(KafkaError):
+    """Kafka error 76, ``UNSUPPORTED_COMPRESSION_TYPE``."""
+    code = 76
+
+
+class OffsetNotAvailable(KafkaError):
+    """Kafka error 78, ``OFFSET_NOT_AVAILABLE``."""
+    code = 78
+    retriable = True
+
+
+class InvalidRecord(KafkaError):
+    """Kafka error 87, ``INVALID_RECORD``."""
+    code = 87
+
+
+class ProducerFenced(KafkaError):
+    """Kafka error 90, ``PRODUCER_FENCED``."""
+    code = 90
+
 
 NONE = 0
+
+ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
+    cls.code: cls
+    for cls in (
+        UnknownServerError,
+        OffsetOutOfRange,
+        CorruptMessage,
+        UnknownTopicOrPartition,
+        InvalidFetchSize,
+        LeaderNotAvailable,
+        NotLeaderOrFollower,
+        RequestTimedOut,
+        BrokerNotAvailable,
+        ReplicaNotAvailable,
+        MessageTooLarge,
+        OffsetMetadataTooLarge,
+        NetworkException,
+        CoordinatorLoadInProgress,
+        CoordinatorNotAvailable,
+        NotCoordinator,
+        InvalidTopic,
+        RecordListTooLarge,
+        NotEnoughReplicas,
+        NotEnoughReplicasAfterAppend,
+        InvalidRequiredAcks,
+        IllegalGeneration,
+        InvalidGroupId,
+        UnknownMemberId,
+        InvalidTimestamp,
+        UnsupportedVersion,
+        TopicAlreadyExists,
+        InvalidPartitions,
+        InvalidReplicationFactor,
+        InvalidReplicaAssignment,
+        InvalidConfig,
+        NotController,
+        InvalidRequest,
+        UnsupportedForMessageFormat,
+        PolicyViolation,
+        OutOfOrderSequenceNumber,
+        DuplicateSequenceNumber,
+        InvalidProducerEpoch,
+        InvalidProducerIdMapping,
+        KafkaStorageError,
+        UnknownProducerId,
+        GroupIdNotFound,
+        FencedLeaderEpoch,
+        UnknownLeaderEpoch,
+        UnsupportedCompressionType,
+        OffsetNotAvailable,
+        InvalidRecord,
+        ProducerFenced,
+    )
+}
+"""Every error class by its code."""
 
 
 def error_for_code(code: int) -> type[KafkaError]:
     """The error class for a Kafka error code (UnknownServerError for unknown codes)."""
-    return _BY_CODE.get(code, UnknownServerError)
-
-
-def raise_for_code(code: int, message: str = "") -> None:
-    if code != NONE:
-        raise error_for_code(code)(message)
+    return ERRORS_BY_CODE.get(code, UnknownServerError)

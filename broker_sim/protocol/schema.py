@@ -21,7 +21,7 @@ their compact forms and append a tagged-field section to every struct.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import MalformedFrame
 from .primitives import Array, Type, read_uvarint, write_uvarint
@@ -55,6 +55,12 @@ class Data:
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.__dict__.get(name, default)
+
+    if TYPE_CHECKING:  # fields are set per message: any attribute may be read or written.
+        # Declared for the type checker only, so attribute access keeps its plain speed.
+        def __getattr__(self, name: str) -> Any: ...
+
+        def __setattr__(self, name: str, value: Any) -> None: ...
 
 
 class Field:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ..log.log_manager import validate_topic_name
 from ..network.request_channel import Request, RequestChannel, Response
@@ -29,6 +29,10 @@ from ..protocol.errors import (
     UnknownServerError,
     UnknownTopicOrPartition,
 )
+from ..protocol.messages.fetch import FetchRequestView
+from ..protocol.messages.list_offsets import ListOffsetsRequestView
+from ..protocol.messages.metadata import MetadataRequestView
+from ..protocol.messages.produce import ProduceRequestView
 from ..protocol.schema import Data
 from .config import BrokerConfig
 from .controller_client import ControllerClient
@@ -102,7 +106,7 @@ class KafkaApis:
         self.respond(request, Data(error_code=0, api_keys=api.supported_versions(), throttle_time_ms=0))
 
     def handle_metadata(self, request: Request) -> None:
-        body = request.body
+        body = cast(MetadataRequestView, request.body)
         version = request.header.api_version
         image = self.metadata.image
         if body.topics is None or (version == 0 and not body.topics):
@@ -153,7 +157,7 @@ class KafkaApis:
         self.refresh_metadata()
 
     def handle_produce(self, request: Request) -> None:
-        body = request.body
+        body = cast(ProduceRequestView, request.body)
         acks = body.acks
         if acks not in (0, 1, -1):
             self.respond(request, self._produce_response([
@@ -191,7 +195,7 @@ class KafkaApis:
                     throttle_time_ms=0)
 
     def handle_fetch(self, request: Request) -> None:
-        body = request.body
+        body = cast(FetchRequestView, request.body)
         specs = [FetchSpec(t.topic, p.partition, p.fetch_offset, p.partition_max_bytes, p.current_leader_epoch)
                  for t in body.topics for p in t.partitions]
         self.replica_manager.fetch(body.replica_id, specs, body.max_bytes, body.min_bytes, body.max_wait_ms,
@@ -210,9 +214,10 @@ class KafkaApis:
                     responses=[Data(topic=t, partitions=ps) for t, ps in by_topic.items()])
 
     def handle_list_offsets(self, request: Request) -> None:
-        is_follower = request.body.replica_id >= 0
+        body = cast(ListOffsetsRequestView, request.body)
+        is_follower = body.replica_id >= 0
         topics = []
-        for t in request.body.topics:
+        for t in body.topics:
             parts = []
             for p in t.partitions:
                 out = Data(partition_index=p.partition_index, error_code=0, old_style_offsets=[],

@@ -33,19 +33,12 @@ import threading
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from broker_sim.common import TopicPartition
 from broker_sim.protocol.errors import KafkaError, error_for_code
 
 from .config import ClientConfig
 
 log = logging.getLogger(__name__)
-
-
-class TopicPartition(NamedTuple):
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 class Node(NamedTuple):

@@ -20,12 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
-
-class TopicPartition(NamedTuple):
-    topic: str
-    partition: int
+from broker_sim.common import TopicPartition
 
 
 @dataclass(frozen=True, order=True)

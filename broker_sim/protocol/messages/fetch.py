@@ -20,6 +20,9 @@ Response layout::
                preferred_read_replica int32 (v11+), records records]]
 """
 
+from collections.abc import Sequence
+from typing import Protocol
+
 from ..primitives import Array, Int8, Int16, Int32, Int64, Records, String
 from ..schema import Field, Message, Struct
 
@@ -81,3 +84,49 @@ FetchResponse = Message("FetchResponse", api_key=1, valid="4-11", flexible="12+"
     Field("session_id", Int32, versions="7+", default=0),
     Field("responses", Array(FetchableTopicResponse)),
 ])
+
+
+# What a decoded message looks like, for the type checker (decoding builds ``schema.Data``;
+# these Protocols only describe its attributes). Records arrive as a memoryview of the frame.
+
+
+class FetchPartitionView(Protocol):
+    partition: int
+    current_leader_epoch: int
+    fetch_offset: int
+    log_start_offset: int
+    partition_max_bytes: int
+
+
+class FetchTopicView(Protocol):
+    topic: str
+    partitions: Sequence[FetchPartitionView]
+
+
+class FetchRequestView(Protocol):
+    replica_id: int
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    isolation_level: int
+    topics: Sequence[FetchTopicView]
+
+
+class PartitionDataView(Protocol):
+    partition_index: int
+    error_code: int
+    high_watermark: int
+    last_stable_offset: int
+    log_start_offset: int
+    records: memoryview | bytes | None
+
+
+class FetchableTopicResponseView(Protocol):
+    topic: str
+    partitions: Sequence[PartitionDataView]
+
+
+class FetchResponseView(Protocol):
+    throttle_time_ms: int
+    error_code: int
+    responses: Sequence[FetchableTopicResponseView]

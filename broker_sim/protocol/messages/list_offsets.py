@@ -17,6 +17,9 @@ default: 0 would claim to be broker 0. Kafka's clients always send -1 and kafka-
 patches the same default in. Flexible only from v6.
 """
 
+from collections.abc import Sequence
+from typing import Protocol
+
 from ..primitives import Array, Int8, Int16, Int32, Int64, String
 from ..schema import Field, Message, Struct
 
@@ -54,3 +57,42 @@ ListOffsetsResponse = Message("ListOffsetsResponse", api_key=2, valid="1-5", fle
     Field("throttle_time_ms", Int32, versions="2+"),
     Field("topics", Array(ListOffsetsTopicResponse)),
 ])
+
+
+# What a decoded message looks like, for the type checker (decoding builds ``schema.Data``;
+# these Protocols only describe its attributes).
+
+
+class ListOffsetsPartitionView(Protocol):
+    partition_index: int
+    current_leader_epoch: int
+    timestamp: int
+
+
+class ListOffsetsTopicView(Protocol):
+    name: str
+    partitions: Sequence[ListOffsetsPartitionView]
+
+
+class ListOffsetsRequestView(Protocol):
+    replica_id: int
+    isolation_level: int
+    topics: Sequence[ListOffsetsTopicView]
+
+
+class ListOffsetsPartitionResponseView(Protocol):
+    partition_index: int
+    error_code: int
+    timestamp: int
+    offset: int
+    leader_epoch: int
+
+
+class ListOffsetsTopicResponseView(Protocol):
+    name: str
+    partitions: Sequence[ListOffsetsPartitionResponseView]
+
+
+class ListOffsetsResponseView(Protocol):
+    throttle_time_ms: int
+    topics: Sequence[ListOffsetsTopicResponseView]

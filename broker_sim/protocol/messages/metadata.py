@@ -23,6 +23,9 @@ Response::
 The authorized-operations fields default to INT32_MIN, Kafka's "not requested" marker.
 """
 
+from collections.abc import Sequence
+from typing import Protocol
+
 from ..primitives import Array, Boolean, Int16, Int32, NullableString, String
 from ..schema import Field, Message, Struct
 
@@ -75,3 +78,48 @@ MetadataResponse = Message("MetadataResponse", api_key=3, valid="0-8", flexible=
     Field("cluster_authorized_operations", Int32, versions="8-10",
           default=AUTHORIZED_OPERATIONS_OMITTED),
 ])
+
+
+# What a decoded message looks like, for the type checker (decoding builds ``schema.Data``;
+# these Protocols only describe its attributes).
+
+
+class MetadataRequestTopicView(Protocol):
+    name: str
+
+
+class MetadataRequestView(Protocol):
+    topics: Sequence[MetadataRequestTopicView] | None
+    allow_auto_topic_creation: bool
+
+
+class MetadataResponseBrokerView(Protocol):
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+
+
+class MetadataResponsePartitionView(Protocol):
+    error_code: int
+    partition_index: int
+    leader_id: int
+    leader_epoch: int
+    replica_nodes: Sequence[int]
+    isr_nodes: Sequence[int]
+    offline_replicas: Sequence[int]
+
+
+class MetadataResponseTopicView(Protocol):
+    error_code: int
+    name: str
+    is_internal: bool
+    partitions: Sequence[MetadataResponsePartitionView]
+
+
+class MetadataResponseView(Protocol):
+    throttle_time_ms: int
+    brokers: Sequence[MetadataResponseBrokerView]
+    cluster_id: str | None
+    controller_id: int
+    topics: Sequence[MetadataResponseTopicView]

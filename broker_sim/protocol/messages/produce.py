@@ -11,6 +11,9 @@ Request layout (v3-8)::
 as a memoryview slice of the frame, not copied.
 """
 
+from collections.abc import Sequence
+from typing import Protocol
+
 from ..primitives import Array, Int16, Int32, Int64, NullableString, Records, String
 from ..schema import Field, Message, Struct
 
@@ -55,3 +58,42 @@ ProduceResponse = Message("ProduceResponse", api_key=0, valid="3-8", flexible="9
     Field("responses", Array(TopicProduceResponse)),
     Field("throttle_time_ms", Int32, versions="1+"),
 ])
+
+
+# What a decoded message looks like, for the type checker (decoding builds ``schema.Data``;
+# these Protocols only describe its attributes). Records arrive as a memoryview of the frame.
+
+
+class PartitionProduceDataView(Protocol):
+    index: int
+    records: memoryview | bytes | None
+
+
+class TopicProduceDataView(Protocol):
+    name: str
+    partition_data: Sequence[PartitionProduceDataView]
+
+
+class ProduceRequestView(Protocol):
+    transactional_id: str | None
+    acks: int
+    timeout_ms: int
+    topic_data: Sequence[TopicProduceDataView]
+
+
+class PartitionProduceResponseView(Protocol):
+    index: int
+    error_code: int
+    base_offset: int
+    log_start_offset: int
+    error_message: str | None
+
+
+class TopicProduceResponseView(Protocol):
+    name: str
+    partition_responses: Sequence[PartitionProduceResponseView]
+
+
+class ProduceResponseView(Protocol):
+    responses: Sequence[TopicProduceResponseView]
+    throttle_time_ms: int
