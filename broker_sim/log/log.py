@@ -84,7 +84,7 @@ _READ_ATTEMPTS = 32
 _MAGIC_AT = 16
 
 
-class UnexpectedAppendOffset(InvalidRecord):  # type: ignore[misc, valid-type]
+class UnexpectedAppendOffset(InvalidRecord):
     """A follower append whose first offset is below the log end offset (or out of order)."""
 
 
@@ -293,10 +293,6 @@ class Log:
         return self._view.segments[-1]
 
     @property
-    def size_in_bytes(self) -> int:
-        return sum(s.size for s in self._view.segments)
-
-    @property
     def closed(self) -> bool:
         return self._closed
 
@@ -498,8 +494,11 @@ class Log:
             hw = self._hw
             previous, view = view, self._view
             if previous is view:
-                time.sleep(0.0005)  # a writer is between deleting and publishing: let it run
-                view = self._view
+                # The last attempt raced a truncation or deletion that has not published a
+                # new segment list yet. Every such mutation runs under the log's lock, so
+                # taking it once waits exactly until that writer is done.
+                with self._lock:
+                    view = self._view
             log_start = view.log_start_offset
             if start_offset < log_start or start_offset > leo:
                 raise self._out_of_range(start_offset, log_start, leo)
@@ -565,8 +564,8 @@ class Log:
                     return _locate_record(batch, header, timestamp, log_start)
                 return None
             except (SegmentGone, SegmentChanged):
-                time.sleep(0.0005)
-                continue
+                with self._lock:  # wait for the racing truncation/deletion (see read)
+                    continue
             except OSError as e:
                 raise KafkaStorageError(f"read from {self.dir} failed: {e}") from e
         raise KafkaStorageError(f"timestamp lookup in {self.dir} kept racing truncation")
@@ -808,7 +807,7 @@ def _locate_record(batch: bytes, header: BatchHeader, timestamp: int, min_offset
 
 def _segment_headers(seg: LogSegment) -> list[BatchHeader]:
     """Every batch header of a segment, read header by header (no record bytes)."""
-    headers = []
+    headers: list[BatchHeader] = []
     pos = 0
     while True:
         raw = seg.read_at(pos, HEADER_SIZE)

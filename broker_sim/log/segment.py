@@ -250,16 +250,10 @@ class LogSegment:
             yield pos, header
             pos += header.size
 
-    def find_batch(self, offset: int, limit: int | None = None) -> tuple[int, int, int, int] | None:
-        """``(position, base_offset, last_offset, size)`` of the first batch whose last offset is
-        >= ``offset`` (Kafka's translateOffset), or None if there is none before ``limit``."""
-        self._acquire()
-        try:
-            return self._find(offset, self._size if limit is None else min(limit, self._size))
-        finally:
-            self._release()
-
     def _find(self, offset: int, limit: int) -> tuple[int, int, int, int] | None:
+        """``(position, base_offset, last_offset, size)`` of the first batch whose last offset
+        is >= ``offset`` (Kafka's translateOffset), or None if there is none before ``limit``.
+        The caller holds the reader guard."""
         start = self.index.lookup(offset)
         if start >= limit:  # an entry for bytes this reader must not see yet
             start = 0

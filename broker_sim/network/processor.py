@@ -132,10 +132,6 @@ class Processor(threading.Thread):
             if mask & selectors.EVENT_WRITE and conn.id in self._conns:
                 self._write(conn)
 
-    @property
-    def connection_count(self) -> int:
-        return len(self._conns)
-
     def _configure_new_connections(self) -> None:
         while True:
             try:

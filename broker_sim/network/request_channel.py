@@ -38,7 +38,7 @@ class Response:
     (acks=0 produce): the processor then only unmutes the connection."""
 
     request: Request
-    payload: bytes | None
+    payload: bytes | bytearray | None
     close_connection: bool = False
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from ..protocol.api import ApiKey
 from ..protocol.errors import KafkaError, NetworkException, OffsetOutOfRange, error_for_code
+from ..protocol.messages.fetch import PartitionDataView
 from .blocking_client import BlockingConnection
 from .partition import Partition
 
@@ -175,15 +176,15 @@ class ReplicaFetcherThread(threading.Thread):
         for t in resp.responses:
             for r in t.partitions:
                 key = (t.topic, r.partition_index)
-                f = parts.get(key)
-                if f is None:
+                fetching = parts.get(key)
+                if fetching is None:
                     continue
                 with self._lock:
-                    if self._parts.get(key) is not f:
+                    if self._parts.get(key) is not fetching:
                         continue  # removed or re-added meanwhile
-                self._handle_partition(key, f, r)
+                self._handle_partition(key, fetching, r)
 
-    def _handle_partition(self, key: tuple[str, int], f: _Fetching, r) -> None:  # type: ignore[no-untyped-def]
+    def _handle_partition(self, key: tuple[str, int], f: _Fetching, r: PartitionDataView) -> None:
         p = f.partition
         if r.error_code == OffsetOutOfRange.code:
             self._reset_out_of_range(key, f)

@@ -74,8 +74,8 @@ class ReplicaManager:
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._lock = threading.Lock()
-        self.produce_purgatory = DelayedOperationPurgatory("Produce")
-        self.fetch_purgatory = DelayedOperationPurgatory("Fetch")
+        self.produce_purgatory: DelayedOperationPurgatory[DelayedProduce] = DelayedOperationPurgatory("Produce")
+        self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = DelayedOperationPurgatory("Fetch")
         self.fetchers = ReplicaFetcherManager(broker_id, address, self._after_follower_append)
         self._stopped = threading.Event()
         self._isr_thread = threading.Thread(target=self._isr_loop, name=f"isr-maintenance-{broker_id}",
@@ -126,9 +126,9 @@ class ReplicaManager:
         for key in gone:
             self.fetchers.unfollow(key)
             changed.append(key)
-        for topic in {k[0] for k in gone} - set(image.topics):
-            self.log_manager.delete_topic(topic)
-            log.info("deleted the logs of topic %s", topic)
+        for deleted in {k[0] for k in gone} - set(image.topics):
+            self.log_manager.delete_topic(deleted)
+            log.info("deleted the logs of topic %s", deleted)
         for key in changed:
             self.produce_purgatory.check_and_complete(key)
             self.fetch_purgatory.check_and_complete(key)
@@ -145,7 +145,7 @@ class ReplicaManager:
             return list(self._partitions.values())
 
     # ---- produce ------------------------------------------------------------------------------
-    def append(self, acks: int, timeout_ms: int, entries: list[tuple[str, int, memoryview]],
+    def append(self, acks: int, timeout_ms: int, entries: list[tuple[str, int, memoryview | bytes]],
                respond: Callable[[list[ProduceStatus]], None]) -> None:
         statuses = []
         for topic, index, records in entries:

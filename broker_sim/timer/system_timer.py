@@ -124,7 +124,7 @@ class SystemTimer:
 
         def reinsert(entry: TimerTaskEntry) -> None:
             if not wheel.add(entry) and not entry.cancelled:
-                due.append(entry.task)  # type: ignore[arg-type]
+                due.append(entry.task)  # type: ignore[arg-type]  # not cancelled implies a task
 
         queue = self._queue
         with self._lock:

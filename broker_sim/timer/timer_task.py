@@ -61,10 +61,3 @@ class TimerTask(ABC):
     def timer_task_entry(self) -> TimerTaskEntry | None:
         """The entry currently scheduling this task, or None."""
         return self._entry
-
-    def _set_timer_task_entry(self, entry: TimerTaskEntry) -> None:
-        """Attach a new entry, unlinking a previous one (re-adding a task moves it)."""
-        old = self._entry
-        if old is not None and old is not entry:
-            old.remove()
-        self._entry = entry

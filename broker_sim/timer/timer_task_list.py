@@ -39,7 +39,7 @@ class TimerTaskEntry:
         self.list: TimerTaskList | None = None
         self.next: TimerTaskEntry | None = None
         self.prev: TimerTaskEntry | None = None
-        if task is not None:  # TimerTask._set_timer_task_entry, inlined (hot path)
+        if task is not None:  # attach, unlinking a previous entry: re-adding a task moves it
             old = task._entry
             if old is not None:
                 old.remove()
@@ -134,7 +134,7 @@ class TimerTaskList:
         entry.next = root
         entry.prev = tail
         entry.list = self
-        tail.next = entry  # type: ignore[union-attr]
+        tail.next = entry  # type: ignore[union-attr]  # a linked entry's next/prev are never None (the root links to itself)
         root.prev = entry
         self._size += 1
 
@@ -146,8 +146,8 @@ class TimerTaskList:
             if entry.list is self:
                 nxt = entry.next
                 prev = entry.prev
-                nxt.prev = prev  # type: ignore[union-attr]
-                prev.next = nxt  # type: ignore[union-attr]
+                nxt.prev = prev  # type: ignore[union-attr]  # a linked entry's next/prev are never None
+                prev.next = nxt  # type: ignore[union-attr]  # a linked entry's next/prev are never None
                 entry.next = entry.prev = entry.list = None
                 self._size -= 1
         finally:
@@ -162,19 +162,19 @@ class TimerTaskList:
             root = self._root
             head = root.next
             while head is not root:
-                self.remove(head)  # type: ignore[arg-type]
-                f(head)  # type: ignore[arg-type]
+                self.remove(head)  # type: ignore[arg-type]  # a linked entry's next/prev are never None
+                f(head)  # type: ignore[arg-type]  # a linked entry's next/prev are never None
                 head = root.next
             self.expiration = -1
 
     def entries(self) -> list[TimerTaskEntry]:
         """Snapshot of the linked entries, head to tail (for inspection and tests)."""
         with self._lock:
-            out = []
+            out: list[TimerTaskEntry] = []
             entry = self._root.next
-            while entry is not self._root:
+            while entry is not None and entry is not self._root:  # linked entries are never None
                 out.append(entry)
-                entry = entry.next  # type: ignore[assignment]
+                entry = entry.next
             return out
 
     def __repr__(self) -> str:

@@ -140,7 +140,7 @@ class TimingWheel:
         :meth:`advance_clock`), so an entry past this wheel's span is never expired there.
         """
         expiration = entry.expiration_ms
-        if expiration < self._tick_end or entry.task._entry is not entry:  # type: ignore[union-attr]
+        if expiration < self._tick_end or entry.task._entry is not entry:  # type: ignore[union-attr]  # an added entry carries a task (only a root has none)
             return False
         wheel = self
         while expiration >= wheel._span_end:

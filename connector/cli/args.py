@@ -63,7 +63,7 @@ def bootstrap_servers(text: str) -> str:
     from connector.client.errors import ConfigError
 
     try:
-        ClientConfig(bootstrap_servers=text)
+        ClientConfig.from_options({"bootstrap.servers": text})
     except ConfigError:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not allowed: must be a comma-separated list of host:port") from None

@@ -296,9 +296,6 @@ class RecordAccumulator:
         with self._lock:
             self._flushes_in_progress -= 1
 
-    def flush_in_progress(self) -> bool:
-        return self._flushes_in_progress > 0
-
     def await_flush_completion(self, timeout_ms: float | None,
                                clock: Clock = SYSTEM_CLOCK) -> None:
         """Block the flushing thread until every batch that exists now is done;

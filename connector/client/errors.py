@@ -80,7 +80,7 @@ class ProducerClosedError(ClientError):
     """``send()`` after ``close()``, or a batch aborted because the producer closed."""
 
 
-class OffsetOutOfRangeError(OffsetOutOfRange):  # type: ignore[valid-type,misc]  # a generated class
+class OffsetOutOfRangeError(OffsetOutOfRange):
     """OFFSET_OUT_OF_RANGE for one partition, with the partition's current bounds.
 
     ``log_start_offset`` is the first offset still in the log (retention moves it up);

@@ -114,7 +114,7 @@ class ProducerBatch:
         return self.builder is None
 
     def estimated_size(self) -> int:
-        return len(self._records) if self.builder is None else self.builder.estimated_size()  # type: ignore[arg-type]
+        return len(self._records) if self.builder is None else self.builder.estimated_size()  # type: ignore[arg-type]  # closed (builder None) means _records was built
 
     # ---- sending (sender thread) ----------------------------------------------------
     def close(self, producer_id: int = -1, producer_epoch: int = -1,

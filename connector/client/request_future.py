@@ -76,11 +76,6 @@ class RequestFuture:
         else:
             self._errbacks.append(fn)
 
-    def add_both(self, fn: Callable[[Any], None]) -> None:
-        """``fn(value)`` on success, ``fn(exception)`` on failure."""
-        self.add_callback(fn)
-        self.add_errback(fn)
-
     @staticmethod
     def _call(fn: Callable[[Any], None], arg: Any) -> None:
         # A failing callback must not stop the others nor the I/O loop that runs it.

@@ -112,8 +112,12 @@ class SyncClient:
         self.metadata.add_topics(*topics)
         while True:
             version = self.metadata.request_update()
+
+            def updated(asked: int = version) -> bool:
+                return self.metadata.version > asked
+
             try:
-                self.poll_until(lambda v=version: self.metadata.version > v, deadline_ms, "metadata")
+                self.poll_until(updated, deadline_ms, "metadata")
             except KafkaTimeoutError as e:
                 error = self.metadata.last_error
                 if error is not None:

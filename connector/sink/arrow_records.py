@@ -94,7 +94,7 @@ def _zigzag(lengths: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return np.where(valid, lengths * 2, 1).astype(np.uint64)
 
 
-def _varint_array(parts: list[tuple[np.ndarray, np.ndarray | None]], n: int) -> pa.Array:
+def _varint_array(parts: list[tuple[np.ndarray | None, np.ndarray | None]], n: int) -> pa.Array:
     """A binary array whose row ``i`` is the concatenation, for each ``(z, size)`` part, of
     the varint ``z[i]`` (``size`` its byte count; ``size`` None: one zero byte)."""
     sizes = [np.ones(n, np.int64) if size is None else size for _, size in parts]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..source.options import OptionError, parse_bool
 
@@ -57,7 +58,7 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     return SinkOptions(bootstrap, opts.get("topic"), exactly_once, query_name, compression)
 
 
-def check_schema(schema, options: SinkOptions) -> None:  # type: ignore[no-untyped-def]
+def check_schema(schema: Any, options: SinkOptions) -> None:
     """Refuse input the sink cannot write, naming the column and what it must be."""
     types = {f.name: f.dataType.simpleString() for f in schema.fields}
     if "value" not in types:

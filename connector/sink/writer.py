@@ -127,7 +127,7 @@ class TaskWriter:
 
     def _write_topic(self, batch: pa.RecordBatch, topic: str, rows: np.ndarray) -> None:
         whole = len(rows) == batch.num_rows
-        keys, values = _column(batch, "key"), _column(batch, "value")
+        keys, values = _column(batch, "key"), batch.column("value")  # check_schema requires "value"
         headers, explicit = _column(batch, "headers"), _column(batch, "partition")
         if not whole:
             pick = indices(rows)

@@ -182,7 +182,9 @@ class SourceDriver:
 
     def _committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
         """The group's committed offsets; refuses metadata naming another query."""
-        out = {}
+        out: dict[TopicPartition, int] = {}
+        if self.options.group_id is None:  # options refuse startingOffsets=committed without one
+            return out
         for tp, om in self.admin.fetch_offsets(self.options.group_id, tps).items():
             key = TopicPartition(tp.topic, tp.partition)
             query = None
@@ -345,7 +347,7 @@ class SourceDriver:
         pieces = split_ranges(ranges, o.min_partitions)
         if o.max_records_per_partition:
             pieces = [q for r in pieces for q in r.split(-(-r.size // o.max_records_per_partition))]
-        common = dict(bootstrap_servers=o.bootstrap_servers, include_headers=o.include_headers,
+        common: dict[str, Any] = dict(bootstrap_servers=o.bootstrap_servers, include_headers=o.include_headers,
                       include_attempt=bool(o.group_id), fail_on_data_loss=o.fail_on_data_loss,
                       client_options=dict(o.extra))
         out = [InputRange(topic=r.topic, partition=r.partition, start=r.start, end=r.end, **common)

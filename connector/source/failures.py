@@ -77,7 +77,8 @@ def read_reports(bootstrap_servers: str, group_id: str, start: int, end: int
     if end <= start:
         return []
     with Fetcher({"bootstrap.servers": bootstrap_servers}) as fetcher:
-        return [json.loads(r.value) for r in fetcher.iter_records(failures_topic(group_id), 0, start, end)]
+        return [json.loads(r.value) for r in fetcher.iter_records(failures_topic(group_id), 0, start, end)
+                if r.value is not None]  # a null value (tombstone) holds no failure
 
 
 def dead_letter(bootstrap_servers: str, topic: str, letters: Iterable[Any]) -> int:

@@ -142,21 +142,21 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
     if len(chosen) != 1:
         raise OptionError("subscribe/subscribePattern/assign", chosen or None,
                           "exactly one of subscribe, subscribePattern and assign")
-    if get("subscribe") is not None:
-        topics = tuple(t.strip() for t in get("subscribe").split(",") if t.strip())  # type: ignore[union-attr]
+    if (subscribe := get("subscribe")) is not None:
+        topics = tuple(t.strip() for t in subscribe.split(",") if t.strip())
         if not topics:
-            raise OptionError("subscribe", get("subscribe"), "a comma-separated list of topic names")
+            raise OptionError("subscribe", subscribe, "a comma-separated list of topic names")
         out["subscribe"] = topics
-    elif get("subscribePattern") is not None:
+    elif (pattern := get("subscribePattern")) is not None:
         try:
-            re.compile(get("subscribePattern"))  # type: ignore[arg-type]
+            re.compile(pattern)
         except re.error as e:
-            raise OptionError("subscribePattern", get("subscribePattern"), f"a valid regex ({e})") from None
-        out["subscribe_pattern"] = get("subscribePattern")
+            raise OptionError("subscribePattern", pattern, f"a valid regex ({e})") from None
+        out["subscribe_pattern"] = pattern
     else:
-        raw = get("assign")
+        raw = get("assign") or ""  # exactly one of the three is set: this one
         try:
-            data = json.loads(raw)  # type: ignore[arg-type]
+            data = json.loads(raw)
             out["assign"] = {str(t): tuple(int(p) for p in ps) for t, ps in data.items()}
         except (ValueError, AttributeError, TypeError):
             raise OptionError("assign", raw, 'JSON like {"topic": [0, 1]}') from None
@@ -172,11 +172,10 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         out["starting"] = _partition_json("startingOffsets", starting)
     if out["starting"] == "committed" and not get("groupId"):
         raise OptionError("startingOffsets", starting, "committed only together with groupId")
-    if get("startingOffsetsByTimestamp") is not None:
-        out["starting_by_timestamp"] = _partition_json("startingOffsetsByTimestamp",
-                                                       get("startingOffsetsByTimestamp"))  # type: ignore[arg-type]
-    if get("startingTimestamp") is not None:
-        out["starting_timestamp"] = parse_positive_int("startingTimestamp", get("startingTimestamp"), 0)  # type: ignore[arg-type]
+    if (value := get("startingOffsetsByTimestamp")) is not None:
+        out["starting_by_timestamp"] = _partition_json("startingOffsetsByTimestamp", value)
+    if (value := get("startingTimestamp")) is not None:
+        out["starting_timestamp"] = parse_positive_int("startingTimestamp", value, 0)
 
     ending = get("endingOffsets")
     if ending is not None:
@@ -189,8 +188,8 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         else:
             out["ending"] = _partition_json("endingOffsets", ending)
 
-    if get("failOnDataLoss") is not None:
-        out["fail_on_data_loss"] = parse_bool("failOnDataLoss", get("failOnDataLoss"))  # type: ignore[arg-type]
+    if (value := get("failOnDataLoss")) is not None:
+        out["fail_on_data_loss"] = parse_bool("failOnDataLoss", value)
     for name, attr, minimum in [("maxOffsetsPerTrigger", "max_offsets_per_trigger", 1),
                                 ("minOffsetsPerTrigger", "min_offsets_per_trigger", 1),
                                 ("minPartitions", "min_partitions", 1),
@@ -198,10 +197,10 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
                                 ("maxOffsetBehind", "max_offset_behind", 1),
                                 ("maxRetries", "max_retries", 0),
                                 ("retryBackoffMs", "retry_backoff_ms", 0)]:
-        if get(name) is not None:
-            out[attr] = parse_positive_int(name, get(name), minimum)  # type: ignore[arg-type]
-    if get("maxTriggerDelay") is not None:
-        out["max_trigger_delay_ms"] = parse_duration_ms("maxTriggerDelay", get("maxTriggerDelay"))  # type: ignore[arg-type]
+        if (value := get(name)) is not None:
+            out[attr] = parse_positive_int(name, value, minimum)
+    if (value := get("maxTriggerDelay")) is not None:
+        out["max_trigger_delay_ms"] = parse_duration_ms("maxTriggerDelay", value)
     if (out.get("min_offsets_per_trigger") and out.get("max_offsets_per_trigger")
             and out["min_offsets_per_trigger"] > out["max_offsets_per_trigger"]):
         raise OptionError("minOffsetsPerTrigger", out["min_offsets_per_trigger"],
@@ -213,8 +212,8 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
             if not re.match(r"^[A-Za-z0-9._-]+$", value):
                 raise OptionError(name, value, "ASCII letters, digits, '.', '_' and '-'")
             out[attr] = value
-    if get("includeHeaders") is not None:
-        out["include_headers"] = parse_bool("includeHeaders", get("includeHeaders"))  # type: ignore[arg-type]
+    if (value := get("includeHeaders")) is not None:
+        out["include_headers"] = parse_bool("includeHeaders", value)
     out["extra"] = client_options(opts)
     return SourceOptions(**out)
 

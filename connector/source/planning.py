@@ -27,13 +27,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .offset_range import OffsetRange, TopicPartition
 from .partition_manager import PartitionManager
 from .partition_plan import PartitionPlan
 
-K = TypeVar("K")
+
+class _Ordered(Protocol):
+    def __lt__(self, other: Any, /) -> bool: ...
+
+
+K = TypeVar("K", bound=_Ordered)
 
 
 def split_budget(lags: Mapping[K, int], limit: int | None) -> dict[K, int]:

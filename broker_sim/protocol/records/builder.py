@@ -162,6 +162,8 @@ class RecordBatchBuilder:
         else:
             raise TypeError(f"timestamp_ms must be an int, not {type(timestamp_ms).__name__}")
         od = zz[delta] if delta < _TABLE_SIZE else _varint_bytes(delta)
+        kl: bytes | bytearray
+        vl: bytes | bytearray
         if key is None:
             kl = _NULL
             klen = 0
@@ -184,11 +186,11 @@ class RecordBatchBuilder:
             buf += tsd
             buf += od
             buf += kl
-            if klen:
-                buf += key  # type: ignore[operator]
+            if key is not None:
+                buf += key
             buf += vl
-            if vlen:
-                buf += value  # type: ignore[operator]
+            if value is not None:
+                buf += value
             buf += hb
             if len(buf) - start != len(prefix) - 1 + size:
                 raise TypeError("keys, values and header values must be bytes-like with 1-byte items")
