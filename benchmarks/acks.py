@@ -61,9 +61,7 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
-import struct
 import sys
 import tempfile
 import threading
@@ -73,6 +71,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._cluster import partition_states, wait_in_sync  # noqa: E402
 from benchmarks._proc import proc_cpu_seconds  # noqa: E402
 
 VALUE_BYTES = 100
@@ -80,50 +79,6 @@ MIN_ISR = "2"
 
 
 # ---- helpers ------------------------------------------------------------------------------
-
-
-def _recv_exact(s: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed by the broker")
-        buf += chunk
-    return bytes(buf)
-
-
-def partition_states(port: int, topic: str) -> dict[int, tuple[int, list[int]]]:
-    """{partition: (leader, sorted isr)} as one broker's Metadata (v8) answers it."""
-    from broker_sim.protocol import api
-
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(api.encode_request(3, 8, 1, "bench-acks", {
-            "topics": [{"name": topic}], "allow_auto_topic_creation": False,
-            "include_cluster_authorized_operations": False, "include_topic_authorized_operations": False}))
-        size = struct.unpack(">i", _recv_exact(s, 4))[0]
-        _, r = api.decode_response(3, 8, _recv_exact(s, size))
-    t = r.topics[0]
-    if t.error_code:
-        return {}
-    return {p.partition_index: (p.leader_id, sorted(p.isr_nodes)) for p in t.partitions}
-
-
-def wait_fully_replicated(cluster: Any, topic: str, n: int, timeout: float = 60.0) -> dict:
-    """Wait until every broker reports all n partitions led with 3 in-sync replicas (same view)."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            views = [partition_states(b.port, topic) for b in cluster.brokers]
-            states = views[0]
-            if (len(states) == n and all(leader >= 0 and len(isr) == 3 for leader, isr in states.values())
-                    and all(v == states for v in views)):
-                return states
-            last = views
-        except (OSError, ConnectionError) as e:
-            last = e
-        time.sleep(0.1)
-    raise TimeoutError(f"{topic}: not fully replicated after {timeout}s (last: {last!r})")
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
@@ -201,7 +156,7 @@ def run_phase(cluster: Any, topic: str, acks: int | str, args: argparse.Namespac
     from kafka import KafkaProducer
 
     create_topic(cluster.bootstrap_servers, topic, args.partitions)
-    states = wait_fully_replicated(cluster, topic, args.partitions)
+    states = wait_in_sync([b.port for b in cluster.brokers], topic, args.partitions)
     n, parts = args.records, args.partitions
     producer = KafkaProducer(
         bootstrap_servers=cluster.bootstrap_servers, acks=acks, enable_idempotence=False,

@@ -80,7 +80,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._proc import proc_cpu_seconds  # noqa: E402
+from benchmarks._proc import Timed  # noqa: E402
+from broker_sim.network.blocking_client import read_into  # noqa: E402
 
 VALUE_BYTES = 1000
 ACK_BYTES = 64
@@ -94,25 +95,13 @@ _REQ = struct.Struct(">ii")  # frame size, requested reply size
 # ---- CPU accounting ------------------------------------------------------------------
 
 
-class Phase:
+class Phase(Timed):
     """Wall time, server CPU and client CPU of one phase."""
 
     def __init__(self, name: str, nbytes: int, server_pid: int) -> None:
+        super().__init__([server_pid])
         self.name = name
         self.nbytes = nbytes
-        self.server_pid = server_pid
-        self.wall = self.server_cpu = self.client_cpu = 0.0
-
-    def __enter__(self) -> Phase:
-        self._s0 = proc_cpu_seconds(self.server_pid)
-        self._c0 = time.process_time()
-        self._t0 = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.wall = time.perf_counter() - self._t0
-        self.client_cpu = time.process_time() - self._c0
-        self.server_cpu = proc_cpu_seconds(self.server_pid) - self._s0
 
     @property
     def mb_s(self) -> float:
@@ -126,19 +115,6 @@ class Phase:
 
 
 # ---- plain socket server (runs in its own process) ---------------------------------------
-def _recv_exact(sock: socket.socket, view: memoryview) -> bool:
-    """Fill ``view`` from ``sock``; False on a clean EOF before the first byte."""
-    pos, n = 0, len(view)
-    while pos < n:
-        k = sock.recv_into(view[pos:])
-        if k == 0:
-            if pos == 0:
-                return False
-            raise ConnectionError("peer closed mid-frame")
-        pos += k
-    return True
-
-
 def serve_socket() -> None:
     """Accept connections one after another; answer each frame with the requested reply."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -154,11 +130,11 @@ def serve_socket() -> None:
         conn, _ = listener.accept()
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with conn:
-            while _recv_exact(conn, hdr_view):
+            while read_into(conn, hdr_view):
                 (size,) = _HDR.unpack_from(hdr)
                 if size > len(inbuf):
                     inbuf = bytearray(size)
-                _recv_exact(conn, memoryview(inbuf)[:size])
+                read_into(conn, memoryview(inbuf)[:size])
                 (reply,) = _HDR.unpack_from(inbuf)
                 if 4 + reply > len(out):
                     out = bytearray(4 + reply)
@@ -204,14 +180,14 @@ def socket_produce(port: int, total: int, frame: int) -> None:
         while remaining > 0:
             size = min(frame, remaining)
             if outstanding == IN_FLIGHT:
-                _recv_exact(s, ack)
+                read_into(s, ack)
                 outstanding -= 1
             _REQ.pack_into(buf, 0, size, ACK_BYTES)
             s.sendall(memoryview(buf)[: 4 + size])
             outstanding += 1
             remaining -= size
         while outstanding:
-            _recv_exact(s, ack)
+            read_into(s, ack)
             outstanding -= 1
 
 
@@ -224,8 +200,8 @@ def socket_fetch(port: int, total: int, frame: int) -> None:
         while remaining > 0:
             size = min(frame, remaining)
             s.sendall(_REQ.pack(4, size))
-            _recv_exact(s, hdr)
-            _recv_exact(s, buf[:size])
+            read_into(s, hdr)
+            read_into(s, buf[:size])
             remaining -= size
 
 

@@ -60,7 +60,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._proc import proc_cpu_seconds  # noqa: E402
+from benchmarks._cluster import wait_in_sync  # noqa: E402
+from benchmarks._proc import Timed  # noqa: E402
 from broker_sim.cluster import LocalCluster  # noqa: E402
 from connector.client import (  # noqa: E402
     Admin,
@@ -68,7 +69,6 @@ from connector.client import (  # noqa: E402
     NewTopic,
     Producer,
     TopicPartition,
-    UnknownTopicOrPartition,
 )
 
 LINGER_MS = 5
@@ -87,29 +87,17 @@ MIN_INSYNC_REPLICAS = 2
 
 
 
-def brokers_cpu_seconds(pids: list[int]) -> float:
-    return sum(proc_cpu_seconds(pid) for pid in pids)
-
-
-class Phase:
+class Phase(Timed):
     """Wall time, client CPU and (all brokers') CPU of one timed phase."""
 
     def __init__(self, name: str, records: int, broker_pids: list[int]) -> None:
+        super().__init__(broker_pids)
         self.name = name
         self.records = records
-        self.broker_pids = broker_pids
-        self.wall = self.client_cpu = self.broker_cpu = 0.0
 
-    def __enter__(self) -> Phase:
-        self._b0 = brokers_cpu_seconds(self.broker_pids)
-        self._c0 = time.process_time()
-        self._t0 = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.wall = time.perf_counter() - self._t0
-        self.client_cpu = time.process_time() - self._c0
-        self.broker_cpu = brokers_cpu_seconds(self.broker_pids) - self._b0
+    @property
+    def broker_cpu(self) -> float:
+        return self.server_cpu
 
     @property
     def rate(self) -> float:
@@ -235,25 +223,6 @@ def end_offset(bootstrap: str, topic: str) -> int:
         return admin.list_offsets({tp: "latest"})[tp].offset
 
 
-def wait_fully_replicated(bootstrap: str, topics: list[str], timeout_s: float = 60.0) -> None:
-    """Until every partition of ``topics`` has a leader and all its replicas in sync."""
-    deadline = time.monotonic() + timeout_s
-    with Admin(bootstrap_servers=bootstrap) as admin:
-        while True:
-            try:  # the broker asked may not have heard of a new topic from the controller yet
-                described: Any = admin.describe_topics(topics)
-            except UnknownTopicOrPartition as e:
-                described = e
-            else:
-                if all(p.leader >= 0 and len(p.isr) == REPLICATION_FACTOR
-                       for d in described.values() for p in d.partitions):
-                    return
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"topics not fully replicated after {timeout_s:.0f} s: "
-                                   f"{described}")
-            time.sleep(0.2)
-
-
 def median_phase(phases: list[Phase]) -> Phase:
     """The run with the median wall time (of two runs: the faster, for both clients alike)."""
     ordered = sorted(phases, key=lambda ph: ph.wall)
@@ -293,7 +262,8 @@ def main() -> None:
             admin.create_topics([NewTopic(t, 1, REPLICATION_FACTOR,
                                           {"min.insync.replicas": str(MIN_INSYNC_REPLICAS)})
                                  for t in topics])
-        wait_fully_replicated(bootstrap, topics)
+        for t in topics:
+            wait_in_sync([b.port for b in cluster.brokers], t, 1, REPLICATION_FACTOR)
         with Admin(bootstrap_servers=bootstrap) as admin:
             leaders = {t: d.partitions[0].leader
                        for t, d in admin.describe_topics(topics).items()}

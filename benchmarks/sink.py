@@ -58,29 +58,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._cluster import wait_in_sync  # noqa: E402
 from benchmarks._proc import tree_cpu_seconds  # noqa: E402
 from benchmarks._spark import bench_session  # noqa: E402
 from broker_sim.cluster import LocalCluster  # noqa: E402
-from connector.client import Admin, NewTopic, UnknownTopicOrPartition  # noqa: E402
-
-
-def wait_in_sync(cluster: LocalCluster, topic: str, partitions: int, timeout: float = 60.0) -> None:
-    """Until every broker reports the topic with all replicas of every partition in sync."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ok = True
-        for broker in cluster.brokers:
-            try:
-                with Admin({"bootstrap.servers": f"127.0.0.1:{broker.port}"}) as admin:
-                    parts = admin.describe_topics([topic])[topic].partitions
-            except UnknownTopicOrPartition:
-                parts = []
-            ok = ok and len(parts) == partitions and all(p.leader >= 0 and len(p.isr) == 3
-                                                         for p in parts)
-        if ok:
-            return
-        time.sleep(0.2)
-    raise RuntimeError(f"{topic}: replicas not in sync on every broker after {timeout:.0f} s")
+from connector.client import Admin, NewTopic  # noqa: E402
 
 
 class Run:
@@ -134,7 +116,7 @@ def main() -> None:
             with Admin({"bootstrap.servers": bootstrap}) as admin:
                 admin.create_topics([NewTopic(topic, args.partitions, 3, {"min.insync.replicas": "2"})])
             t0 = time.monotonic()
-            wait_in_sync(cluster, topic, args.partitions)
+            wait_in_sync([b.port for b in cluster.brokers], topic, args.partitions)
             print(f"{topic}: in sync on every broker {time.monotonic() - t0:.2f} s after creation")
             writer = (frame.write.format("pyq").mode("append")
                       .option("kafka.bootstrap.servers", bootstrap).option("topic", topic))

@@ -69,6 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition  # noqa: E402
 
+from benchmarks._proc import proc_cpu_seconds, tree_cpu_delta, tree_cpu_snapshot  # noqa: E402
 from benchmarks._spark import bench_session  # noqa: E402
 from broker_sim.process import BrokerProcess  # noqa: E402
 from connector.client import Admin, Producer, TopicPartition  # noqa: E402
@@ -81,50 +82,6 @@ LINGER_MS = 50
 SAMPLE_RECORDS = 100_000
 WARMUP_RECORDS = 500_000
 BASE_TS_MS = 1_700_000_000_000
-_CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def _stat(pid: int) -> list[bytes]:
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        stat = f.read()
-    return stat[stat.rindex(b")") + 2 :].split()
-
-
-def proc_cpu_seconds(pid: int) -> float:
-    fields = _stat(pid)
-    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
-
-
-def tree_cpu_snapshot(root: int) -> dict[int, float]:
-    """CPU seconds (utime + stime + reaped children's cutime + cstime) of ``root`` and of
-    each of its descendants, by pid: the Spark JVM with its Python workers."""
-    parents: dict[int, int] = {}
-    cpu: dict[int, float] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = _stat(int(entry))
-            except OSError:
-                continue
-            parents[int(entry)] = int(fields[1])
-            cpu[int(entry)] = sum(int(x) for x in fields[11:15]) / _CLK_TCK
-    tree, frontier = {root}, [root]
-    while frontier:
-        parent = frontier.pop()
-        for pid, ppid in parents.items():
-            if ppid == parent and pid not in tree:
-                tree.add(pid)
-                frontier.append(pid)
-    return {pid: cpu[pid] for pid in tree if pid in cpu}
-
-
-def tree_cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:
-    """CPU used between two snapshots. A process gone by ``after`` was reaped by its parent
-    in the tree, whose cutime now holds that process's whole lifetime: its ``before`` share
-    is subtracted so it is not counted twice (approximate: CPU a process used after
-    ``before`` and then lost by being re-parented outside the tree is not seen)."""
-    return (sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
-            - sum(cpu for pid, cpu in before.items() if pid not in after))
 
 
 # ---- the two baselines: in-memory streaming sources with the same rows ------------------

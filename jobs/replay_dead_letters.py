@@ -57,13 +57,9 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
     args = build_parser().parse_args(argv)
     own = spark is None
     if own:
-        from pyspark.sql import SparkSession
+        from connector.spark_session import build_session
 
-        builder = SparkSession.builder.appName("pyq-replay-dead-letters")
-        if args.master:
-            builder = builder.master(args.master)
-        spark = builder.config("spark.ui.enabled", "false").getOrCreate()
-        spark.sparkContext.setLogLevel("ERROR")
+        spark = build_session("pyq-replay-dead-letters", args.master)
     try:
         result = report(spark, args.bootstrap_servers, args.topic, args.samples)
     finally:

@@ -281,14 +281,9 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
     args = build_parser().parse_args(argv)
     own = spark is None
     if own:
-        from pyspark.sql import SparkSession
+        from connector.spark_session import build_session
 
-        builder = SparkSession.builder.appName("pyq-sessionize")
-        if args.master:
-            builder = builder.master(args.master)
-        spark = (builder.config("spark.sql.shuffle.partitions", "2")
-                 .config("spark.ui.enabled", "false").getOrCreate())
-        spark.sparkContext.setLogLevel("ERROR")
+        spark = build_session("pyq-sessionize", args.master, shuffle_partitions=2)
     try:
         counts = run(args, spark)
     finally:

@@ -61,13 +61,9 @@ def cluster_factory(tmp_path: Path) -> Iterator:
 @pytest.fixture(scope="session")
 def spark():
     """One SparkSession for the whole suite: local[2], UI off, 2 shuffle partitions."""
-    from pyspark.sql import SparkSession
+    from connector.spark_session import build_session
 
-    session = (SparkSession.builder.master("local[2]").appName("pyq-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.streaming.stopTimeout", "30s")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
+    session = build_session("pyq-tests", "local[2]", shuffle_partitions=2, workers_use_this_python=True,
+                            conf={"spark.sql.streaming.stopTimeout": "30s"})
     yield session
     session.stop()

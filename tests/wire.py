@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 import socket
-import struct
 from typing import Any
 
+from broker_sim.network.blocking_client import read_exact, read_frame
 from broker_sim.protocol import api
 
-
-def recv_exact(s: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed by the broker")
-        buf += chunk
-    return bytes(buf)
-
-
-def read_frame(s: socket.socket) -> bytes:
-    size = struct.unpack(">i", recv_exact(s, 4))[0]
-    return recv_exact(s, size)
+__all__ = ["read_exact", "read_frame"]  # re-exported: tests read raw frames through tests.wire
 
 
 class WireClient:

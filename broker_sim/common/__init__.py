@@ -7,13 +7,14 @@ broker and its Java clients.
 """
 
 from .clock import SYSTEM_CLOCK, Clock, ManualClock, SystemClock
-from .shutdownable_thread import ShutdownableThread
+from .shutdownable_thread import PeriodicThread, ShutdownableThread
 from .topic_partition import TopicPartition
 
 __all__ = [
     "SYSTEM_CLOCK",
     "Clock",
     "ManualClock",
+    "PeriodicThread",
     "ShutdownableThread",
     "SystemClock",
     "TopicPartition",

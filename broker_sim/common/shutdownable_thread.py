@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +22,8 @@ class ShutdownableThread(threading.Thread):
     - :meth:`request_stop` only signals (so a caller can signal many threads, then wait for
       all); :meth:`stop` signals, calls :meth:`wake` so a round blocked in a wait returns
       early, and joins. Stopping a thread that never started, or twice, is harmless.
+    - :meth:`on_stopped` runs once on this thread after the last round (even one that
+      raised), to release what the loop owned.
     - :attr:`stopping` is the event ``run_once`` may wait on instead of ``time.sleep``, so a
       stop interrupts the wait at once.
 
@@ -39,17 +42,23 @@ class ShutdownableThread(threading.Thread):
     def wake(self) -> None:
         """Interrupt a blocking wait inside :meth:`run_once` (override where there is one)."""
 
+    def on_stopped(self) -> None:
+        """Release what the loop owned (sockets, selectors); runs once, on this thread, last."""
+
     def run(self) -> None:
         log.debug("%s: started", self.name)
-        while not self.stopping.is_set():
-            try:
-                self.run_once()
-            except Exception:
-                if self.stopping.is_set():
-                    break
-                log.exception("%s: a round of work failed; carrying on", self.name)
-                self.stopping.wait(0.01)  # no hot loop if every round fails at once
-        log.debug("%s: stopped", self.name)
+        try:
+            while not self.stopping.is_set():
+                try:
+                    self.run_once()
+                except Exception:
+                    if self.stopping.is_set():
+                        break
+                    log.exception("%s: a round of work failed; carrying on", self.name)
+                    self.stopping.wait(0.01)  # no hot loop if every round fails at once
+        finally:
+            self.on_stopped()
+            log.debug("%s: stopped", self.name)
 
     def request_stop(self) -> None:
         """Ask the loop to end after the current round; returns at once."""
@@ -63,3 +72,20 @@ class ShutdownableThread(threading.Thread):
             self.join(timeout)
             if self.is_alive():
                 log.warning("%s: still running %.1f s after stop()", self.name, timeout or 0)
+
+
+class PeriodicThread(ShutdownableThread):
+    """Runs ``action()`` every ``interval_ms`` (first run one interval after start).
+
+    For housekeeping such as the log-retention check. A failing ``action`` is logged and
+    tried again at the next interval; :meth:`stop` interrupts the wait at once.
+    """
+
+    def __init__(self, name: str, interval_ms: int, action: Callable[[], object]) -> None:
+        super().__init__(name)
+        self.interval_ms = interval_ms
+        self._action = action
+
+    def run_once(self) -> None:
+        if not self.stopping.wait(self.interval_ms / 1000):
+            self._action()

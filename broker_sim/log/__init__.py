@@ -17,7 +17,6 @@ from .log import (
     FetchDataInfo,
     Log,
     UnexpectedAppendOffset,
-    wall_clock_ms,
 )
 from .log_manager import LogManager, TopicPartition, parse_partition_dir, validate_topic_name
 from .offset_index import CorruptIndex, OffsetIndex
@@ -41,5 +40,4 @@ __all__ = [
     "parse_partition_dir",
     "segment_name",
     "validate_topic_name",
-    "wall_clock_ms",
 ]

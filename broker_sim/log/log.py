@@ -38,13 +38,13 @@ import json
 import os
 import shutil
 import threading
-import time
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..common import SYSTEM_CLOCK, Clock
 from ..protocol.errors import (
     CorruptMessage,
     DuplicateSequenceNumber,
@@ -86,10 +86,6 @@ _MAGIC_AT = 16
 
 class UnexpectedAppendOffset(InvalidRecord):
     """A follower append whose first offset is below the log end offset (or out of order)."""
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class AppendInfo(NamedTuple):
@@ -151,7 +147,7 @@ class Log:
     OffsetOutOfRange, and it never returns a partial batch.
     """
 
-    def __init__(self, dir: Path, config: LogConfig | None = None, clock: Callable[[], int] = wall_clock_ms) -> None:
+    def __init__(self, dir: Path, config: LogConfig | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
         self.dir = Path(dir)
         self.config = config if config is not None else LogConfig()
         self.clock = clock
@@ -176,7 +172,7 @@ class Log:
         bases = sorted(
             int(p.stem) for p in self.dir.glob("*" + LOG_SUFFIX) if len(p.stem) == 20 and p.stem.isdigit()
         )
-        now = self.clock()
+        now = self.clock.wall_ms()
         interval = self.config.index_interval_bytes
         segments: list[LogSegment] = []
         try:
@@ -434,7 +430,7 @@ class Log:
     def _append_locked(self, buf: Any, first: int, last: int) -> None:
         active = self._view.segments[-1]
         config = self.config
-        now = self.clock()
+        now = self.clock.wall_ms()
         size = active.size
         try:
             if size > 0:
@@ -633,7 +629,7 @@ class Log:
                 old = self._view.segments
                 for seg in old:
                     seg.delete()
-                new = LogSegment(self.dir, offset, self.config.index_interval_bytes, self.clock())
+                new = LogSegment(self.dir, offset, self.config.index_interval_bytes, self.clock.wall_ms())
                 self._view = _View((offset,), (new,), offset)
                 self._leo = offset
                 self._hw = offset
@@ -657,7 +653,7 @@ class Log:
         """
         with self._lock:
             self._check_open()
-            now = self.clock() if now_ms is None else now_ms
+            now = self.clock.wall_ms() if now_ms is None else now_ms
             cfg = self.config
             view = self._view
             segments = view.segments

@@ -27,13 +27,13 @@ import re
 import shutil
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
-from ..common import TopicPartition
+from ..common import SYSTEM_CLOCK, Clock, TopicPartition
 from ..protocol.errors import InvalidConfig, InvalidTopic, KafkaStorageError
 from .config import LogConfig
-from .log import Log, wall_clock_ms
+from .log import Log
 
 TOPIC_CONFIG_FILE = "topic-config.json"
 LOCK_FILE = ".lock"
@@ -76,7 +76,7 @@ class LogManager:
         self,
         data_dir: Path,
         default_config: LogConfig | None = None,
-        clock: Callable[[], int] = wall_clock_ms,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.default_config = default_config if default_config is not None else LogConfig()
@@ -242,7 +242,7 @@ class LogManager:
 
     def cleanup(self, now_ms: int | None = None) -> int:
         """Run retention on every log; return the number of segments deleted."""
-        now = self.clock() if now_ms is None else now_ms
+        now = self.clock.wall_ms() if now_ms is None else now_ms
         deleted = 0
         for log in self.all_logs().values():
             if log.closed:

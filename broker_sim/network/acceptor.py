@@ -10,18 +10,24 @@ from __future__ import annotations
 import logging
 import selectors
 import socket
-import threading
 
+from ..common.shutdownable_thread import ShutdownableThread
 from .connection_quotas import ConnectionQuotas, TooManyConnections
 from .processor import Processor
 
 log = logging.getLogger(__name__)
 
 
-class Acceptor(threading.Thread):
+class Acceptor(ShutdownableThread):
+    """Accepts connections on the listening socket and deals them round-robin to processors.
+
+    Owns the listening socket and its selector (closed by :meth:`on_stopped`); the quotas
+    are shared with the processors, which release a slot when a connection closes.
+    """
+
     def __init__(self, host: str, port: int, processors: list[Processor], quotas: ConnectionQuotas,
                  backlog: int = 128) -> None:
-        super().__init__(name="network-acceptor", daemon=True)
+        super().__init__("network-acceptor")
         self.processors = processors
         self.quotas = quotas
         self._sock = socket.create_server((host, port), backlog=backlog, reuse_port=False)
@@ -29,22 +35,13 @@ class Acceptor(threading.Thread):
         self.host, self.port = self._sock.getsockname()[:2]
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._sock, selectors.EVENT_READ)
-        self._running = threading.Event()
-        self._running.set()
         self._next = 0
 
-    def run(self) -> None:
-        try:
-            while self._running.is_set():
-                try:
-                    self.run_once(0.5)
-                except Exception:
-                    log.exception("acceptor: unexpected error in its loop")
-        finally:
-            self._selector.close()
-            self._sock.close()
+    def on_stopped(self) -> None:
+        self._selector.close()
+        self._sock.close()
 
-    def run_once(self, timeout: float) -> None:
+    def run_once(self, timeout: float = 0.5) -> None:
         if not self._selector.select(timeout):
             return
         while True:
@@ -65,6 +62,3 @@ class Acceptor(threading.Thread):
             processor = self.processors[self._next % len(self.processors)]
             self._next += 1
             processor.accept(sock, ip, port)
-
-    def shutdown(self) -> None:
-        self._running.clear()

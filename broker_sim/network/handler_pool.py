@@ -7,9 +7,9 @@ KafkaApis and never kills a thread. ``None`` on the channel is the shutdown sign
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Protocol
 
+from ..common.shutdownable_thread import ShutdownableThread
 from .request_channel import Request, RequestChannel
 
 
@@ -21,28 +21,19 @@ class RequestDispatcher(Protocol):
 log = logging.getLogger(__name__)
 
 
-class RequestHandler(threading.Thread):
+class RequestHandler(ShutdownableThread):
+    """Takes requests off the shared channel and dispatches them, one at a time."""
+
     def __init__(self, index: int, channel: RequestChannel, apis: RequestDispatcher) -> None:
-        super().__init__(name=f"request-handler-{index}", daemon=True)
+        super().__init__(f"request-handler-{index}")
         self.channel = channel
         self.apis = apis
-        self._stopped = threading.Event()
 
-    def run(self) -> None:
-        while not self._stopped.is_set():
-            try:
-                self.run_once(1.0)
-            except Exception:
-                log.exception("%s: unexpected error", self.name)
-
-    def run_once(self, timeout: float) -> None:
+    def run_once(self, timeout: float = 1.0) -> None:
         request = self.channel.receive_request(timeout)
         if request is None:
             return
         self.apis.handle(request)
-
-    def stop(self) -> None:
-        self._stopped.set()
 
 
 class RequestHandlerPool:
@@ -56,7 +47,7 @@ class RequestHandlerPool:
 
     def shutdown(self) -> None:
         for h in self.handlers:
-            h.stop()
+            h.request_stop()
         self.channel.wake_handlers(len(self.handlers))
         for h in self.handlers:
-            h.join(5)
+            h.stop()

@@ -30,9 +30,9 @@ import logging
 import queue
 import selectors
 import socket
-import threading
 from typing import Any
 
+from ..common.shutdownable_thread import ShutdownableThread
 from ..protocol import api
 from ..protocol.errors import MalformedFrame, UnsupportedVersion
 from ..protocol.framing import FrameDecoder, FrameTooLarge
@@ -60,10 +60,10 @@ class Connection:
         self.interest = 0
 
 
-class Processor(threading.Thread):
+class Processor(ShutdownableThread):
     def __init__(self, processor_id: int, channel: RequestChannel, quotas: ConnectionQuotas,
                  max_request_size: int, apis: dict[int, api.ApiSpec] = api.APIS) -> None:
-        super().__init__(name=f"network-processor-{processor_id}", daemon=True)
+        super().__init__(f"network-processor-{processor_id}")
         self.processor_id = processor_id
         self.channel = channel
         self.quotas = quotas
@@ -77,45 +77,32 @@ class Processor(threading.Thread):
         self._wake_w.setblocking(False)
         self.selector.register(self._wake_r, selectors.EVENT_READ, None)
         self._conns: dict[str, Connection] = {}
-        self._running = threading.Event()
-        self._running.set()
         self._next_id = 0
 
     # ---- called from other threads -------------------------------------------------
     def accept(self, sock: socket.socket, ip: str, port: int) -> None:
         self._new.put((sock, ip, port))
-        self.wakeup()
+        self.wake()
 
     def enqueue_response(self, response: Response) -> None:
         self._responses.put(response)
-        self.wakeup()
+        self.wake()
 
-    def wakeup(self) -> None:
+    def wake(self) -> None:
         try:
             self._wake_w.send(b"\x00")
         except (BlockingIOError, OSError):
             pass  # a wake-up is already pending (buffer full) or we are shutting down
 
-    def shutdown(self) -> None:
-        self._running.clear()
-        self.wakeup()
-
     # ---- the processor thread ------------------------------------------------------
-    def run(self) -> None:
-        try:
-            while self._running.is_set():
-                try:
-                    self.run_once(0.5)
-                except Exception:
-                    log.exception("processor %d: unexpected error in its loop", self.processor_id)
-        finally:
-            for conn in list(self._conns.values()):
-                self._close(conn)
-            self.selector.close()
-            self._wake_r.close()
-            self._wake_w.close()
+    def on_stopped(self) -> None:
+        for conn in list(self._conns.values()):
+            self._close(conn)
+        self.selector.close()
+        self._wake_r.close()
+        self._wake_w.close()
 
-    def run_once(self, timeout: float) -> None:
+    def run_once(self, timeout: float = 0.5) -> None:
         self._configure_new_connections()
         self._process_responses()
         for key, mask in self.selector.select(timeout):

@@ -40,9 +40,8 @@ class SocketServer:
         self.acceptor.start()
 
     def shutdown(self) -> None:
-        self.acceptor.shutdown()
-        self.acceptor.join(5)
+        self.acceptor.stop()
         for p in self.processors:
-            p.shutdown()
+            p.request_stop()
         for p in self.processors:
-            p.join(5)
+            p.stop()

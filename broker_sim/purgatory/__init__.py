@@ -2,13 +2,12 @@
 they time out (after Kafka's ``DelayedOperation`` and ``DelayedOperationPurgatory``)."""
 
 from .delayed_operation import DelayedOperation, OperationLock
-from .purgatory import DelayedOperationPurgatory, ExpiredOperationReaper
+from .purgatory import DelayedOperationPurgatory
 from .watchers import Watchers
 
 __all__ = [
     "DelayedOperation",
     "DelayedOperationPurgatory",
-    "ExpiredOperationReaper",
     "OperationLock",
     "Watchers",
 ]

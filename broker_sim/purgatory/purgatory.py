@@ -7,7 +7,8 @@ import threading
 from collections.abc import Hashable, Iterable
 from typing import Generic, TypeVar
 
-from ..timer.clock import Clock, SystemClock
+from ..common.clock import SYSTEM_CLOCK, Clock
+from ..timer.reaper import TimerReaper
 from ..timer.system_timer import SystemTimer
 from .delayed_operation import DelayedOperation
 from .watchers import Watchers
@@ -42,7 +43,7 @@ class DelayedOperationPurgatory(Generic[T]):
     estimated number of such completed-but-watched operations exceeds ``purge_interval``,
     the reaper sweeps every watcher list.
 
-    The reaper is a daemon thread that calls :meth:`advance_clock` (``timer.advance_clock``
+    The reaper is the timer's :class:`~broker_sim.timer.TimerReaper` (``timer.advance_clock``
     with a 200 ms wait, then the purge check) in a loop; with ``reaper_enabled=False`` a
     test drives the same work through ``reaper.run_once(timeout_ms)``.
 
@@ -72,7 +73,7 @@ class DelayedOperationPurgatory(Generic[T]):
     ) -> None:
         self.name = name
         if timer is None:
-            timer = SystemTimer(f"executor-{name}", clock=clock or SystemClock())
+            timer = SystemTimer(f"executor-{name}", clock=clock or SYSTEM_CLOCK)
         self._timer = timer
         self.purge_interval = purge_interval
         self._shards: tuple[_WatcherShard[T], ...] = tuple(
@@ -80,7 +81,8 @@ class DelayedOperationPurgatory(Generic[T]):
         )
         self._estimated_total = 0
         self._estimate_lock = threading.Lock()
-        self.reaper = ExpiredOperationReaper(self)
+        self.reaper = TimerReaper(timer, f"ExpirationReaper-{name}", REAPER_POLL_MS,
+                                  after_round=self._purge_if_needed)
         if reaper_enabled:
             self.reaper.start()
 
@@ -157,9 +159,8 @@ class DelayedOperationPurgatory(Generic[T]):
             watchers = shard.watchers.pop(key, None)
         return watchers.cancel() if watchers is not None else []
 
-    def advance_clock(self, timeout_ms: float) -> None:
-        """Expire due operations (waiting up to ``timeout_ms`` for one); purge if needed."""
-        self._timer.advance_clock(timeout_ms)
+    def _purge_if_needed(self) -> None:
+        """After each reaper round: purge once enough completed operations piled up."""
         pending = self._timer.size
         if self._estimated_total - pending > self.purge_interval:
             self.purge(pending)
@@ -205,38 +206,6 @@ class DelayedOperationPurgatory(Generic[T]):
 
     def shutdown(self) -> None:
         """Stop the reaper and the timer; pending operations neither complete nor expire."""
-        self.reaper.initiate_shutdown()
+        self.reaper.request_stop()
         self._timer.shutdown()
-        self.reaper.await_shutdown()
-
-
-class ExpiredOperationReaper(threading.Thread):
-    """The purgatory's daemon thread: ``run()`` repeats :meth:`run_once` until shut down.
-
-    ``run_once`` is one round of work (advance the timer, waiting up to ``timeout_ms`` for
-    a due bucket, then purge if needed); tests call it directly on a purgatory created
-    with ``reaper_enabled=False``.
-    """
-
-    def __init__(self, purgatory: DelayedOperationPurgatory[T]) -> None:
-        super().__init__(name=f"ExpirationReaper-{purgatory.name}", daemon=True)
-        self._purgatory = purgatory
-        self._stopping = threading.Event()
-
-    def run_once(self, timeout_ms: float = REAPER_POLL_MS) -> None:
-        self._purgatory.advance_clock(timeout_ms)
-
-    def run(self) -> None:
-        timer = self._purgatory.timer
-        while not self._stopping.is_set() and not timer.is_shut_down:
-            try:
-                self.run_once()
-            except Exception:
-                log.exception("expiration reaper of %s failed", self._purgatory.name)
-
-    def initiate_shutdown(self) -> None:
-        self._stopping.set()
-
-    def await_shutdown(self, timeout: float | None = None) -> None:
-        if self.is_alive():
-            self.join(timeout)
+        self.reaper.stop()

@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 
+from ..common import SYSTEM_CLOCK, Clock, PeriodicThread
 from ..controller.apis import ControllerApis
 from ..controller.controller import Controller
 from ..controller.image import ClusterImage
@@ -38,10 +39,11 @@ log = logging.getLogger(__name__)
 
 
 class Broker:
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, clock: Clock = SYSTEM_CLOCK) -> None:
         self.config = config
+        self.clock = clock
         self._stopped = threading.Event()
-        self._retention_thread: threading.Thread | None = None
+        self._retention_thread: PeriodicThread | None = None
         self._embedded: tuple[SystemTimer, TimerReaper] | None = None
         self._first_image = True
 
@@ -62,7 +64,7 @@ class Broker:
         cfg = self.config
         data_dir = cfg.data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
-        self.log_manager = LogManager(data_dir / "logs", cfg.log)
+        self.log_manager = LogManager(data_dir / "logs", cfg.log, clock=self.clock)
         self.metadata = MetadataCache()
         self.controller = self._controller_client()
         self.socket_server = SocketServer(
@@ -70,20 +72,22 @@ class Broker:
             cfg.socket_request_max_bytes, cfg.max_connections_per_ip,
             cfg.max_connections_per_ip_overrides)
         self.replica_manager = ReplicaManager(cfg.broker_id, self.log_manager, self.metadata.address,
-                                              self._alter_partition, cfg.replica_lag_time_max_ms)
+                                              self._alter_partition, cfg.replica_lag_time_max_ms,
+                                              clock=self.clock)
         self.lifecycle = BrokerLifecycle(self.controller, cfg.broker_id, cfg.advertised,
                                          lambda: self.socket_server.port, self._on_image,
                                          cfg.heartbeat_interval_ms)
         self._register()
         self.producer_ids = ProducerIdManager(data_dir / "producer-id-block", cfg.broker_id)
         self.apis = KafkaApis(cfg, self.socket_server.channel, self.replica_manager, self.metadata,
-                              self.controller, self.lifecycle.run_once, self.producer_ids)
+                              self.controller, self.lifecycle.heartbeat, self.producer_ids)
         self.handlers = RequestHandlerPool(cfg.num_io_threads, self.socket_server.channel, self.apis)
         self.handlers.start()
         self.socket_server.start()
         self.lifecycle.start()
-        self._retention_thread = threading.Thread(target=self._retention_loop, name="log-retention",
-                                                  daemon=True)
+        self._retention_thread = PeriodicThread(
+            "log-retention", cfg.log_retention_check_interval_ms,
+            lambda: self.log_manager.cleanup(self.clock.wall_ms()))
         self._retention_thread.start()
         log.info("broker %d listening on %s:%d (data in %s)", cfg.broker_id, self.host, self.port, data_dir)
         return self
@@ -92,7 +96,7 @@ class Broker:
         deadline = time.monotonic() + timeout_s
         while True:
             try:
-                self.lifecycle.run_once()
+                self.lifecycle.heartbeat()
                 return
             except (KafkaError, OSError) as e:
                 if time.monotonic() > deadline:
@@ -140,14 +144,6 @@ class Broker:
     def bootstrap_servers(self) -> str:
         return f"{self.host}:{self.port}"
 
-    def _retention_loop(self) -> None:
-        interval = self.config.log_retention_check_interval_ms / 1000
-        while not self._stopped.wait(interval):
-            try:
-                self.log_manager.cleanup(int(time.time() * 1000))
-            except Exception:
-                log.exception("log retention check failed")
-
     def shutdown(self) -> None:
         if self._stopped.is_set():
             return
@@ -158,7 +154,7 @@ class Broker:
         self.handlers.shutdown()
         self.replica_manager.shutdown()
         if self._retention_thread is not None:
-            self._retention_thread.join(5)
+            self._retention_thread.stop()
         self.log_manager.close()
         self.controller.close()
         if self._embedded is not None:

@@ -12,8 +12,8 @@ import threading
 from typing import Any, Protocol
 
 from ..controller.apis import ControllerApis
+from ..network.blocking_client import BlockingConnection
 from ..protocol.api import ApiKey
-from .blocking_client import BlockingConnection
 
 
 class ControllerClient(Protocol):

@@ -18,6 +18,7 @@ import threading
 import uuid
 from collections.abc import Callable
 
+from ..common.shutdownable_thread import ShutdownableThread
 from ..controller.image import ClusterImage
 from ..protocol.errors import KafkaError
 from .controller_client import ControllerClient
@@ -25,10 +26,19 @@ from .controller_client import ControllerClient
 log = logging.getLogger(__name__)
 
 
-class BrokerLifecycle(threading.Thread):
+class BrokerLifecycle(ShutdownableThread):
+    """The broker's heartbeat to the controller, which also brings the cluster image back.
+
+    Each round sends one heartbeat (:meth:`heartbeat`), applies a newer image if the
+    controller sent one, then waits ``heartbeat_interval_ms`` or until :meth:`wake` (an ISR
+    change, a request for fresh metadata). ``heartbeat`` may also be called from other
+    threads (registration, request handlers needing fresh metadata): ``_lock`` serializes
+    heartbeats, so images are applied one at a time and in order.
+    """
+
     def __init__(self, client: ControllerClient, broker_id: int, host: str, port: Callable[[], int],
                  on_image: Callable[[ClusterImage], None], heartbeat_interval_ms: int = 250) -> None:
-        super().__init__(name=f"broker-{broker_id}-lifecycle", daemon=True)
+        super().__init__(f"broker-{broker_id}-lifecycle")
         self.client = client
         self.broker_id = broker_id
         self.host = host
@@ -40,20 +50,18 @@ class BrokerLifecycle(threading.Thread):
         self.metadata_version = -1
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._stopped = threading.Event()
-
-    def run(self) -> None:
-        while not self._stopped.is_set():
-            try:
-                self.run_once()
-            except (KafkaError, OSError) as e:
-                log.warning("broker %d: heartbeat to the controller failed: %s", self.broker_id, e)
-            except Exception:
-                log.exception("broker %d: applying the cluster image failed", self.broker_id)
-            self._wake.wait(self.interval_s)
-            self._wake.clear()
 
     def run_once(self) -> None:
+        try:
+            self.heartbeat()
+        except (KafkaError, OSError) as e:
+            log.warning("broker %d: heartbeat to the controller failed: %s", self.broker_id, e)
+        except Exception:
+            log.exception("broker %d: applying the cluster image failed", self.broker_id)
+        self._wake.wait(self.interval_s)
+        self._wake.clear()
+
+    def heartbeat(self) -> None:
         with self._lock:
             resp = self.client.heartbeat({
                 "broker_id": self.broker_id, "host": self.host, "port": self.port(),
@@ -65,8 +73,4 @@ class BrokerLifecycle(threading.Thread):
                 self.metadata_version = resp.metadata_version
 
     def wake(self) -> None:
-        self._wake.set()
-
-    def stop(self) -> None:
-        self._stopped.set()
         self._wake.set()

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..common import SYSTEM_CLOCK, Clock, ShutdownableThread
+from ..network.blocking_client import BlockingConnection
 from ..protocol.api import ApiKey
 from ..protocol.errors import KafkaError, NetworkException, OffsetOutOfRange, error_for_code
 from ..protocol.messages.fetch import PartitionDataView
-from .blocking_client import BlockingConnection
 from .partition import Partition
 
 log = logging.getLogger(__name__)
@@ -41,19 +41,29 @@ class _Fetching:
     partition: Partition
     leader_epoch: int
     truncated: bool = False
-    retry_at: float = 0.0  # monotonic seconds: parked after an error until then
+    retry_at_ms: int = 0  # monotonic: parked after an error until then
 
-    def park(self, seconds: float = 0.5) -> None:
+    def park(self, now_ms: int, backoff_ms: int = 500) -> None:
         """Back off after an error; truncate again afterwards (leadership may have moved)."""
         self.truncated = False
-        self.retry_at = time.monotonic() + seconds
+        self.retry_at_ms = now_ms + backoff_ms
 
 
-class ReplicaFetcherThread(threading.Thread):
+class ReplicaFetcherThread(ShutdownableThread):
+    """Fetches, for this broker, every partition it follows on one leader.
+
+    Each round truncates newly added partitions, then sends one long-polling Fetch; when
+    nothing is fetchable it waits up to 200 ms or until :meth:`wake` (a partition added).
+    A network error drops the connection (re-opened next round); :meth:`on_stopped`
+    closes it for good.
+    """
+
     def __init__(self, broker_id: int, leader_id: int, address: Callable[[int], tuple[str, int] | None],
                  on_append: Callable[[Partition], None], max_wait_ms: int = 500,
-                 fetch_max_bytes: int = 16 * 1024 * 1024, partition_max_bytes: int = 4 * 1024 * 1024) -> None:
-        super().__init__(name=f"replica-fetcher-{broker_id}-from-{leader_id}", daemon=True)
+                 fetch_max_bytes: int = 16 * 1024 * 1024, partition_max_bytes: int = 4 * 1024 * 1024,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
+        super().__init__(f"replica-fetcher-{broker_id}-from-{leader_id}")
+        self.clock = clock
         self.broker_id = broker_id
         self.leader_id = leader_id
         self.address = address
@@ -63,7 +73,6 @@ class ReplicaFetcherThread(threading.Thread):
         self.partition_max_bytes = partition_max_bytes
         self._parts: dict[tuple[str, int], _Fetching] = {}
         self._lock = threading.Lock()
-        self._stopped = threading.Event()
         self._wake = threading.Event()
         self._conn: BlockingConnection | None = None
 
@@ -71,7 +80,7 @@ class ReplicaFetcherThread(threading.Thread):
     def add(self, partition: Partition, leader_epoch: int) -> None:
         with self._lock:
             self._parts[(partition.topic, partition.index)] = _Fetching(partition, leader_epoch)
-        self._wake.set()
+        self.wake()
 
     def remove(self, key: tuple[str, int]) -> None:
         with self._lock:
@@ -81,25 +90,25 @@ class ReplicaFetcherThread(threading.Thread):
         with self._lock:
             return len(self._parts)
 
-    def stop(self) -> None:
-        self._stopped.set()
+    def wake(self) -> None:
         self._wake.set()
 
     # ---- the thread ----------------------------------------------------------------------
-    def run(self) -> None:
-        while not self._stopped.is_set():
-            try:
-                if not self.run_once():
-                    self._wake.wait(0.2)
-                    self._wake.clear()
-            except NetworkException as e:
-                log.info("%s: %s; retrying", self.name, e)
-                self._close()
-                self._stopped.wait(0.2)
-            except Exception:
-                log.exception("%s: unexpected error", self.name)
-                self._close()
-                self._stopped.wait(0.5)
+    def run_once(self) -> None:
+        try:
+            if not self.fetch_once():
+                self._wake.wait(0.2)
+                self._wake.clear()
+        except NetworkException as e:
+            log.info("%s: %s; retrying", self.name, e)
+            self._close()
+            self.stopping.wait(0.2)
+        except Exception:
+            log.exception("%s: unexpected error", self.name)
+            self._close()
+            self.stopping.wait(0.5)
+
+    def on_stopped(self) -> None:
         self._close()
 
     def _connection(self) -> BlockingConnection:
@@ -116,11 +125,11 @@ class ReplicaFetcherThread(threading.Thread):
             self._conn.close()
             self._conn = None
 
-    def run_once(self) -> bool:
-        """One round: truncate new partitions, then one fetch. False when idle."""
-        now = time.monotonic()
+    def fetch_once(self) -> bool:
+        """Truncate new partitions, then one fetch. False when nothing was fetchable."""
+        now = self.clock.monotonic_ms()
         with self._lock:
-            parts = {k: f for k, f in self._parts.items() if f.retry_at <= now}
+            parts = {k: f for k, f in self._parts.items() if f.retry_at_ms <= now}
         if not parts:
             return False
         for key, f in parts.items():
@@ -145,7 +154,7 @@ class ReplicaFetcherThread(threading.Thread):
             if r.error_code:
                 log.info("%s-%d: leader answered %s to OffsetForLeaderEpoch; retrying",
                          key[0], key[1], error_for_code(r.error_code).__name__)
-                f.park()
+                f.park(self.clock.monotonic_ms())
                 return
             if r.end_offset < 0:
                 target = p.high_watermark
@@ -192,7 +201,7 @@ class ReplicaFetcherThread(threading.Thread):
         if r.error_code:
             log.info("%s-%d: fetch from leader %d answered %s; retrying", key[0], key[1],
                      self.leader_id, error_for_code(r.error_code).__name__)
-            f.park()
+            f.park(self.clock.monotonic_ms())
             return
         records = r.records
         if records is not None and len(records):
@@ -226,8 +235,9 @@ class ReplicaFetcherThread(threading.Thread):
 
 class ReplicaFetcherManager:
     def __init__(self, broker_id: int, address: Callable[[int], tuple[str, int] | None],
-                 on_append: Callable[[Partition], None]) -> None:
+                 on_append: Callable[[Partition], None], clock: Clock = SYSTEM_CLOCK) -> None:
         self.broker_id = broker_id
+        self.clock = clock
         self.address = address
         self.on_append = on_append
         self._threads: dict[int, ReplicaFetcherThread] = {}
@@ -240,7 +250,8 @@ class ReplicaFetcherManager:
             self._remove_locked(key)
             thread = self._threads.get(leader_id)
             if thread is None or not thread.is_alive():
-                thread = ReplicaFetcherThread(self.broker_id, leader_id, self.address, self.on_append)
+                thread = ReplicaFetcherThread(self.broker_id, leader_id, self.address, self.on_append,
+                                              clock=self.clock)
                 self._threads[leader_id] = thread
                 thread.start()
             thread.add(partition, leader_epoch)
@@ -260,6 +271,6 @@ class ReplicaFetcherManager:
             threads = list(self._threads.values())
             self._threads.clear()
         for t in threads:
-            t.stop()
+            t.request_stop()
         for t in threads:
-            t.join(5)
+            t.stop()

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..common import SYSTEM_CLOCK, Clock, PeriodicThread
 from ..controller.apis import NON_LOG_TOPIC_CONFIGS
 from ..controller.image import ClusterImage
 from ..log import LogConfig, LogManager
@@ -38,10 +38,6 @@ from .replica_fetcher import ReplicaFetcherManager
 log = logging.getLogger(__name__)
 
 EMPTY = b""
-
-
-def now_ms() -> int:
-    return time.monotonic_ns() // 1_000_000
 
 
 @dataclass
@@ -67,26 +63,29 @@ class ReplicaManager:
     def __init__(self, broker_id: int, log_manager: LogManager,
                  address: Callable[[int], tuple[str, int] | None],
                  alter_partition: Callable[[Partition, list[int]], None],
-                 replica_lag_time_max_ms: int = 10_000) -> None:
+                 replica_lag_time_max_ms: int = 10_000, clock: Clock = SYSTEM_CLOCK) -> None:
         self.broker_id = broker_id
+        self.clock = clock
         self.log_manager = log_manager
         self.alter_partition = alter_partition
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._lock = threading.Lock()
-        self.produce_purgatory: DelayedOperationPurgatory[DelayedProduce] = DelayedOperationPurgatory("Produce")
-        self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = DelayedOperationPurgatory("Fetch")
-        self.fetchers = ReplicaFetcherManager(broker_id, address, self._after_follower_append)
-        self._stopped = threading.Event()
-        self._isr_thread = threading.Thread(target=self._isr_loop, name=f"isr-maintenance-{broker_id}",
-                                            daemon=True)
+        self.produce_purgatory: DelayedOperationPurgatory[DelayedProduce] = DelayedOperationPurgatory(
+            "Produce", clock=clock)
+        self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = DelayedOperationPurgatory(
+            "Fetch", clock=clock)
+        self.fetchers = ReplicaFetcherManager(broker_id, address, self._after_follower_append, clock)
+        interval_ms = int(max(50, min(replica_lag_time_max_ms / 4, 500)))
+        self._isr_thread = PeriodicThread(f"isr-maintenance-{broker_id}", interval_ms,
+                                          lambda: self.maintain_isr(self.clock.monotonic_ms()))
         self._isr_thread.start()
 
     # ---- the image ------------------------------------------------------------------------
     def apply_image(self, image: ClusterImage) -> None:
         assigned: set[tuple[str, int]] = set()
         changed: list[tuple[str, int]] = []
-        now = now_ms()
+        now = self.clock.monotonic_ms()
         for name, topic in image.topics.items():
             log_props = {k: v for k, v in topic.configs.items() if k not in NON_LOG_TOPIC_CONFIGS}
             min_isr = int(topic.configs.get("min.insync.replicas", "1"))
@@ -176,7 +175,7 @@ class ReplicaManager:
               max_wait_ms: int, respond: Callable[[list[FetchResult]], None]) -> None:
         is_follower = replica_id >= 0
         if is_follower:
-            now = now_ms()
+            now = self.clock.monotonic_ms()
             for spec in specs:
                 try:
                     p = self.partition(spec.topic, spec.partition)
@@ -232,14 +231,6 @@ class ReplicaManager:
         self.fetch_purgatory.check_and_complete(key)
 
     # ---- ISR maintenance -------------------------------------------------------------------
-    def _isr_loop(self) -> None:
-        interval = max(0.05, min(self.replica_lag_time_max_ms / 4000, 0.5))
-        while not self._stopped.wait(interval):
-            try:
-                self.maintain_isr(now_ms())
-            except Exception:
-                log.exception("ISR maintenance failed")
-
     def maintain_isr(self, now: int) -> None:
         for p in self.partitions():
             proposed = p.proposed_isr(now, self.replica_lag_time_max_ms)
@@ -250,8 +241,7 @@ class ReplicaManager:
                 self.fetch_purgatory.check_and_complete(key)
 
     def shutdown(self) -> None:
-        self._stopped.set()
-        self._isr_thread.join(5)
+        self._isr_thread.stop()
         self.fetchers.shutdown()
         self.produce_purgatory.shutdown()
         self.fetch_purgatory.shutdown()

@@ -3,7 +3,7 @@
 sleeps, and a reaper-driven :class:`SystemTimer` that runs due tasks on an executor.
 """
 
-from .clock import Clock, ManualClock, SystemClock
+from ..common.clock import Clock, ManualClock, SystemClock
 from .delay_queue import DelayQueue
 from .reaper import TimerReaper
 from .system_timer import SystemTimer

@@ -7,7 +7,7 @@ import itertools
 import threading
 import time
 
-from .clock import Clock
+from ..common.clock import Clock
 from .timer_task_list import TimerTaskList
 
 
@@ -20,7 +20,7 @@ class DelayQueue:
     per wheel level), never one per task, so its O(log n) heap operations are on a tiny n.
 
     Time has two roles here. Whether a bucket is due is decided by the injected
-    :class:`~.clock.Clock`, so a test with a :class:`~.clock.ManualClock` controls expiry
+    :class:`~broker_sim.common.Clock`, so a test with a :class:`~broker_sim.common.ManualClock` controls expiry
     exactly. How long :meth:`poll` may block is real time (``timeout_ms`` of wall-clock
     waiting), so a manual clock that nobody advances cannot hang a caller; ``poll(0)``
     never blocks. A manual clock wakes blocked pollers whenever it is advanced.
@@ -76,7 +76,7 @@ class DelayQueue:
         clock = self._clock
         heap = self._heap
         with self._lock:
-            if heap and heap[0][0] <= clock.now_ms():
+            if heap and heap[0][0] <= clock.monotonic_ms():
                 return heapq.heappop(heap)[2]
             if timeout_ms <= 0 or self._closed:
                 return None
@@ -86,7 +86,7 @@ class DelayQueue:
                 while True:
                     due_in_ms: int | None = None
                     if heap:
-                        due_in_ms = heap[0][0] - clock.now_ms()
+                        due_in_ms = heap[0][0] - clock.monotonic_ms()
                         if due_in_ms <= 0:
                             return heapq.heappop(heap)[2]
                     if self._closed:

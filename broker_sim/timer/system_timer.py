@@ -6,7 +6,7 @@ import logging
 import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
 
-from .clock import Clock, SystemClock
+from ..common.clock import SYSTEM_CLOCK, Clock
 from .delay_queue import DelayQueue
 from .task_counter import TaskCounter
 from .timer_task import TimerTask
@@ -63,8 +63,8 @@ class SystemTimer:
         executor: Executor | None = None,
     ) -> None:
         self.executor_name = executor_name
-        self._clock: Clock = clock if clock is not None else SystemClock()
-        self._now = self._clock.now_ms
+        self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
+        self._now = self._clock.monotonic_ms
         self._counter = TaskCounter()
         self._queue = DelayQueue(self._clock)
         self._lock = threading.RLock()

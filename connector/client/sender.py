@@ -1,6 +1,7 @@
 """The producer's background I/O thread: moves batches from the accumulator to brokers.
 
-Each :meth:`Sender.run_once` is one iteration of DESIGN.md section 8:
+Each :meth:`Sender.run_once` is one iteration of the producer's send loop (the same steps
+as the Java producer's sender; docs/architecture.md, "The client", puts it in context):
 
 1. ask the accumulator which nodes lead partitions with a *ready* head batch; topics with
    an unknown leader trigger a metadata refresh;

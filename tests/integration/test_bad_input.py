@@ -13,6 +13,7 @@ from broker_sim.protocol import api
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import UnsupportedVersion
 from broker_sim.protocol.header import RequestHeader, write_request_header
+from tests.wire import read_frame
 
 pytestmark = pytest.mark.integration
 
@@ -20,21 +21,6 @@ pytestmark = pytest.mark.integration
 def connect(port: int) -> socket.socket:
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
     return s
-
-
-def read_frame(s: socket.socket) -> bytes:
-    size = struct.unpack(">i", recv_exact(s, 4))[0]
-    return recv_exact(s, size)
-
-
-def recv_exact(s: socket.socket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed by the broker")
-        buf += chunk
-    return buf
 
 
 def closed_by_peer(s: socket.socket, timeout: float = 10) -> bool:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from broker_sim.common import ManualClock
 from broker_sim.log import Log, LogConfig
 from broker_sim.protocol.records.batch_header import BatchHeader, iter_batches
 from broker_sim.protocol.records.builder import RecordBatchBuilder
@@ -36,17 +37,10 @@ def headers(records: bytes) -> list[BatchHeader]:
     return out
 
 
-class FakeClock:
-    def __init__(self, now: int = 1_000_000) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
-
-
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> ManualClock:
+    """The log's clock; its wall reading starts at 1,000,000 ms and moves with ``advance``."""
+    return ManualClock(0, wall_start_ms=1_000_000)
 
 
 @pytest.fixture
@@ -55,7 +49,7 @@ def small_config() -> LogConfig:
 
 
 @pytest.fixture
-def open_log(tmp_path: Path, clock: FakeClock) -> Iterator[Callable[..., Log]]:
+def open_log(tmp_path: Path, clock: ManualClock) -> Iterator[Callable[..., Log]]:
     """Open logs under tmp_path/<name>; every log opened is closed at teardown."""
     opened: list[Log] = []
 

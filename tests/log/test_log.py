@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from broker_sim.common import ManualClock
 from broker_sim.log import AppendInfo, Log, LogConfig, UnexpectedAppendOffset
 from broker_sim.log.log import STATE_FILE
 from broker_sim.protocol.errors import (
@@ -169,7 +170,7 @@ def test_leader_append_validation(open_log: OpenLog, batch: Batch) -> None:
 # ---------------------------------------------------------------------- restart
 
 
-def test_reopen_restores_offsets_hw_and_log_start(tmp_path: Path, clock: Callable[[], int], batch: Batch, parse: Parse) -> None:
+def test_reopen_restores_offsets_hw_and_log_start(tmp_path: Path, clock: ManualClock, batch: Batch, parse: Parse) -> None:
     log = Log(tmp_path / "t-0", SMALL, clock)
     fill(log, batch, 100)
     log.high_watermark = 150
@@ -227,7 +228,7 @@ def test_corrupt_byte_in_last_batch_is_caught_by_crc(open_log: OpenLog, batch: B
     assert os.path.getsize(path) == last_pos
 
 
-def test_crash_recovers_from_recovery_point(tmp_path: Path, clock: Callable[[], int], batch: Batch, parse: Parse) -> None:
+def test_crash_recovers_from_recovery_point(tmp_path: Path, clock: ManualClock, batch: Batch, parse: Parse) -> None:
     log = Log(tmp_path / "t-0", SMALL, clock)
     fill(log, batch, 20)
     log.flush()  # recovery point: everything so far
@@ -303,7 +304,7 @@ def test_retention_by_time(open_log: OpenLog, batch: Batch) -> None:
     assert len(log.segments) == 1 and log.log_start_offset == log.active_segment.base_offset
 
 
-def test_retention_survives_restart(tmp_path: Path, clock: Callable[[], int], batch: Batch) -> None:
+def test_retention_survives_restart(tmp_path: Path, clock: ManualClock, batch: Batch) -> None:
     log = Log(tmp_path / "t-0", SMALL.replace(retention_bytes=2000), clock)
     fill(log, batch, 80)
     log.high_watermark = log.log_end_offset
@@ -330,12 +331,12 @@ def test_delete_records_before(open_log: OpenLog, batch: Batch) -> None:
     assert log.delete_records_before(50) == 100  # never moves back
 
 
-def test_segment_ms_rolls(open_log: OpenLog, clock: Callable[[], int], batch: Batch) -> None:
+def test_segment_ms_rolls(open_log: OpenLog, clock: ManualClock, batch: Batch) -> None:
     log = open_log(LogConfig(segment_ms=1000))
     log.append_as_leader(batch(1), 0)
     log.append_as_leader(batch(1), 0)
     assert len(log.segments) == 1
-    clock.now += 1001  # type: ignore[attr-defined]
+    clock.advance(1001)
     log.append_as_leader(batch(1), 0)
     assert [s.base_offset for s in log.segments] == [0, 2]
 

@@ -1,6 +1,9 @@
-"""Storm's KafkaSpout PartitionManager traps (DESIGN.md section 9), one test each.
+"""Storm's KafkaSpout PartitionManager traps, one test each.
 
-Each test replays the situation that hurt Storm users and asserts what pyq does instead.
+pyq's source keeps, per partition, the same bookkeeping as Storm's KafkaSpout
+PartitionManager (emitted, pending, failed, committed offsets; see docs/architecture.md,
+"The source"). That design had known traps in Storm; each test below replays the situation
+that hurt Storm users (said in the test's docstring) and asserts what pyq does instead.
 """
 
 from __future__ import annotations
@@ -62,8 +65,8 @@ def test_trap2_a_record_that_always_fails_does_not_stall_its_partition() -> None
 
 
 def test_trap3_out_of_range_reset_honours_earliest() -> None:
-    """Storm: an out-of-range offset was reset to a fixed position (latest in the versions
-    DESIGN.md describes), whatever the user had configured, silently skipping the log.
+    """Storm: an out-of-range offset was reset to a fixed position (latest, in the older
+    storm-kafka spout), whatever the user had configured, silently skipping the log.
     pyq: with policy earliest it resumes at the log start and only the offsets retention
     actually deleted are counted as lost."""
     pm = PartitionManager("orders", 2, start_offset=100)

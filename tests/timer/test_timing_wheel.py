@@ -62,7 +62,7 @@ def test_docstring_worked_example() -> None:
             ran.append(e.expiration_ms)
 
     def expire_until(t: int) -> None:
-        clock.advance(t - clock.now_ms())
+        clock.advance(t - clock.monotonic_ms())
         while (bucket := queue.poll(0)) is not None:
             wheel.advance_clock(bucket.expiration)
             bucket.flush(reinsert)

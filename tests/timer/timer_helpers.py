@@ -42,7 +42,7 @@ class RecordingTask(TimerTask):
     def run(self) -> None:
         self.runs += 1
         self.thread = threading.current_thread().name
-        self.log.append((self.label, self.clock.now_ms()))
+        self.log.append((self.label, self.clock.monotonic_ms()))
 
     def __repr__(self) -> str:
         return f"RecordingTask({self.label!r}, delay_ms={self.delay_ms})"
@@ -60,6 +60,6 @@ def manual_timer(
 
 def advance_to(timer: SystemTimer, clock: ManualClock, time_ms: int) -> None:
     """Move the manual clock to ``time_ms`` and let the timer expire what is due."""
-    if time_ms > clock.now_ms():
-        clock.advance(time_ms - clock.now_ms())
+    if time_ms > clock.monotonic_ms():
+        clock.advance(time_ms - clock.monotonic_ms())
     timer.advance_clock(0)
