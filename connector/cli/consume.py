@@ -35,9 +35,9 @@ from .errors import CommandError
 from .topics import describe
 
 if TYPE_CHECKING:
+    from broker_sim.common import Clock
     from broker_sim.protocol.records import Record
     from connector.client import Admin, Fetcher
-    from connector.client.clock import Clock
 
 POLL_INTERVAL_MS = 100.0
 
@@ -138,8 +138,8 @@ def record_line(record: Record, print_key: bool) -> str:
 
 
 def consume_records(args: argparse.Namespace) -> int:
+    from broker_sim.common import SYSTEM_CLOCK
     from connector.client import Admin, Fetcher, TopicPartition
-    from connector.client.clock import SYSTEM_CLOCK
 
     out = sys.stdout
     options = client_options(args)

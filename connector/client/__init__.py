@@ -1,12 +1,12 @@
 """pyq's Kafka client: producer, range fetcher and admin, on the project's own codec.
 
 Every byte on the wire is encoded and decoded by :mod:`broker_sim.protocol` (the same
-sans-I/O codec the broker uses); nothing here depends on another Kafka client library.
+sans-I/O codec the broker uses); time, topic-partitions and the sender's thread shape come
+from :mod:`broker_sim.common`. Nothing here depends on another Kafka client library.
 
 Modules, one concept each::
 
     config            typed, validated options with Kafka's names and defaults
-    clock             the injectable clock (monotonic for scheduling, wall for timestamps)
     errors            client-side errors (plus the shared Kafka errors re-exported here)
     connection        one broker connection: connect, ApiVersions, in-flight FIFO
     network_client    all connections on one selector, poll(), metadata refresh

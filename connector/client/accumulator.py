@@ -44,10 +44,10 @@ from collections import deque
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.records import HEADER_SIZE, RecordBatchBuilder
 
 from .buffer_pool import BufferPool
-from .clock import SYSTEM_CLOCK, Clock
 from .config import ProducerConfig
 from .errors import KafkaTimeoutError, ProducerClosedError
 from .idempotence import IdempotenceManager

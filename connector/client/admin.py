@@ -31,6 +31,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import (
     CoordinatorNotAvailable,
@@ -41,7 +42,6 @@ from broker_sim.protocol.errors import (
     error_for_code,
 )
 
-from .clock import SYSTEM_CLOCK, Clock
 from .config import AdminConfig
 from .errors import KafkaTimeoutError
 from .metadata import Cluster, Node, PartitionInfo, TopicPartition

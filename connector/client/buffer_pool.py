@@ -22,7 +22,7 @@ connector.client.errors.BufferExhaustedError: Failed to allocate 60 bytes within
 Only accounting: the batch builders own their bytearrays; Python's allocator recycles the
 memory. Threading: any thread allocates, the sender thread deallocates; one condition
 variable guards the counters. This is the one place in the producer that blocks, so it
-is the one place that reads the clock (an injectable :class:`~connector.client.clock.Clock`).
+is the one place that reads the clock (an injectable :class:`~broker_sim.common.Clock`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from __future__ import annotations
 import threading
 from collections import deque
 
-from .clock import SYSTEM_CLOCK, Clock
+from broker_sim.common import SYSTEM_CLOCK, Clock
+
 from .errors import BufferExhaustedError, RecordTooLargeError
 
 

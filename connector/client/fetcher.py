@@ -45,12 +45,12 @@ from typing import Any
 
 import pyarrow as pa
 
+from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import OffsetOutOfRange, error_for_code
 from broker_sim.protocol.records import BatchHeader, Record, decode_records
 from broker_sim.protocol.records.batch_header import peek_batch_size
 
-from .clock import SYSTEM_CLOCK, Clock
 from .columnar import (
     KAFKA_SCHEMA,
     KAFKA_SCHEMA_WITH_HEADERS,

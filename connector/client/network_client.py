@@ -43,9 +43,9 @@ import selectors
 import socket
 from typing import Any
 
+from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.api import ApiKey
 
-from .clock import SYSTEM_CLOCK, Clock
 from .config import ClientConfig
 from .connection import BrokerConnection, ConnectionState
 from .errors import DisconnectError, NodeNotReadyError, RequestTimeoutError

@@ -38,11 +38,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.errors import InvalidTopic
 
 from .accumulator import RecordAccumulator
 from .buffer_pool import BufferPool
-from .clock import SYSTEM_CLOCK, Clock
 from .config import ProducerConfig
 from .errors import KafkaTimeoutError, ProducerClosedError, RecordTooLargeError
 from .idempotence import IdempotenceManager
@@ -80,9 +80,7 @@ class Producer:
         self._monotonic_ms = clock.monotonic_ms
         self._closed = False
         self._close_lock = threading.Lock()
-        self._thread = threading.Thread(target=self.sender.run, daemon=True,
-                                         name=f"pyq-producer-sender-{cfg.client_id}")
-        self._thread.start()
+        self.sender.start()
         log.debug("producer started: %s", cfg.to_options())
 
     # ---- sending --------------------------------------------------------------------
@@ -125,7 +123,7 @@ class Producer:
             tps[partition], self._wall_ms() if timestamp is None else timestamp, key, value,
             headers, callback, self._max_block_ms - waited, self._monotonic_ms(), size)
         if result[1] or result[2]:  # batch_is_full, new_batch_created
-            self.sender.wakeup()
+            self.sender.wake()
         return result[0]
 
     def _topic_entry(self, topic: str, partition: int | None) -> tuple[_TopicEntry, float]:
@@ -158,7 +156,7 @@ class Producer:
                 raise KafkaTimeoutError(f"topic {topic!r} not present in metadata after "
                                         f"{max_block_ms:g} ms" + (f" ({error})" if error else ""))
             version = self.metadata.request_update()
-            self.sender.wakeup()
+            self.sender.wake()
             self.metadata.await_update(version, remaining / 1000.0)
 
     def partitions_for(self, topic: str) -> list[int]:
@@ -173,10 +171,10 @@ class Producer:
         A record that failed does not make flush raise: its future holds the error.
         Not from a send callback: those run on the sender thread, which flush waits for.
         """
-        if threading.current_thread() is self._thread:
+        if threading.current_thread() is self.sender:
             raise RuntimeError("flush() called from a producer callback would wait forever")
         self.accumulator.begin_flush()
-        self.sender.wakeup()
+        self.sender.wake()
         try:
             self.accumulator.await_flush_completion(
                 None if timeout is None else timeout * 1000.0, self.clock)
@@ -192,15 +190,15 @@ class Producer:
         if timeout is not None and timeout <= 0:
             self.sender.force_close()
         else:
-            self.sender.initiate_close()
-        if threading.current_thread() is self._thread:
+            self.sender.request_stop()
+        if threading.current_thread() is self.sender:
             log.warning("close() called from a producer callback: not waiting for the sender")
             return
-        self._thread.join(timeout)
-        if self._thread.is_alive():
+        self.sender.join(timeout)
+        if self.sender.is_alive():
             log.warning("producer did not finish sending within %s s; failing the rest", timeout)
             self.sender.force_close()
-            self._thread.join()
+            self.sender.join()
 
     @property
     def closed(self) -> bool:

@@ -30,11 +30,12 @@ has the batch: success. OUT_OF_ORDER_SEQUENCE_NUMBER is retriable while an earli
 of the partition is still unacknowledged (it is being retried first), fatal otherwise;
 after a fatal sequence error the producer id is reset once nothing is in flight.
 
-Threading: :meth:`run` is the body of the one sender thread, which owns the network
-client, the idempotence state and every drained batch. Other threads only call
-:meth:`wakeup`, :meth:`initiate_close` and :meth:`force_close` (which set flags and wake
-the selector). ``run`` survives a failing iteration (logged), and on close keeps going
-until every batch is sent or failed — or, forced, fails them all at once.
+Threading: :class:`Sender` is the one sender thread (a
+:class:`~broker_sim.common.ShutdownableThread`), which owns the network client, the
+idempotence state and every drained batch. Other threads only call :meth:`Sender.wake`,
+:meth:`Sender.request_stop` and :meth:`Sender.force_close` (which set flags and wake the
+selector). The loop survives a failing iteration (logged), and on close keeps going until
+every batch is sent or failed — or, forced, fails them all at once.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from broker_sim.common import SYSTEM_CLOCK, Clock, ShutdownableThread
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import (
     DuplicateSequenceNumber,
@@ -51,7 +53,6 @@ from broker_sim.protocol.errors import (
 )
 
 from .accumulator import RecordAccumulator
-from .clock import SYSTEM_CLOCK, Clock
 from .config import ProducerConfig
 from .errors import KafkaTimeoutError, ProducerClosedError
 from .idempotence import NO_PRODUCER_ID, IdempotenceManager
@@ -63,17 +64,26 @@ from .request_future import RequestFuture
 log = logging.getLogger(__name__)
 
 
-class Sender:
+class Sender(ShutdownableThread):
+    """The producer's I/O thread (see the module docstring for one iteration).
+
+    Owns the network client's connections and the in-flight map; the accumulator is shared
+    with ``send()`` callers under its own lock. Stopping has two speeds:
+    :meth:`request_stop` closes the accumulator to new records and lets the thread finish
+    sending what it holds (in :meth:`on_stopped`), :meth:`force_close` fails it instead.
+    Both return at once; ``join`` (or :meth:`stop`) waits.
+    """
+
     def __init__(self, config: ProducerConfig, client: NetworkClient, metadata: Metadata,
                  accumulator: RecordAccumulator, idempotence: IdempotenceManager | None = None,
                  clock: Clock = SYSTEM_CLOCK) -> None:
+        super().__init__(f"pyq-producer-sender-{config.client_id}")
         self.config = config
         self.client = client
         self.metadata = metadata
         self.accumulator = accumulator
         self.idempotence = idempotence
         self.clock = clock
-        self.running = True
         self._forced = False
         self._in_flight: dict[int, ProducerBatch] = {}  # id(batch) -> batch awaiting a response
         self._pid_future: RequestFuture | None = None
@@ -81,44 +91,38 @@ class Sender:
         self._reset_producer_id = False
 
     # ---- the thread -----------------------------------------------------------------
-    def run(self) -> None:
-        log.debug("sender thread starting")
-        while self.running:
-            self._run_once_logged()
-        # Closing: send what is left unless forced to stop.
+    def on_stopped(self) -> None:
+        """Closing: send what is left unless forced to stop, then close the connections."""
         while not self._forced and (self.accumulator.has_undrained() or self._in_flight
                                     or self.client.in_flight_count() > 0):
-            self._run_once_logged()
+            try:
+                self.run_once()
+            except Exception:
+                log.exception("uncaught error in the producer's sender loop; continuing")
         if self._forced:
             error = ProducerClosedError("producer closed forcefully before the record was sent")
             aborted = self.accumulator.abort_incomplete_batches(error)
             if aborted:
                 log.warning("aborted %d incomplete batch(es) on forced close", len(aborted))
         self.client.close()
-        log.debug("sender thread stopped")
 
-    def _run_once_logged(self) -> None:
-        try:
-            self.run_once(self.clock.monotonic_ms())
-        except Exception:
-            log.exception("uncaught error in the producer's sender loop; continuing")
-
-    def wakeup(self) -> None:
+    def wake(self) -> None:
         self.client.wakeup()
 
-    def initiate_close(self) -> None:
-        """Stop accepting records; the thread exits once everything is sent or failed."""
+    def request_stop(self) -> None:
+        """Stop accepting records; the thread ends once everything is sent or failed."""
         self.accumulator.close()
-        self.running = False
-        self.wakeup()
+        super().request_stop()
 
     def force_close(self) -> None:
         """Stop now, failing every unsent or unacknowledged record."""
         self._forced = True
-        self.initiate_close()
+        self.request_stop()
 
     # ---- one iteration --------------------------------------------------------------
-    def run_once(self, now: float) -> None:
+    def run_once(self, now: float | None = None) -> None:
+        if now is None:
+            now = self.clock.monotonic_ms()
         if self.idempotence is not None and not self._ensure_producer_id(now):
             self._expire(now)
             self.client.poll(self.config.retry_backoff_ms, now)

@@ -23,9 +23,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.errors import UnknownTopicOrPartition
 
-from .clock import SYSTEM_CLOCK, Clock
 from .config import ClientConfig
 from .errors import KafkaTimeoutError
 from .metadata import Cluster, Metadata, TopicPartition

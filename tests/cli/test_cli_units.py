@@ -9,12 +9,12 @@ import importlib
 
 import pytest
 
+from broker_sim.common import ManualClock
 from connector.cli.consume import consume
 from connector.cli.lag import lag_table, metadata_fields
 from connector.cli.produce import separator, split_line
 from connector.cli.table import format_table
 from connector.client import OffsetAndMetadata, TopicPartition
-from connector.client.clock import ManualClock
 
 
 @pytest.mark.parametrize("name", ["table", "produce", "lag"])

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from broker_sim.common import ManualClock
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import (
     DuplicateSequenceNumber,
@@ -22,7 +23,6 @@ from broker_sim.protocol.errors import (
 from broker_sim.protocol.records import BatchHeader
 from connector.client.accumulator import RecordAccumulator
 from connector.client.buffer_pool import BufferPool
-from connector.client.clock import ManualClock
 from connector.client.config import ProducerConfig
 from connector.client.errors import DisconnectError, KafkaTimeoutError, ProducerClosedError
 from connector.client.idempotence import IdempotenceManager
@@ -319,13 +319,13 @@ def test_run_survives_a_failing_iteration_and_stops_cleanly(caplog):
         calls.append(now)
         if len(calls) == 1:
             raise RuntimeError("boom")
-        env.sender.initiate_close()
+        env.sender.request_stop()
         return 0.0
 
     env.sender.send_producer_data = flaky  # type: ignore[method-assign]
     with caplog.at_level(logging.ERROR):
         env.sender.run()
-    assert len(calls) == 2 and "uncaught error" in caplog.text
+    assert len(calls) == 2 and "round of work failed" in caplog.text
     assert env.net.closed
 
 
@@ -333,7 +333,7 @@ def test_close_sends_what_is_queued_before_stopping():
     env = setup(linger_ms=1000)
     env.net.handlers[ApiKey.PRODUCE] = ok
     futures = [env.send(T0), env.send(T1)]
-    env.sender.initiate_close()
+    env.sender.request_stop()
     env.sender.run()
     assert all(f.result(0).offset == 0 for f in futures) and env.net.closed
 
