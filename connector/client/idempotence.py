@@ -61,10 +61,15 @@ class IdempotenceManager:
     def next_sequence(self, tp: TopicPartition) -> int:
         return self._next_sequence.get(tp, 0)
 
+    def reserve(self, tp: TopicPartition, count: int) -> int:
+        """The base sequence for the next ``count`` records of ``tp``; moves past them."""
+        seq = self._next_sequence.get(tp, 0)
+        self._next_sequence[tp] = (seq + count) % _SEQUENCE_MODULUS
+        return seq
+
     def assign(self, batch: ProducerBatch) -> int:
         """Give a new batch its base sequence and track it as unacknowledged."""
-        seq = self._next_sequence.get(batch.tp, 0)
-        self._next_sequence[batch.tp] = (seq + batch.record_count) % _SEQUENCE_MODULUS
+        seq = self.reserve(batch.tp, batch.record_count)
         bisect.insort(self._in_flight.setdefault(batch.tp, []), (seq, id(batch), batch))
         return seq
 

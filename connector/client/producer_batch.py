@@ -31,6 +31,7 @@ from broker_sim.protocol.records import RecordBatchBuilder
 
 from .metadata import TopicPartition
 from .record_future import ProduceRequestResult, RecordFuture, SendCallback
+from .retry import delivery_expired
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +149,7 @@ class ProducerBatch:
         self.in_retry = True
 
     def has_reached_delivery_timeout(self, delivery_timeout_ms: float, now: float) -> bool:
-        return now - self.created_ms >= delivery_timeout_ms
+        return delivery_expired(self.created_ms, delivery_timeout_ms, now)
 
     def is_done(self) -> bool:
         return self._final is not None

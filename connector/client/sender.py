@@ -58,8 +58,10 @@ from .errors import KafkaTimeoutError, ProducerClosedError
 from .idempotence import NO_PRODUCER_ID, IdempotenceManager
 from .metadata import Metadata, TopicPartition
 from .network_client import NetworkClient
+from .produce_request import produce_body
 from .producer_batch import ProducerBatch
 from .request_future import RequestFuture
+from .retry import delivery_expired, may_retry
 
 log = logging.getLogger(__name__)
 
@@ -171,15 +173,9 @@ class Sender(ShutdownableThread):
 
     # ---- produce requests -----------------------------------------------------------
     def _send_produce_request(self, node: int, batches: list[ProducerBatch], now: float) -> None:
-        topics: dict[str, list[dict[str, Any]]] = {}
-        by_tp: dict[TopicPartition, ProducerBatch] = {}
-        for batch in batches:
-            topics.setdefault(batch.tp.topic, []).append(
-                {"index": batch.tp.partition, "records": batch.records})
-            by_tp[batch.tp] = batch
-        body = {"transactional_id": None, "acks": self.config.acks,
-                "timeout_ms": self.config.request_timeout_ms,
-                "topic_data": [{"name": t, "partition_data": p} for t, p in topics.items()]}
+        by_tp = {batch.tp: batch for batch in batches}
+        body = produce_body(((b.tp.topic, b.tp.partition, b.records) for b in batches),
+                            self.config.acks, self.config.request_timeout_ms)
         acks = self.config.acks
         try:
             future = self.client.send(node, ApiKey.PRODUCE, body, now,
@@ -250,14 +246,14 @@ class Sender(ShutdownableThread):
         self._fail(batch, error)
 
     def _can_retry(self, batch: ProducerBatch, error: BaseException, now: float) -> bool:
-        if batch.attempts >= self.config.retries or batch.has_reached_delivery_timeout(
-                self.config.delivery_timeout_ms, now) or self.config.acks == 0:
+        if batch.attempts >= self.config.retries or self.config.acks == 0:
             return False
         if isinstance(error, OutOfOrderSequenceNumber) and self.idempotence is not None:
             # Retriable only behind an earlier batch that is being retried.
             first = self.idempotence.first_in_flight_sequence(batch.tp)
-            return first is not None and first != batch.base_sequence
-        return bool(getattr(error, "retriable", False))
+            return (first is not None and first != batch.base_sequence
+                    and not delivery_expired(batch.created_ms, self.config.delivery_timeout_ms, now))
+        return may_retry(error, batch.created_ms, self.config.delivery_timeout_ms, now)
 
     def _succeed(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
         batch.done(base_offset, log_append_time, None)

@@ -36,6 +36,7 @@ from broker_sim.protocol.records.batch_header import (
     MAGIC,
 )
 from broker_sim.protocol.records.compression import NONE, compress
+from connector.client.partitioner import murmur2
 
 _M = np.uint32(0x5BD1E995)
 _SEED = np.uint32(0x9747B28C)
@@ -179,8 +180,6 @@ def murmur2_partitions(keys: pa.Array, num_partitions: int) -> np.ndarray:
     if n == 0:
         return np.zeros(0, np.int64)
     if int(lengths.max(initial=0)) > VECTOR_KEY_BYTES:
-        from connector.client.partitioner import murmur2
-
         return np.array([murmur2(bytes(data[offsets[i]:offsets[i + 1]])) & 0x7FFFFFFF
                          for i in range(n)], np.int64) % num_partitions
     width = max(4, -(-int(lengths.max(initial=0)) // 4) * 4)

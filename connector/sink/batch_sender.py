@@ -16,20 +16,39 @@ other batch boundaries (exactly-once replay): the batch is re-sent one row per b
 the leader keeps exactly the rows it lacks. Anything else, or a partition that cannot be
 written within ``delivery_timeout_ms``, raises: the task fails and Spark retries it.
 
+Why not the client's :class:`~connector.client.producer.Producer`: it takes one record
+at a time as Python objects, so a task's Arrow columns would have to become a Python
+``bytes`` per row first and then go through the accumulator record by record. Measured on
+this project's 2-core machine (one broker, 4 partitions, 200,000 rows of 100-byte values,
+acks=all, idempotent, median of 3): this path wrote them in 0.17 s, ``Producer.send`` in
+0.45 s from values already in a Python list — 2.6x slower before even counting the
+Arrow-to-Python conversion. So the sink keeps its column-wise path and shares everything
+else with the producer (see :class:`BatchSender`).
+
 Threading: used by the one thread running the Spark task; not thread-safe.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
+from broker_sim.common import TopicPartition
+from broker_sim.protocol.api import ApiKey
+from broker_sim.protocol.errors import (
+    DuplicateSequenceNumber,
+    OutOfOrderSequenceNumber,
+    error_for_code,
+)
+from broker_sim.protocol.records import RecordBatchBuilder
 from broker_sim.protocol.records.compression import NONE
+from connector.client.idempotence import IdempotenceManager
+from connector.client.produce_request import produce_body
+from connector.client.retry import may_retry
 
 from .arrow_records import build_batch, encode_batch, encode_records
 
@@ -42,6 +61,8 @@ ATTEMPT_MS = 5_000
 MAX_IN_FLIGHT = 3
 #: Every write waits for all in-sync replicas (acks=all): nothing acknowledged is lost.
 ACKS = -1
+#: How long the leader may wait for the in-sync replicas before answering a request.
+REQUEST_TIMEOUT_MS = 30_000
 #: Rows queued but not yet acknowledged, in bytes, before ``send`` waits for acks.
 MAX_QUEUED_BYTES = 32 * 1024 * 1024
 
@@ -60,16 +81,14 @@ class Chunk:
     def count(self) -> int:
         return len(self.values)
 
-    def encode(self, producer_id: int, epoch: int, compression: int) -> bytes | bytearray:
-        now = int(time.time() * 1000)
+    def encode(self, producer_id: int, epoch: int, compression: int, now: int) -> bytes | bytearray:
+        """The chunk as one RecordBatch v2, every record stamped ``now`` (wall ms)."""
         if self.headers is None:
             if compression == NONE:
                 return encode_batch(self.keys, self.values, now, producer_id, epoch,
                                     self.base_sequence)
             return build_batch(encode_records(self.keys, self.values), self.count, now,
                                producer_id, epoch, self.base_sequence, compression)
-        from broker_sim.protocol.records import RecordBatchBuilder
-
         builder = RecordBatchBuilder(compression=compression, producer_id=producer_id,
                                      producer_epoch=epoch, base_sequence=self.base_sequence)
         keys = self.keys.to_pylist() if self.keys is not None else [None] * self.count
@@ -94,15 +113,27 @@ def _bytes(v: Any) -> bytes | None:
 
 
 class BatchSender:
+    """Sends chunks under one (producer id, epoch); see the module docstring.
+
+    Shares with the client's producer what must agree between the two: sequence numbering
+    (:class:`~connector.client.idempotence.IdempotenceManager`), the retry rule
+    (:mod:`connector.client.retry`), the Produce request (:mod:`connector.client.produce_request`)
+    and the clock (the sync client's). What it does not share is the record path: the
+    producer's accumulator builds batches record by record from Python objects, while the
+    sink encodes whole Arrow columns into a batch at once (:mod:`.arrow_records`).
+    """
+
     def __init__(self, sync: Any, producer_id: int, epoch: int, compression: int,
                  delivery_timeout_ms: int = 120_000) -> None:
         self.sync = sync
+        self.clock = sync.client.clock
+        self.idempotence = IdempotenceManager()
+        self.idempotence.set_producer_id(producer_id, epoch)
         self.producer_id, self.epoch, self.compression = producer_id, epoch, compression
         self.delivery_timeout_ms = delivery_timeout_ms
         self.queues: dict[tuple[str, int], deque[Chunk]] = {}
         # per partition, requests in flight in sequence order: (chunk, future, first try)
         self.in_flight: dict[tuple[str, int], deque[tuple[Chunk, Any, float]]] = {}
-        self.next_sequence: dict[tuple[str, int], int] = {}
         self.queued_bytes = 0
         self.duplicates = 0  # batches the leader already had (a replay)
 
@@ -110,8 +141,7 @@ class BatchSender:
              headers: pa.Array | None, size: int) -> None:
         """Queue rows for ``topic``-``partition`` (sequence numbers assigned in call order)."""
         key = (topic, partition)
-        sequence = self.next_sequence.get(key, 0)
-        self.next_sequence[key] = sequence + len(values)
+        sequence = self.idempotence.reserve(TopicPartition(topic, partition), len(values))
         self.queues.setdefault(key, deque()).append(Chunk(keys, values, headers, sequence, size))
         self.queued_bytes += size
         self._pump()
@@ -127,7 +157,7 @@ class BatchSender:
     # ---- internals ---------------------------------------------------------------------------
     def _pump(self) -> None:
         """Put the next chunks of every partition in flight, up to MAX_IN_FLIGHT each."""
-        now = time.monotonic() * 1000
+        now = self.clock.monotonic_ms()
         for key, queue in self.queues.items():
             flying = self.in_flight.setdefault(key, deque())
             while len(flying) < MAX_IN_FLIGHT and len(queue) > len(flying):
@@ -138,8 +168,6 @@ class BatchSender:
                     break  # the leader's connection is busy: the next poll tries again
 
     def _try_issue(self, key: tuple[str, int], chunk: Chunk, now_ms: float) -> bool:
-        from connector.client.metadata import TopicPartition
-
         node = self.sync.metadata.cluster.leader_for(TopicPartition(*key))
         if node is None or not self.sync.client.ready(node, self.sync.now()):
             return False
@@ -147,19 +175,13 @@ class BatchSender:
         return True
 
     def _send_to(self, node: int, key: tuple[str, int], chunk: Chunk, first_try_ms: float) -> None:
-        from broker_sim.protocol.api import ApiKey
-
-        data = chunk.encode(self.producer_id, self.epoch, self.compression)
-        body = {"transactional_id": None, "acks": ACKS, "timeout_ms": 30_000, "topic_data": [
-            {"name": key[0], "partition_data": [{"index": key[1], "records": data}]}]}
+        data = chunk.encode(self.producer_id, self.epoch, self.compression, self.clock.wall_ms())
+        body = produce_body([(key[0], key[1], data)], ACKS, REQUEST_TIMEOUT_MS)
         future = self.sync.client.send(node, ApiKey.PRODUCE, body, self.sync.now())
         self.in_flight.setdefault(key, deque()).append((chunk, future, first_try_ms))
 
     def _issue(self, key: tuple[str, int], chunk: Chunk, first_try_ms: float) -> None:
-        from connector.client.metadata import TopicPartition
-
         sync = self.sync
-        deadline = first_try_ms + self.delivery_timeout_ms
         while True:
             try:
                 attempt = sync.now() + ATTEMPT_MS
@@ -168,10 +190,10 @@ class BatchSender:
                 self._send_to(node, key, chunk, first_try_ms)
                 return
             except Exception as e:  # noqa: BLE001 - retriable client/broker errors only
-                self._retry_or_raise(key, e, deadline)
+                self._retry_or_raise(key, e, first_try_ms)
 
-    def _retry_or_raise(self, key: tuple[str, int], error: BaseException, deadline_ms: float) -> None:
-        if not getattr(error, "retriable", False) or time.monotonic() * 1000 >= deadline_ms:
+    def _retry_or_raise(self, key: tuple[str, int], error: BaseException, first_try_ms: float) -> None:
+        if not may_retry(error, first_try_ms, self.delivery_timeout_ms, self.clock.monotonic_ms()):
             raise error
         log.warning("produce to %s-%d: %s; retrying after a metadata refresh", *key, error)
         self.sync.client.poll(200, self.sync.now())
@@ -199,7 +221,7 @@ class BatchSender:
                     settled = self._handle(key, chunk, future.value)
                 except Exception as e:  # noqa: BLE001
                     flying.clear()
-                    self._retry_or_raise(key, e, first_try + self.delivery_timeout_ms)
+                    self._retry_or_raise(key, e, first_try)
                     self._issue(key, self.queues[key][0], first_try)
                     break
                 if not settled:  # split into single rows: resend from the new head
@@ -209,12 +231,6 @@ class BatchSender:
 
     def _handle(self, key: tuple[str, int], chunk: Chunk, response: Any) -> bool:
         """Settle the head request's answer: True if done, False if split into rows."""
-        from broker_sim.protocol.errors import (
-            DuplicateSequenceNumber,
-            OutOfOrderSequenceNumber,
-            error_for_code,
-        )
-
         code = response.responses[0].partition_responses[0].error_code
         if code == OutOfOrderSequenceNumber.code and chunk.count > 1:
             queue = self.queues[key]

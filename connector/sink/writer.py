@@ -4,8 +4,9 @@ Spark hands a task its rows as Arrow record batches. Each batch is split by topi
 partition with array operations (:mod:`.arrow_records`: the ``partition`` column, else
 Kafka's murmur2 of the key, else round robin over the task's row index), encoded
 without a Python object per row, and sent by a :class:`~.batch_sender.BatchSender`: one
-RecordBatch of up to ``MAX_BATCH_BYTES`` per request, one request in flight per
-partition, every partition of the task in flight at once. ``write`` returns only when
+RecordBatch of up to ``MAX_BATCH_BYTES`` per request, up to
+:data:`~.batch_sender.MAX_IN_FLIGHT` requests in flight per partition (written in
+sequence order), every partition of the task in flight at once. ``write`` returns only when
 every row is acknowledged by the in-sync replicas; otherwise it raises, the task fails
 and Spark retries it.
 
@@ -38,7 +39,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .arrow_records import indices, murmur2_partitions
+from broker_sim.protocol.api import ApiKey
+from broker_sim.protocol.errors import error_for_code
+from broker_sim.protocol.records.compression import codec_id
+from connector.client.config import AdminConfig
+from connector.client.sync_client import SyncClient
+
+from .arrow_records import binary_parts, indices, murmur2_partitions
 from .batch_sender import BatchSender
 from .options import SinkOptions
 
@@ -69,9 +76,6 @@ def producer_identity(query_name: str, spark_partition: int, batch_id: int) -> t
 
 
 def _init_producer_id(sync: Any) -> tuple[int, int]:
-    from broker_sim.protocol.api import ApiKey
-    from broker_sim.protocol.errors import error_for_code
-
     resp = sync.request_any(ApiKey.INIT_PRODUCER_ID,
                             {"transactional_id": None, "transaction_timeout_ms": 60_000},
                             sync.deadline(60_000))
@@ -241,8 +245,6 @@ def _concat(columns: list[pa.Array | None], lengths: list[int]) -> pa.Array | No
 
 
 def _sizes(keys: pa.Array | None, values: pa.Array) -> np.ndarray:
-    from .arrow_records import binary_parts
-
     voff, _, _ = binary_parts(values)
     size = np.diff(voff) + ROW_OVERHEAD
     if keys is not None:
@@ -254,10 +256,6 @@ def _sizes(keys: pa.Array | None, values: pa.Array) -> np.ndarray:
 def write_batches(batches: Iterable[pa.RecordBatch], options: SinkOptions, spark_partition: int,
                   batch_id: int) -> SinkCommitMessage:
     """Write one task's batches; returns once every row is acknowledged (acks=all)."""
-    from broker_sim.protocol.records.compression import codec_id
-    from connector.client.config import AdminConfig
-    from connector.client.sync_client import SyncClient
-
     sync = SyncClient(AdminConfig.coerce({"bootstrap.servers": options.bootstrap_servers}))
     try:
         if options.exactly_once:
