@@ -159,9 +159,6 @@ class FailedOffsets:
                 del self._by_plan[entry.plan_id]
             entry.plan_id = None
 
-    def state(self) -> list[list[Any]]:
-        return [[e.offset, e.failures, e.due_ms, e.plan_id, e.reason] for e in self]
-
     def restore(self, rows: list[list[Any]]) -> None:
         self._entries.clear()
         self._by_plan.clear()

@@ -9,66 +9,20 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .failed_offsets import DeadLetter, FailedOffset, FailedOffsets
 from .offset_range import OffsetRange, ranges_from_offsets
 from .offset_reset import DataLossError, ResetPolicy
+from .partition_accounting import Adjustment, FailOutcome, PartitionCounters
 from .partition_plan import PartitionPlan
 from .retry_policy import RetryPolicy
+from .source_offsets import PartitionCheckpoint, WaitingRetry
 
 logger = logging.getLogger(__name__)
 
-STATE_VERSION = 1
-
-
-@dataclass
-class PartitionCounters:
-    """Running totals for one partition (kept in the state, so they survive a restart).
-
-    Accounting identity, for any history::
-
-        emitted_to == base_offset + delivered + skipped + lost - rewound
-    """
-
-    delivered: int = 0  # offsets planned for the first time (sum of the plans' new ranges)
-    retried: int = 0  # retry deliveries planned
-    skipped: int = 0  # never delivered: jumped over to stay within maxOffsetBehind
-    lost: int = 0  # never delivered: out of range (retention gap, or jumped by policy latest)
-    rewound: int = 0  # positions given back by a reset after the log was truncated
-    dead_lettered: int = 0  # failed records given up (retries exhausted, too far behind, gone)
-    dropped: int = 0  # planned offsets whose commit pyq stopped waiting for
-
-
-@dataclass(frozen=True)
-class FailOutcome:
-    """What :meth:`PartitionManager.fail` did with each offset it was given."""
-
-    scheduled: tuple[int, ...]  # will be delivered again after their backoff
-    dead_letters: tuple[DeadLetter, ...]  # retry limit exhausted
-    ignored: tuple[int, ...]  # not outstanding (already committed, given up, or never planned)
-
-
-@dataclass(frozen=True)
-class Adjustment:
-    """What a maxOffsetBehind skip or an out-of-range reset changed in one partition."""
-
-    topic: str
-    partition: int
-    cause: str  # "maxOffsetBehind" or "outOfRange"
-    old_emitted_to: int
-    new_emitted_to: int
-    skipped: int = 0
-    lost: int = 0
-    rewound: int = 0
-    dropped: int = 0
-    dead_letters: tuple[DeadLetter, ...] = ()
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.old_emitted_to != self.new_emitted_to or self.dropped or self.dead_letters)
+__all__ = ["Adjustment", "FailOutcome", "PartitionCounters", "PartitionManager"]
 
 
 class PartitionManager:
@@ -424,7 +378,7 @@ class PartitionManager:
 
     # -- persistence -------------------------------------------------------------------------
 
-    def checkpoint(self) -> dict[str, Any]:
+    def checkpoint(self) -> PartitionCheckpoint:
         """What a micro-batch's source offsets carry so a restarted driver can :meth:`resume`.
 
         Taken right after a plan, once every earlier plan is acknowledged: the failed offsets
@@ -433,17 +387,14 @@ class PartitionManager:
         changes only when the plan delivered something, a failure was recorded or something
         was given up, so an idle trigger reproduces the previous batch's checkpoint exactly.
         """
-        out: dict[str, Any] = {"from": self._planned_from}
-        waiting = [[e.offset, e.failures, e.due_ms, e.reason] for e in self._failed if not e.in_flight]
-        if waiting:
-            out["failed"] = waiting
-        counters = {k: v for k, v in dataclasses.asdict(self.counters).items() if v}
-        if counters:
-            out["counters"] = counters
-        return out
+        return PartitionCheckpoint(
+            planned_from=self._planned_from,
+            failed=tuple(WaitingRetry(e.offset, e.failures, e.due_ms, e.reason)
+                         for e in self._failed if not e.in_flight),
+            counters={k: v for k, v in dataclasses.asdict(self.counters).items() if v})
 
     @classmethod
-    def resume(cls, topic: str, partition: int, emitted_to: int, checkpoint: Mapping[str, Any],
+    def resume(cls, topic: str, partition: int, emitted_to: int, checkpoint: PartitionCheckpoint,
                in_flight: Iterable[tuple[int, int]] = (),
                retry_policy: RetryPolicy | None = None) -> tuple[PartitionManager, int]:
         """Rebuild a manager in a restarted driver from the last batch's source offsets.
@@ -453,55 +404,19 @@ class PartitionManager:
         ``in_flight`` retries ``(offset, failures so far)`` — and its id is returned: read the
         reports, then :meth:`ack` it, exactly as a driver that never stopped would.
         """
-        counters = PartitionCounters(**{k: int(v) for k, v in checkpoint.get("counters", {}).items()})
+        counters = PartitionCounters(**checkpoint.counters)
         base = emitted_to - (counters.delivered + counters.skipped + counters.lost - counters.rewound)
         manager = cls(topic, partition, max(0, base), retry_policy)
         manager.counters = counters
         manager._emitted_to = emitted_to
-        planned_from = min(int(checkpoint.get("from", emitted_to)), emitted_to)
+        planned_from = min(checkpoint.planned_from, emitted_to)
         manager._planned_from = planned_from
         plan_id = manager._next_plan_id
         manager._next_plan_id += 1
         if planned_from < emitted_to:
             manager._pending[plan_id] = OffsetRange(topic, partition, planned_from, emitted_to)
-        rows = [[int(o), int(f), int(due), None, str(reason)]
-                for o, f, due, reason in checkpoint.get("failed", [])]
+        rows: list[list[Any]] = [[w.offset, w.failures, w.due_ms, None, w.reason]
+                                 for w in checkpoint.failed]
         rows += [[int(o), int(f), 0, plan_id, ""] for o, f in in_flight]
         manager._failed.restore(rows)
         return manager, plan_id
-
-    def state(self) -> dict[str, Any]:
-        """A small JSON-able dict of everything needed to resume (see :meth:`from_state`)."""
-        return {
-            "version": STATE_VERSION,
-            "topic": self.topic,
-            "partition": self.partition,
-            "base_offset": self._base_offset,
-            "emitted_to": self._emitted_to,
-            "next_plan_id": self._next_plan_id,
-            "pending": [[plan_id, r.start, r.end] for plan_id, r in sorted(self._pending.items())],
-            "failed": self._failed.state(),
-            "dead_in_pending": sorted(self._dead_in_pending),
-            "planned_from": self._planned_from,
-            "counters": dataclasses.asdict(self.counters),
-        }
-
-    @classmethod
-    def from_state(cls, state: Mapping[str, Any],
-                   retry_policy: RetryPolicy | None = None) -> PartitionManager:
-        """Rebuild a manager from :meth:`state` (e.g. after a driver restart)."""
-        if state.get("version") != STATE_VERSION:
-            raise ValueError(f"unsupported partition state version {state.get('version')!r}"
-                             f" (expected {STATE_VERSION})")
-        manager = cls(str(state["topic"]), int(state["partition"]), int(state["base_offset"]),
-                      retry_policy)
-        manager._emitted_to = int(state["emitted_to"])
-        manager._next_plan_id = int(state["next_plan_id"])
-        manager._pending = {int(plan_id): OffsetRange(manager.topic, manager.partition,
-                                                      int(start), int(end))
-                            for plan_id, start, end in state["pending"]}
-        manager._failed.restore(state["failed"])
-        manager._dead_in_pending = {int(o) for o in state["dead_in_pending"]}
-        manager._planned_from = int(state.get("planned_from", manager._base_offset))
-        manager.counters = PartitionCounters(**{k: int(v) for k, v in state["counters"].items()})
-        return manager

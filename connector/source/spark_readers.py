@@ -88,7 +88,7 @@ class PyqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._driver
 
     def initialOffset(self) -> dict:
-        return offsets_json(self.driver.initial_offsets(), None, 0 if self.options.group_id else None)
+        return offsets_json(self.driver.initial_offsets(), 0 if self.options.group_id else None)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         o = self.options

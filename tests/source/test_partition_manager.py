@@ -10,6 +10,7 @@ import pytest
 from connector.source.offset_reset import DataLossError, ResetPolicy
 from connector.source.partition_manager import PartitionManager
 from connector.source.retry_policy import RetryPolicy
+from connector.source.source_offsets import PartitionCheckpoint
 
 POLICY = RetryPolicy(max_retries=2, retry_backoff_ms=100, max_retry_backoff_ms=1_000)
 
@@ -195,7 +196,7 @@ def test_a_dead_lettered_offset_is_not_dead_lettered_twice() -> None:
     assert again.ignored == (4,) and again.dead_letters == ()
     pm.ack(p1)
     assert pm.fail([4], "late", 2).ignored == (4,)
-    assert pm.counters.dead_lettered == 1 and pm.state()["dead_in_pending"] == []
+    assert pm.counters.dead_lettered == 1 and pm.failed == []
 
 
 def test_max_retries_zero_dead_letters_on_first_failure() -> None:
@@ -277,12 +278,16 @@ def test_retention_gap_resets_by_policy_and_counts_lost(policy, resume: int, los
 
 def test_fail_policy_raises_naming_topic_partition_and_offsets_and_changes_nothing() -> None:
     pm = manager(start=10)
-    before = pm.state()
+
+    def observed() -> tuple:
+        return pm.emitted_to, pm.committed_to, pm.counters, pm.failed, pm.checkpoint()
+
+    before = observed()
     with pytest.raises(DataLossError) as info:
         pm.reset_out_of_range(50, 200, ResetPolicy.FAIL)
     assert str(info.value).startswith("Data loss on clicks-3: offsets [10, 50) are no longer available")
     assert (info.value.topic, info.value.partition, info.value.ranges) == ("clicks", 3, [(10, 50)])
-    assert pm.state() == before
+    assert observed() == before
 
 
 def test_fail_policy_raises_for_failed_records_that_are_gone() -> None:
@@ -335,32 +340,31 @@ def test_reset_rejects_bad_bounds_and_policies() -> None:
 # -- persistence ---------------------------------------------------------------------------
 
 
-def test_state_round_trips_through_json_and_resumes_identically() -> None:
+def test_checkpoint_round_trips_through_json_and_resumes_identically() -> None:
+    """A driver restarted from a batch's checkpoint plans exactly what one that never
+    stopped would (the checkpoint is taken right after a plan, earlier plans acknowledged)."""
     pm = manager(start=5)
     p1 = pm.plan(100, 40, 0)
     pm.fail([7, 8], "bad", 10)
     pm.ack(p1)
-    pm.plan(100, 40, 200)  # retries 7, 8 in flight, new [45, 83)
-    pm.fail([8], "bad again", 250)
-    pm.apply_max_offset_behind(200, 150)
-    state = json.loads(json.dumps(pm.state()))
-    restored = PartitionManager.from_state(state, POLICY)
-    assert restored.state() == pm.state()
+    p2 = pm.plan(100, 40, 200)  # retries 7, 8 in flight, new [45, 83)
+    in_flight = [(o, 1) for o in p2.retries]
+    stored = json.loads(json.dumps(pm.checkpoint().to_json()))
+    restored, plan_id = PartitionManager.resume(
+        "clicks", 3, pm.emitted_to, PartitionCheckpoint.from_json(stored, pm.emitted_to),
+        in_flight, POLICY)
+    assert restored.checkpoint() == pm.checkpoint()
     assert restored.committed_to == pm.committed_to and restored.counters == pm.counters
-    for mgr in (pm, restored):
-        mgr.ack(1)
-    assert pm.plan(300, 20, 10_000) == restored.plan(300, 20, 10_000)
-    assert pm.state() == restored.state()
+    for mgr, pid in ((pm, p2.plan_id), (restored, plan_id)):
+        mgr.fail([8], "bad again", 250)
+        mgr.ack(pid)
+    a, b = pm.plan(300, 20, 10_000), restored.plan(300, 20, 10_000)
+    assert (a.retries, a.new) == (b.retries, b.new)
+    assert pm.checkpoint() == restored.checkpoint()
 
 
-def test_state_is_small_even_for_huge_ranges() -> None:
+def test_checkpoint_is_small_even_for_huge_ranges() -> None:
     pm = manager()
     for _ in range(3):
         pm.plan(10**12, 10**10, 0)
-    assert len(json.dumps(pm.state())) < 500
-
-
-def test_from_state_refuses_unknown_versions() -> None:
-    state = manager().state() | {"version": 99}
-    with pytest.raises(ValueError, match="version 99"):
-        PartitionManager.from_state(state)
+    assert len(json.dumps(pm.checkpoint().to_json())) < 500
