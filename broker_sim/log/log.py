@@ -210,7 +210,7 @@ class Log:
         self.epochs.truncate_from_end(leo)  # recovery may have cut the tail
         self.producers = ProducerStateManager()
         for seg in segments[-2:]:  # idempotent producers' recent batches (see producer_state)
-            for header in _segment_headers(seg):
+            for _pos, header in seg.headers():
                 self.producers.update(header)
 
     def _read_state(self) -> dict[str, int]:
@@ -799,16 +799,3 @@ def _locate_record(batch: bytes, header: BatchHeader, timestamp: int, min_offset
     except (KafkaError, MalformedFrame, IndexError):
         pass
     return fallback
-
-
-def _segment_headers(seg: LogSegment) -> list[BatchHeader]:
-    """Every batch header of a segment, read header by header (no record bytes)."""
-    headers: list[BatchHeader] = []
-    pos = 0
-    while True:
-        raw = seg.read_at(pos, HEADER_SIZE)
-        if len(raw) < HEADER_SIZE:
-            return headers
-        header = BatchHeader.parse(raw)
-        headers.append(header)
-        pos += header.size

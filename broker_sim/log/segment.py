@@ -29,17 +29,13 @@ from pathlib import Path
 
 from ..protocol.errors import CorruptMessage
 from ..protocol.records.batch_header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, validate_batch
+from .batch_scanner import CHUNK, batch_extents, batch_headers, file_reader, scan, whole_batches
 from .offset_index import INDEX_SUFFIX, CorruptIndex, OffsetIndex
 
 LOG_SUFFIX = ".log"
 INT32_MAX = 2**31 - 1
 
-# base_offset, batch_length, leader_epoch, magic, crc, attributes, last_offset_delta
-_PREFIX = struct.Struct(">qiibIhi")
-PREFIX_SIZE = _PREFIX.size  # 27: enough of the header to know a batch's offsets and size
-_BASE_AND_LENGTH = struct.Struct(">qi")
 _APPEND_FIELDS = struct.Struct(">qi23xq")  # base_offset, batch_length, max_timestamp (at 35)
-_CHUNK = 64 * 1024
 
 
 def segment_name(base_offset: int) -> str:
@@ -198,7 +194,7 @@ class LogSegment:
 
     def _scan_max_timestamp(self) -> int:
         best, best_pos = -1, -1
-        for pos, header in self._scan_headers(0, self._size):
+        for pos, header in batch_headers(file_reader(self._fd), 0, self._size):
             if header.max_timestamp > best:
                 best, best_pos = header.max_timestamp, pos
         self._max_timestamp_position = best_pos
@@ -206,49 +202,18 @@ class LogSegment:
         return best
 
     def _walk(self, start: int, limit: int) -> Iterator[tuple[int, int, int, int]]:
-        """Yield ``(position, base_offset, last_offset, size)`` of whole batches in [start, limit).
-
-        Reads the file in chunks and decodes only the 27-byte header prefix of each batch.
-        Stops quietly at a batch that is incomplete or has an impossible length.
-        """
-        fd = self._fd
-        pos = start
-        chunk = b""
-        chunk_start = start
+        """``(position, base_offset, last_offset, size)`` of whole batches in [start, limit)."""
         # Walks usually start at an index entry and cover about one index interval.
-        chunk_size = min(_CHUNK, self.index_interval_bytes + 2 * HEADER_SIZE)
-        while pos + PREFIX_SIZE <= limit:
-            off = pos - chunk_start
-            if off + PREFIX_SIZE > len(chunk):
-                chunk = os.pread(fd, min(chunk_size, limit - pos), pos)
-                chunk_start, off = pos, 0
-                if len(chunk) < PREFIX_SIZE:
-                    return
-            base, length, _epoch, _magic, _crc, _attrs, delta = _PREFIX.unpack_from(chunk, off)
-            size = length + LOG_OVERHEAD
-            if size < HEADER_SIZE or pos + size > limit or delta < 0:
-                return
-            yield pos, base, base + delta, size
-            pos += size
+        chunk = min(CHUNK, self.index_interval_bytes + 2 * HEADER_SIZE)
+        return batch_extents(file_reader(self._fd), start, limit, chunk)
 
-    def _scan_headers(self, start: int, limit: int) -> Iterator[tuple[int, BatchHeader]]:
-        """Yield ``(position, BatchHeader)`` for whole batches in [start, limit) (no CRC check)."""
-        fd = self._fd
-        pos = start
-        chunk = b""
-        chunk_start = start
-        while pos + HEADER_SIZE <= limit:
-            off = pos - chunk_start
-            if off + HEADER_SIZE > len(chunk):
-                chunk = os.pread(fd, min(_CHUNK, limit - pos), pos)
-                chunk_start, off = pos, 0
-                if len(chunk) < HEADER_SIZE:
-                    return
-            header = BatchHeader.parse(chunk, off)
-            if header.size < HEADER_SIZE or pos + header.size > limit:
-                return
-            yield pos, header
-            pos += header.size
+    def headers(self) -> list[tuple[int, BatchHeader]]:
+        """``(position, header)`` of every batch (no record bytes read, no CRC check)."""
+        self._acquire()
+        try:
+            return list(batch_headers(file_reader(self._fd), 0, self._size))
+        finally:
+            self._release()
 
     def _find(self, offset: int, limit: int) -> tuple[int, int, int, int] | None:
         """``(position, base_offset, last_offset, size)`` of the first batch whose last offset
@@ -338,7 +303,7 @@ class LogSegment:
         data = os.pread(self._fd, end - pos, pos)
         # Walk in memory from the last batch boundary the index knows below ``end``.
         start = max(self.index.lookup_position(end), pos) - pos
-        return _whole_batches(data, start)
+        return whole_batches(data, start)
 
     def read(
         self,
@@ -373,7 +338,7 @@ class LogSegment:
             start = self.index.lookup(min_offset) if min_offset > self.base_offset else 0
             if start >= self._size:
                 start = 0
-            for pos, header in self._scan_headers(start, self._size):
+            for pos, header in batch_headers(file_reader(self._fd), start, self._size):
                 if max_offset is not None and header.last_offset >= max_offset:
                     return None
                 if header.max_timestamp >= timestamp and header.last_offset >= min_offset:
@@ -455,29 +420,12 @@ class LogSegment:
         try:
             file_size = os.fstat(self._fd).st_size
             self.index.reset()
-            fd = self._fd
             interval = self.index_interval_bytes
-            pos = 0
+            end = 0  # the end of the last good batch: everything after it is cut
             nxt = self.base_offset
             since = 0
             max_ts, max_ts_pos = -1, -1
-            chunk = b""
-            chunk_start = 0
-            while pos < file_size:
-                off = pos - chunk_start
-                if off + LOG_OVERHEAD > len(chunk):
-                    chunk = os.pread(fd, min(_CHUNK, file_size - pos), pos)
-                    chunk_start, off = pos, 0
-                    if len(chunk) < LOG_OVERHEAD:
-                        break
-                size = _BASE_AND_LENGTH.unpack_from(chunk, off)[1] + LOG_OVERHEAD
-                if size < HEADER_SIZE or pos + size > file_size:
-                    break
-                if off + size > len(chunk):
-                    chunk = os.pread(fd, min(max(_CHUNK, size), file_size - pos), pos)
-                    chunk_start, off = pos, 0
-                    if len(chunk) < size:
-                        break
+            for pos, chunk, off, size in scan(file_reader(self._fd), 0, file_size, whole=True):
                 try:
                     header = validate_batch(chunk, off)
                 except CorruptMessage:
@@ -491,10 +439,11 @@ class LogSegment:
                 if header.max_timestamp > max_ts:
                     max_ts, max_ts_pos = header.max_timestamp, pos
                 nxt = header.next_offset
-                pos += size
+                end = pos + size
+            pos = end
             truncated = file_size - pos
             if truncated:
-                os.ftruncate(fd, pos)
+                os.ftruncate(self._fd, pos)
             self._size = pos
             self._next_offset = nxt
             self._max_timestamp = max_ts
@@ -576,20 +525,3 @@ class LogSegment:
             os.unlink(self.log_path)
         except FileNotFoundError:
             pass
-
-
-def _whole_batches(data: bytes, start: int = 0) -> bytes:
-    """The longest prefix of ``data`` made of whole batches, walking from ``start``.
-
-    ``start`` must be a batch boundary (an index entry) with only whole batches before it.
-    """
-    n = len(data)
-    end = start
-    unpack = _BASE_AND_LENGTH.unpack_from
-    while end + PREFIX_SIZE <= n:
-        length = unpack(data, end)[1]
-        size = length + LOG_OVERHEAD
-        if size < HEADER_SIZE or end + size > n:
-            break
-        end += size
-    return data if end == n else data[:end]
