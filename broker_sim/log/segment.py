@@ -17,6 +17,12 @@ Worked example: a segment with base offset 100 holding a 3-record batch and then
 ``read(start_offset=102, max_bytes=1000)`` returns bytes [0, 160): whole batches only, the
 first one being the batch that holds offset 102 (a consumer skips records below the offset
 it asked for, as with Kafka). A segment never rewrites the bytes of a batch.
+
+This module is longer than pyq's 450-line guideline on purpose: lock-free reads stay
+correct only through a protocol between every read and every mutation (the reader guard,
+the truncation generation, sizes published after the bytes), and keeping that protocol in
+one class is what lets it be checked in one place. The walks over batches live in
+:mod:`.batch_scanner`.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, cast
 
+from ..log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..log.log_manager import validate_topic_name
 from ..network.request_channel import Request, RequestChannel, Response
 from ..protocol import api
@@ -42,9 +43,6 @@ from .producer_ids import ProducerIdManager
 from .replica_manager import FetchResult, FetchSpec, ReplicaManager
 
 log = logging.getLogger(__name__)
-
-EARLIEST_TIMESTAMP = -2
-LATEST_TIMESTAMP = -1
 
 
 def _code(e: BaseException | None) -> int:

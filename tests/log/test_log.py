@@ -9,7 +9,7 @@ import pytest
 
 from broker_sim.common import ManualClock
 from broker_sim.log import AppendInfo, Log, LogConfig, UnexpectedAppendOffset
-from broker_sim.log.log import STATE_FILE
+from broker_sim.log.log_loader import STATE_FILE
 from broker_sim.protocol.errors import (
     CorruptMessage,
     InvalidRecord,
