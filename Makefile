@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint bench clean
+.PHONY: test test-fast demo lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,10 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	PYSPARK_PYTHON=$(abspath $(PY)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q tests
+
+# The edit-run loop: everything but Spark and multi-process clusters (see tests/conftest.py).
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not spark and not cluster" -p no:cacheprovider tests
 
 demo: $(STAMP)
 	$(PY) jobs/demo.py

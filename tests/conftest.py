@@ -1,4 +1,10 @@
-"""Shared fixtures: broker processes stopped by their own pids in teardown."""
+"""Shared fixtures: broker processes stopped by their own pids in teardown.
+
+Markers for ``make test-fast`` (which deselects both): a test is marked ``spark`` when it
+uses the ``spark`` fixture or lives in tests/spark or tests/jobs, and ``cluster`` when it
+uses ``cluster_factory``; a module that starts a multi-process cluster another way says
+so with ``pytestmark = pytest.mark.cluster``. So new tests are sorted without thought.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +20,16 @@ from broker_sim.process import BrokerProcess
 # Spark workers must start the venv's interpreter (set before any SparkSession exists).
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        area = item.path.parent.name
+        if "spark" in fixtures or area in ("spark", "jobs"):
+            item.add_marker(pytest.mark.spark)
+        if "cluster_factory" in fixtures:
+            item.add_marker(pytest.mark.cluster)
 
 
 @pytest.fixture

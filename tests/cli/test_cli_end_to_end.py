@@ -12,8 +12,7 @@ import subprocess
 import pytest
 
 from connector.client import Admin, OffsetAndMetadata
-
-from .support import PYQ, pyq, pyq_here, terminate
+from tests.cli.support import PYQ, pyq, pyq_here, terminate
 
 pytestmark = pytest.mark.integration
 

@@ -13,10 +13,9 @@ import pytest
 
 from connector.client import Admin
 from connector.cluster import EmbeddedCluster
+from tests.cli.support import PYQ, pid_alive, pyq, pyq_here, terminate
 
-from .support import PYQ, pid_alive, pyq, pyq_here, terminate
-
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.cluster]  # starts controller + broker processes
 
 
 def wait_gone(pids: list[int], timeout: float = 10.0) -> list[int]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import PYQ, pyq, pyq_here
+from tests.cli.support import PYQ, pyq, pyq_here
 
 COMMANDS = [[], ["cluster"], ["cluster", "start"], ["topics"], ["topics", "create"],
             ["topics", "list"], ["topics", "describe"], ["topics", "alter"], ["topics", "delete"], ["produce"],

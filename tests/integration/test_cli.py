@@ -41,6 +41,7 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+@pytest.mark.cluster  # starts controller + broker processes
 def test_cluster_command_starts_and_stops_every_process(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "broker_sim", "cluster", "--brokers", "3",
                              "--data-dir", str(tmp_path)], stdout=subprocess.PIPE, text=True)

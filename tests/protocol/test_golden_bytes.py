@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from protocol_samples import plain
 
 from broker_sim.protocol.api import (
     decode_request,
@@ -46,6 +45,7 @@ from broker_sim.protocol.messages.offset_for_leader_epoch import (
 )
 from broker_sim.protocol.messages.produce import ProduceRequest, ProduceResponse
 from broker_sim.protocol.schema import Message
+from tests.protocol.protocol_samples import plain
 
 
 def h(text: str) -> bytes:

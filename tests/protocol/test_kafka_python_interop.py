@@ -17,8 +17,6 @@ import warnings
 from typing import Any
 
 import pytest
-from protocol_samples import all_versions, message, plain, sample
-from test_golden_bytes import CASES as GOLDEN_CASES
 
 from broker_sim.protocol.api import (
     APIS,
@@ -29,6 +27,8 @@ from broker_sim.protocol.api import (
     supported_versions,
 )
 from broker_sim.protocol.schema import Message
+from tests.protocol.protocol_samples import all_versions, message, plain, sample
+from tests.protocol.test_golden_bytes import CASES as GOLDEN_CASES
 
 with warnings.catch_warnings():
     # kafka-python 3 loads its JSON schemas with deprecated importlib.resources calls.

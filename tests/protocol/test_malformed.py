@@ -11,7 +11,6 @@ import random
 import struct
 
 import pytest
-from protocol_samples import all_versions, message, sample
 
 from broker_sim.protocol.api import (
     UnknownApiKey,
@@ -29,6 +28,7 @@ from broker_sim.protocol.messages.find_coordinator import FindCoordinatorRequest
 from broker_sim.protocol.messages.metadata import MetadataRequest
 from broker_sim.protocol.messages.offset_fetch import OffsetFetchRequest
 from broker_sim.protocol.messages.produce import ProduceRequest
+from tests.protocol.protocol_samples import all_versions, message, sample
 
 CASES = [pytest.param(key, v, kind, id=f"{name}-v{v}-{kind}")
          for name, key, v in all_versions() for kind in ("request", "response")]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import struct
 
 import pytest
-from protocol_samples import all_versions, message, plain, sample
 
 from broker_sim.protocol.api import (
     APIS,
@@ -19,6 +18,7 @@ from broker_sim.protocol.header import RequestHeader
 from broker_sim.protocol.messages.fetch import FetchRequest, FetchResponse
 from broker_sim.protocol.messages.produce import ProduceRequest
 from broker_sim.protocol.schema import Data, Message
+from tests.protocol.protocol_samples import all_versions, message, plain, sample
 
 CASES = [pytest.param(key, v, kind, id=f"{name}-v{v}-{kind}")
          for name, key, v in all_versions() for kind in ("request", "response")]

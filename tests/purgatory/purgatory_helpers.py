@@ -6,8 +6,7 @@ import threading
 
 from broker_sim.purgatory import DelayedOperation, DelayedOperationPurgatory
 from broker_sim.timer import ManualClock, SystemTimer
-
-from ..timer.timer_helpers import SyncExecutor
+from tests.timer.timer_helpers import SyncExecutor
 
 
 class MockOperation(DelayedOperation):

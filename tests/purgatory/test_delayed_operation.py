@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from .purgatory_helpers import MockOperation, manual_purgatory
+from tests.purgatory.purgatory_helpers import MockOperation, manual_purgatory
 
 
 def test_force_complete_happens_once_and_cancels_the_timeout() -> None:

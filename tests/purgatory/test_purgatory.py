@@ -13,8 +13,7 @@ import pytest
 
 from broker_sim.purgatory import DelayedOperationPurgatory
 from broker_sim.timer import SystemClock
-
-from .purgatory_helpers import MockOperation, manual_purgatory
+from tests.purgatory.purgatory_helpers import MockOperation, manual_purgatory
 
 
 def test_operation_completable_at_once_is_neither_watched_nor_delayed() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from chispa import assert_df_equality
 from pyspark.sql import Row
-from test_source import create, produce, run_available_now  # tests/spark is on sys.path
 
 from connector.client import Admin
+from tests.spark.test_source import create, produce, run_available_now
 
 pytestmark = pytest.mark.integration
 

@@ -4,8 +4,8 @@ new records, unless the last batch is older than the delay."""
 from __future__ import annotations
 
 import pytest
-from test_source import create, produce  # tests/spark is on sys.path
 
+from tests.spark.test_source import create, produce
 from tests.wire import wait_for
 
 pytestmark = pytest.mark.integration

@@ -7,8 +7,7 @@ import threading
 import pytest
 
 from broker_sim.timer import ManualClock, SystemTimer, TimerTask
-
-from .timer_helpers import RecordingTask, SyncExecutor, advance_to, manual_timer
+from tests.timer.timer_helpers import RecordingTask, SyncExecutor, advance_to, manual_timer
 
 HOUR = 3_600_000
 # Due times that straddle every level boundary of a 1 ms x 20 wheel, from 1 ms to hours.

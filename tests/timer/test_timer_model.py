@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .timer_helpers import RecordingTask, manual_timer
+from tests.timer.timer_helpers import RecordingTask, manual_timer
 
 _delay = st.one_of(
     st.integers(-3, 25),  # level 0, and already due

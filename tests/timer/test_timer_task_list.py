@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from broker_sim.timer import ManualClock, TaskCounter, TimerTaskEntry, TimerTaskList
-
-from .timer_helpers import RecordingTask
+from tests.timer.timer_helpers import RecordingTask
 
 
 def _task(delay: int = 10, label: object = "t") -> RecordingTask:

@@ -12,8 +12,7 @@ from broker_sim.timer import (
     TimerTaskList,
     TimingWheel,
 )
-
-from .timer_helpers import RecordingTask
+from tests.timer.timer_helpers import RecordingTask
 
 
 def _wheel(tick: int = 1, size: int = 4, start: int = 0) -> tuple[TimingWheel, DelayQueue, ManualClock]:
