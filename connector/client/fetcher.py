@@ -48,6 +48,7 @@ import pyarrow as pa
 from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import OffsetOutOfRange, error_for_code
+from broker_sim.protocol.messages.fetch import FetchResponseView, PartitionDataView
 from broker_sim.protocol.records import BatchHeader, Record, decode_records
 from broker_sim.protocol.records.batch_header import peek_batch_size
 
@@ -87,7 +88,7 @@ class Fetcher:
 
     # ---- raw record sets ------------------------------------------------------------
     def fetch_record_sets(self, topic: str, partition: int, start: int, until: int,
-                          timeout_ms: float | None = None) -> Iterator[memoryview]:
+                          timeout_ms: float | None = None) -> Iterator[memoryview | bytes]:
         """Yield the record sets (whole batches) of successive fetches covering the range.
 
         Batches may extend beyond the range on either side; callers filter by offset.
@@ -128,7 +129,7 @@ class Fetcher:
             high_watermark = data.high_watermark
             records = data.records
             next_offset = next_fetch_offset(records, offset) if records is not None else offset
-            if next_offset <= offset:
+            if records is None or next_offset <= offset:
                 continue  # nothing new yet: the broker already waited fetch.max.wait.ms
             deadline = sync.now() + stall_ms
             if next_offset < until:  # pipeline: the broker reads on while we decode
@@ -162,7 +163,7 @@ class Fetcher:
                                     timeout_ms=cfg.request_timeout_ms + cfg.fetch_max_wait_ms)
 
     @staticmethod
-    def _partition_data(body: Any, tp: TopicPartition) -> Any:
+    def _partition_data(body: FetchResponseView, tp: TopicPartition) -> PartitionDataView:
         for t in body.responses:
             if t.topic == tp.topic:
                 for p in t.partitions:
@@ -178,7 +179,7 @@ class Fetcher:
         sync.metadata.request_update()
         sync.client.poll(self.config.retry_backoff_ms, sync.now())
 
-    def _out_of_range(self, tp: TopicPartition, offset: int, data: Any,
+    def _out_of_range(self, tp: TopicPartition, offset: int, data: PartitionDataView,
                       deadline: float) -> OffsetOutOfRangeError:
         start, end = data.log_start_offset, data.high_watermark
         try:

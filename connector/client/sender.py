@@ -51,6 +51,7 @@ from broker_sim.protocol.errors import (
     UnknownServerError,
     error_for_code,
 )
+from broker_sim.protocol.messages.produce import ProduceResponseView
 
 from .accumulator import RecordAccumulator
 from .config import ProducerConfig
@@ -193,7 +194,7 @@ class Sender(ShutdownableThread):
         for batch in by_tp.values():
             self._succeed(batch, -1, -1)
 
-    def _handle_response(self, body: Any, by_tp: dict[TopicPartition, ProducerBatch]) -> None:
+    def _handle_response(self, body: ProduceResponseView, by_tp: dict[TopicPartition, ProducerBatch]) -> None:
         now = self.clock.monotonic_ms()
         pending = dict(by_tp)
         for topic in body.responses:

@@ -85,6 +85,7 @@ class PartitionProduceResponseView(Protocol):
     index: int
     error_code: int
     base_offset: int
+    log_append_time_ms: int
     log_start_offset: int
     error_message: str | None
 
