@@ -5,9 +5,14 @@
     pyq-broker --data-dir /tmp/b1 --broker-id 1 --override controller=127.0.0.1:9093
     pyq-broker cluster --brokers 3 --data-dir /tmp/cluster  controller + 3 brokers, one command
 
-Each server logs ``listening on HOST:PORT`` once its socket is open (port 0 picks a free
-one) and shuts down cleanly on SIGTERM or SIGINT. ``cluster`` prints the bootstrap
-servers and stops every child process when it is stopped.
+Each server logs ``listening on HOST:PORT`` once its sockets are open (port 0 picks a free
+one; with several ``listeners`` that line names the first, after a ``listener
+NAME://HOST:PORT`` line for each) and shuts down cleanly on SIGTERM or SIGINT.
+``cluster`` prints the bootstrap servers and stops every child process when it is stopped.
+
+``--add-scram 'SCRAM-SHA-256=[name=admin,password=admin-secret]'`` (repeatable) stores a
+SCRAM credential with the controller at start, as ``kafka-storage format --add-scram``
+does: on a single broker, on ``controller`` and on ``cluster``.
 """
 
 from __future__ import annotations
@@ -19,7 +24,20 @@ import sys
 import threading
 from pathlib import Path
 
+from .controller.scram_credentials import credential_from_spec
+from .security.scram import ScramCredential
 from .server import Broker, BrokerConfig, ConfigError
+
+_ADD_SCRAM_HELP = ("store a SCRAM credential with the controller at start, e.g. "
+                   "'SCRAM-SHA-256=[name=admin,password=admin-secret]' (repeatable)")
+
+
+def _scram(specs: list[str], prog: str) -> list[tuple[str, str, ScramCredential]] | None:
+    try:
+        return [credential_from_spec(spec) for spec in specs]
+    except ValueError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return None
 
 
 def _wait_for_signal() -> None:
@@ -44,7 +62,10 @@ def broker_parser() -> argparse.ArgumentParser:
     p.add_argument("--broker-id", type=int, default=0, help="this broker's id (default 0)")
     p.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
                    help="a Kafka broker option, e.g. log.segment.bytes=1048576 (repeatable); "
-                        "controller=HOST:PORT makes this broker part of that controller's cluster")
+                        "controller=HOST:PORT makes this broker part of that controller's cluster; "
+                        "listeners=PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093 replaces "
+                        "--host/--port")
+    p.add_argument("--add-scram", action="append", default=[], metavar="SPEC", help=_ADD_SCRAM_HELP)
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     return p
 
@@ -65,7 +86,16 @@ def run_broker(argv: list[str]) -> int:
     except ConfigError as e:
         print(f"pyq-broker: {e}", file=sys.stderr)
         return 2
-    broker = Broker(config).start()
+    scram = _scram(args.add_scram, "pyq-broker")
+    if scram is None:
+        return 2
+    if scram and config.controller:
+        print("pyq-broker: --add-scram goes to the controller ('pyq-broker controller' or "
+              "'pyq-broker cluster'): it stores the cluster's credentials", file=sys.stderr)
+        return 2
+    broker = Broker(config, scram_credentials=scram).start()
+    for listener in broker.socket_server.listeners:  # before "listening on": see process.py
+        print(f"listener {listener}", flush=True)
     print(f"listening on {broker.host}:{broker.port}", flush=True)
     try:
         _wait_for_signal()
@@ -82,11 +112,16 @@ def run_controller(argv: list[str]) -> int:
     p.add_argument("--port", type=int, default=9093, help="port to listen on; 0 picks a free port")
     p.add_argument("--session-timeout-ms", type=int, default=3000,
                    help="a broker that sends no heartbeat for this long is fenced (default 3000)")
+    p.add_argument("--add-scram", action="append", default=[], metavar="SPEC", help=_ADD_SCRAM_HELP)
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     args = p.parse_args(argv)
     _logging(args.log_level)
+    scram = _scram(args.add_scram, "pyq-broker controller")
+    if scram is None:
+        return 2
     from .controller.server import ControllerServer
-    server = ControllerServer(args.data_dir, args.host, args.port, args.session_timeout_ms).start()
+    server = ControllerServer(args.data_dir, args.host, args.port, args.session_timeout_ms,
+                              scram_credentials=scram).start()
     print(f"listening on {server.host}:{server.port}", flush=True)
     try:
         _wait_for_signal()
@@ -101,18 +136,25 @@ def run_cluster(argv: list[str]) -> int:
     p.add_argument("--brokers", type=int, default=3, help="number of brokers (default 3)")
     p.add_argument("--data-dir", type=Path, required=True, help="directory for every process's data")
     p.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
-                   help="a broker option applied to every broker (repeatable)")
+                   help="a broker option applied to every broker (repeatable), e.g. "
+                        "listeners=PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0")
+    p.add_argument("--add-scram", action="append", default=[], metavar="SPEC", help=_ADD_SCRAM_HELP)
     args = p.parse_args(argv)
     if args.brokers < 1:
         print(f"pyq-broker cluster: --brokers {args.brokers} is not allowed: must be at least 1",
               file=sys.stderr)
         return 2
+    if _scram(args.add_scram, "pyq-broker cluster") is None:
+        return 2
     overrides = dict(item.split("=", 1) for item in args.override)
     from .cluster import LocalCluster
-    cluster = LocalCluster(args.data_dir, args.brokers, overrides).start()
+    cluster = LocalCluster(args.data_dir, args.brokers, overrides, add_scram=args.add_scram).start()
     print(f"controller pid {cluster.controller.pid} on 127.0.0.1:{cluster.controller.port}", flush=True)
     for b in cluster.brokers:
         print(f"broker {b.broker_id} pid {b.pid} on {b.bootstrap_servers}", flush=True)
+        for name, address in b.listeners.items():
+            if address != b.bootstrap_servers:
+                print(f"broker {b.broker_id} listener {name}://{address}", flush=True)
     print(f"bootstrap servers: {cluster.bootstrap_servers}", flush=True)
     try:
         _wait_for_signal()

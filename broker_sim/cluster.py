@@ -18,15 +18,17 @@ from .process import BrokerProcess, ManagedProcess
 
 class LocalCluster:
     def __init__(self, data_dir: Path, brokers: int = 3, overrides: dict[str, str] | None = None,
-                 session_timeout_ms: int = 3000, python: str = sys.executable) -> None:
+                 session_timeout_ms: int = 3000, python: str = sys.executable,
+                 add_scram: list[str] | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.overrides = dict(overrides or {})
         self.session_timeout_ms = session_timeout_ms
         self.python = python
+        scram = [arg for spec in add_scram or [] for arg in ("--add-scram", spec)]
         self.controller = ManagedProcess(
             self.data_dir / "controller",
             [python, "-m", "broker_sim", "controller", "--data-dir", str(self.data_dir / "controller"),
-             "--port", "0", "--session-timeout-ms", str(session_timeout_ms)],
+             "--port", "0", "--session-timeout-ms", str(session_timeout_ms), *scram],
             log_name="controller.out")
         self.brokers: list[BrokerProcess] = []
         self._count = brokers
@@ -34,6 +36,10 @@ class LocalCluster:
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(b.bootstrap_servers for b in self.brokers if b.port is not None)
+
+    def listener_bootstrap(self, name: str) -> str:
+        """``host:port,...`` of every broker's listener ``name`` (e.g. "SASL_SSL")."""
+        return ",".join(b.listeners[name] for b in self.brokers if name in b.listeners)
 
     def start(self) -> LocalCluster:
         self.controller.start()

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 _LISTENING = re.compile(r"^listening on (\S+):(\d+)$", re.M)
+_LISTENER = re.compile(r"^listener (\w+)://(\S+):(\d+)$", re.M)
 
 
 class ManagedProcess:
@@ -27,6 +28,8 @@ class ManagedProcess:
         self.command = command
         self.host = host
         self.port: int | None = None
+        #: Listener name -> "host:port", from the child's ``listener NAME://HOST:PORT`` lines.
+        self.listeners: dict[str, str] = {}
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = self.data_dir / log_name
 
@@ -54,6 +57,8 @@ class ManagedProcess:
             m = _LISTENING.search(text)
             if m:
                 self.port = int(m.group(2))
+                # A broker prints its listener lines before the listening line.
+                self.listeners = {n: f"{h}:{p}" for n, h, p in _LISTENER.findall(text)}
                 return self
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{self.command[:4]} exited with code {self.proc.returncode}:\n{text[-3000:]}")
@@ -112,6 +117,9 @@ class BrokerProcess(ManagedProcess):
         port = self.port if self.port is not None else self.requested_port
         cmd = [self.python, "-m", "broker_sim", "--data-dir", str(self.data_dir), "--host", self.host,
                "--port", str(port), "--broker-id", str(self.broker_id)]
-        for k, v in self.overrides.items():
+        overrides = dict(self.overrides)
+        if "listeners" in overrides and self.listeners:  # a restart keeps every listener's port
+            overrides["listeners"] = ",".join(f"{n}://{a}" for n, a in self.listeners.items())
+        for k, v in overrides.items():
             cmd += ["--override", f"{k}={v}"]
         return cmd

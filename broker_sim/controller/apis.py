@@ -8,6 +8,7 @@ threads call :meth:`ControllerApis.handle`.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -24,6 +25,7 @@ from ..protocol.errors import (
 from ..protocol.schema import Data
 from .controller import Controller
 from .group_offsets import GroupOffsetStore
+from .scram_credentials import Deletion, Upsertion
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +99,9 @@ class ControllerApis:
 
     # ---- pure request -> response ------------------------------------------------------
     def heartbeat_body(self, body: Any) -> Data:
-        epoch = self.controller.heartbeat(body.broker_id, body.host, body.port, body.incarnation_id)
+        endpoints = json.loads(body.endpoints) if body.get("endpoints") else None
+        epoch = self.controller.heartbeat(body.broker_id, body.host, body.port, body.incarnation_id,
+                                          endpoints)
         version, image = self.controller.snapshot(body.known_metadata_version)
         return Data(error_code=0, broker_epoch=epoch, metadata_version=version, metadata=image)
 
@@ -154,6 +158,15 @@ class ControllerApis:
             results.append(Data(name=name, error_code=code))
         return Data(throttle_time_ms=0, responses=results)
 
+    def alter_scram_body(self, body: Any) -> Data:
+        results = self.controller.alter_scram(
+            [Deletion(d.name, d.mechanism) for d in body.deletions],
+            [Upsertion(u.name, u.mechanism, u.iterations, bytes(u.salt), bytes(u.salted_password))
+             for u in body.upsertions])
+        return Data(throttle_time_ms=0, results=[
+            Data(user=user, error_code=e.code if e else 0, error_message=(e.message or None) if e else None)
+            for user, e in results.items()])
+
     # ---- network ----------------------------------------------------------------------
     def handle(self, request: Request) -> None:
         assert self.channel is not None
@@ -173,6 +186,8 @@ class ControllerApis:
                 body = self.offset_commit_body(request.body)
             elif key == ApiKey.OFFSET_FETCH:
                 body = self.offset_fetch_body(request.body)
+            elif key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS:
+                body = self.alter_scram_body(request.body)
             else:  # ApiVersions
                 body = Data(error_code=0, api_keys=api.supported_versions(api.CONTROLLER_APIS),
                             throttle_time_ms=0)

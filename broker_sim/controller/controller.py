@@ -40,8 +40,10 @@ from ..protocol.errors import (
     TopicAlreadyExists,
     UnknownTopicOrPartition,
 )
+from ..security.scram import ScramCredential
 from ..timer import SystemTimer, TimerTask
 from .image import BrokerInfo, ClusterImage, PartitionInfo, TopicInfo
+from .scram_credentials import Deletion, Upsertion, apply_changes
 
 log = logging.getLogger(__name__)
 
@@ -119,14 +121,16 @@ class Controller:
         self._sessions[broker_id] = task
         self.timer.add(task)
 
-    def heartbeat(self, broker_id: int, host: str, port: int, incarnation: str) -> int:
-        """Register or refresh a broker; returns its broker epoch."""
+    def heartbeat(self, broker_id: int, host: str, port: int, incarnation: str,
+                  endpoints: dict[str, list[object]] | None = None) -> int:
+        """Register or refresh a broker; returns its broker epoch. ``endpoints`` maps each
+        listener name to its [host, port] (``host:port`` is the inter-broker listener)."""
         with self._lock:
             info = self.image.brokers.get(broker_id)
             if info is None or info.incarnation != incarnation or not info.alive:
                 epoch = self.image.next_broker_epoch
                 self.image.next_broker_epoch += 1
-                info = BrokerInfo(host, port, epoch, incarnation, True)
+                info = BrokerInfo(host, port, epoch, incarnation, True, dict(endpoints or {}))
                 self.image.brokers[broker_id] = info
                 log.info("broker %d registered at %s:%d (epoch %d)", broker_id, host, port, epoch)
                 self._elect_offline_partitions()
@@ -273,6 +277,24 @@ class Controller:
                 raise UnknownTopicOrPartition(f"topic {name!r} does not exist")
             self._commit()
             log.info("deleted topic %s", name)
+
+    # ---- SCRAM credentials -----------------------------------------------------------
+    def alter_scram(self, deletions: list[Deletion], upsertions: list[Upsertion]) -> dict[str, KafkaError | None]:
+        """Apply credential changes (see :mod:`.scram_credentials`); each user's outcome."""
+        with self._lock:
+            results = apply_changes(self.image.scram, deletions, upsertions)
+            if any(e is None for e in results.values()):
+                self._commit()
+                log.info("SCRAM credentials changed for %s",
+                         sorted(u for u, e in results.items() if e is None))
+            return results
+
+    def put_scram(self, user: str, mechanism: str, credential: ScramCredential) -> None:
+        """Store a credential made at start-up (``--add-scram``)."""
+        with self._lock:
+            self.image.scram.setdefault(user, {})[mechanism] = credential.to_json()
+            self._commit()
+            log.info("SCRAM credential %s for %s stored", mechanism, user)
 
     # ---- ISR changes -----------------------------------------------------------------
     def alter_partition(self, broker_id: int, broker_epoch: int, topic: str, index: int,

@@ -3,6 +3,9 @@
 It is the controller's whole state and what every broker acts on. It is plain data with a
 JSON form; the controller persists it (atomically) after every change and ships it to the
 brokers, each change bumping ``version`` so a broker can tell whether it is up to date.
+Besides brokers and topics it holds the SCRAM credentials (user -> mechanism -> salt,
+iterations, stored and server keys; never a password), so every broker authenticates
+against the same store and a credential survives restarts.
 
 Example (two brokers, one topic with two partitions at replication factor 2)::
 
@@ -22,11 +25,19 @@ from typing import Any
 
 @dataclass
 class BrokerInfo:
+    """``host``/``port`` is the inter-broker listener; ``endpoints`` every listener by name."""
+
     host: str
     port: int
     epoch: int
     incarnation: str = ""
     alive: bool = True
+    endpoints: dict[str, list[Any]] = field(default_factory=dict)
+
+    def address(self, listener: str | None) -> tuple[str, int]:
+        """This broker's address on ``listener`` (its inter-broker address if it has none)."""
+        endpoint = self.endpoints.get(listener) if listener else None
+        return (endpoint[0], int(endpoint[1])) if endpoint else (self.host, self.port)
 
 
 @dataclass
@@ -51,6 +62,8 @@ class ClusterImage:
     brokers: dict[int, BrokerInfo] = field(default_factory=dict)
     topics: dict[str, TopicInfo] = field(default_factory=dict)
     next_broker_epoch: int = 1
+    #: user -> mechanism -> ScramCredential.to_json()
+    scram: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -65,6 +78,7 @@ class ClusterImage:
                                     [PartitionInfo(**p) for p in t["partitions"]])
                     for name, t in raw["topics"].items()},
             next_broker_epoch=raw.get("next_broker_epoch", 1),
+            scram=raw.get("scram", {}),
         )
 
     def alive_brokers(self) -> list[int]:

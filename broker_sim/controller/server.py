@@ -9,9 +9,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ..network import SocketServer
+from ..network import Listener, SocketServer
 from ..network.handler_pool import RequestHandlerPool
 from ..protocol.api import CONTROLLER_APIS
+from ..security.scram import ScramCredential
 from ..timer import SystemTimer, TimerReaper
 from .apis import ControllerApis
 from .controller import Controller
@@ -21,10 +22,14 @@ log = logging.getLogger(__name__)
 
 class ControllerServer:
     def __init__(self, data_dir: Path, host: str = "127.0.0.1", port: int = 0,
-                 session_timeout_ms: int = 3000, default_replication_factor: int = 3) -> None:
+                 session_timeout_ms: int = 3000, default_replication_factor: int = 3,
+                 scram_credentials: list[tuple[str, str, ScramCredential]] | None = None) -> None:
         self.timer = SystemTimer("controller-timer")
         self.controller = Controller(data_dir, self.timer, session_timeout_ms, default_replication_factor)
-        self.socket_server = SocketServer(host, port, 1, 100, 10 * 1024 * 1024, 1000, apis=CONTROLLER_APIS)
+        for user, mechanism, credential in scram_credentials or []:
+            self.controller.put_scram(user, mechanism, credential)
+        self.socket_server = SocketServer([Listener("CONTROLLER", "PLAINTEXT", host, port)], 1, 100,
+                                          10 * 1024 * 1024, 1000, apis=CONTROLLER_APIS)
         self.apis = ControllerApis(self.controller, self.socket_server.channel)
         self.handlers = RequestHandlerPool(2, self.socket_server.channel, self.apis)
         self.reaper = TimerReaper(self.timer, "controller-session-reaper")

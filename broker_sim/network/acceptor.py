@@ -1,5 +1,8 @@
 """The acceptor: accepts connections on one listener and deals them to processors.
 
+One acceptor per listener; all listeners share the processors, and each connection
+carries its :class:`~.listener.Listener` (its security protocol and TLS context).
+
 Runs on its own thread. A new connection is first counted against ConnectionQuotas (one
 past ``max.connections.per.ip`` is closed at once, with one log line), then handed to the
 next processor in round-robin order; from then on only that processor touches it.
@@ -7,12 +10,14 @@ next processor in round-robin order; from then on only that processor touches it
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import selectors
 import socket
 
 from ..common.shutdownable_thread import ShutdownableThread
 from .connection_quotas import ConnectionQuotas, TooManyConnections
+from .listener import Listener
 from .processor import Processor
 
 log = logging.getLogger(__name__)
@@ -25,14 +30,17 @@ class Acceptor(ShutdownableThread):
     are shared with the processors, which release a slot when a connection closes.
     """
 
-    def __init__(self, host: str, port: int, processors: list[Processor], quotas: ConnectionQuotas,
+    def __init__(self, listener: Listener, processors: list[Processor], quotas: ConnectionQuotas,
                  backlog: int = 128) -> None:
-        super().__init__("network-acceptor")
+        super().__init__(f"network-acceptor-{listener.name}")
         self.processors = processors
         self.quotas = quotas
-        self._sock = socket.create_server((host, port), backlog=backlog, reuse_port=False)
+        self._sock = socket.create_server((listener.host, listener.port), backlog=backlog,
+                                          reuse_port=False)
         self._sock.setblocking(False)
         self.host, self.port = self._sock.getsockname()[:2]
+        #: The listener as bound (port 0 replaced by the port the system picked).
+        self.listener = dataclasses.replace(listener, port=self.port)
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._sock, selectors.EVENT_READ)
         self._next = 0
@@ -61,4 +69,4 @@ class Acceptor(ShutdownableThread):
                 continue
             processor = self.processors[self._next % len(self.processors)]
             self._next += 1
-            processor.accept(sock, ip, port)
+            processor.accept(sock, ip, port, self.listener)

@@ -19,6 +19,22 @@ that does not decode closes the connection after one log line. An ApiVersions re
 version we do not know is answered with UNSUPPORTED_VERSION in a v0 body so that the
 client can fall back (KIP-511).
 
+TLS listeners: the socket is wrapped non-blocking and the handshake is driven by this same
+selector loop (``do_handshake`` until it stops asking to read or write), so a slow or
+silent peer holds no thread; garbage instead of a ClientHello fails the handshake and
+closes only that connection. After the handshake, reads drain what TLS has already
+decrypted (the selector cannot see it), and writes go in fixed-size slices so a write
+that TLS could not finish is retried with the same bytes, as OpenSSL requires.
+
+SASL listeners: until the connection's :class:`~.session.Session` is authenticated only
+ApiVersions, SaslHandshake and SaslAuthenticate pass (anything else closes the
+connection); after a v0 handshake the next frames are bare SASL tokens, handed on as
+SaslAuthenticate requests of version ``RAW_SASL_VERSION``.
+
+Idle connections (nothing read or written for ``connections.max.idle.ms``, no request in
+the broker) are closed; connections are kept in least-recently-active order, so the check
+looks at the oldest only. This also ends handshakes that never finish.
+
 Threading: every attribute is owned by this processor's thread, except the two
 thread-safe queues (new connections from the acceptor, responses from handlers) and the
 wake-up socket that other threads write to.
@@ -27,29 +43,51 @@ wake-up socket that other threads write to.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import selectors
 import socket
+import ssl
+import time
+from collections import OrderedDict
 from typing import Any
 
 from ..common.shutdownable_thread import ShutdownableThread
 from ..protocol import api
 from ..protocol.errors import MalformedFrame, UnsupportedVersion
 from ..protocol.framing import FrameDecoder, FrameTooLarge
-from ..protocol.header import API_VERSIONS_KEY
+from ..protocol.header import API_VERSIONS_KEY, RequestHeader
 from ..protocol.schema import Data
+from ..security.principal import from_certificate
 from .connection_quotas import ConnectionQuotas
+from .listener import Listener
 from .request_channel import Request, RequestChannel, Response
+from .session import Session
 
 log = logging.getLogger(__name__)
 
 _RECV_SIZE = 256 * 1024
+_TLS_WRITE_SLICE = 256 * 1024
+#: The version a bare SASL token (after SaslHandshake v0) is handed on with.
+RAW_SASL_VERSION = -1
+#: What may pass before a SASL connection has authenticated.
+_PRE_AUTH_APIS = frozenset({API_VERSIONS_KEY, api.ApiKey.SASL_HANDSHAKE, api.ApiKey.SASL_AUTHENTICATE})
+_TLS_WAIT = (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError, InterruptedError)
+#: Handshake failures that mean the peer does not speak TLS at all (a plaintext client).
+_NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "HTTP_REQUEST", "UNKNOWN_PROTOCOL",
+                      "PACKET_LENGTH_TOO_LONG", "RECORD_LAYER_FAILURE"})
+#: A TLS fatal alert, protocol_version (70), as a bare record: what a TLS server answers a
+#: peer that does not speak TLS, so a plaintext Kafka client can say "this is a TLS port"
+#: instead of retrying. OpenSSL closes without it; we write these seven bytes ourselves.
+_PROTOCOL_VERSION_ALERT = b"\x15\x03\x03\x00\x02\x02\x46"
 
 
 class Connection:
-    __slots__ = ("id", "sock", "ip", "decoder", "out", "out_pos", "muted", "interest")
+    __slots__ = ("id", "sock", "ip", "decoder", "out", "out_pos", "muted", "interest", "session",
+                 "tls", "handshaking", "handshake_interest", "last_active", "close_after_write")
 
-    def __init__(self, conn_id: str, sock: socket.socket, ip: str, max_frame: int) -> None:
+    def __init__(self, conn_id: str, sock: socket.socket, ip: str, max_frame: int,
+                 listener: Listener) -> None:
         self.id = conn_id
         self.sock = sock
         self.ip = ip
@@ -58,30 +96,38 @@ class Connection:
         self.out_pos = 0
         self.muted = False
         self.interest = 0
+        self.session = Session(listener, ip)
+        self.tls = listener.ssl_context is not None
+        self.handshaking = self.tls
+        self.handshake_interest = selectors.EVENT_READ  # the server waits for a ClientHello
+        self.last_active = time.monotonic()
+        self.close_after_write = False
 
 
 class Processor(ShutdownableThread):
     def __init__(self, processor_id: int, channel: RequestChannel, quotas: ConnectionQuotas,
-                 max_request_size: int, apis: dict[int, api.ApiSpec] = api.APIS) -> None:
+                 max_request_size: int, apis: dict[int, api.ApiSpec] = api.APIS,
+                 connections_max_idle_ms: int = 600_000) -> None:
         super().__init__(f"network-processor-{processor_id}")
         self.processor_id = processor_id
         self.channel = channel
         self.quotas = quotas
         self.max_request_size = max_request_size
         self.apis = apis
+        self.max_idle_s = connections_max_idle_ms / 1000
         self.selector = selectors.DefaultSelector()
-        self._new: queue.SimpleQueue[tuple[socket.socket, str, int]] = queue.SimpleQueue()
+        self._new: queue.SimpleQueue[tuple[socket.socket, str, int, Listener]] = queue.SimpleQueue()
         self._responses: queue.SimpleQueue[Response] = queue.SimpleQueue()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
         self.selector.register(self._wake_r, selectors.EVENT_READ, None)
-        self._conns: dict[str, Connection] = {}
+        self._conns: OrderedDict[str, Connection] = OrderedDict()  # least recently active first
         self._next_id = 0
 
     # ---- called from other threads -------------------------------------------------
-    def accept(self, sock: socket.socket, ip: str, port: int) -> None:
-        self._new.put((sock, ip, port))
+    def accept(self, sock: socket.socket, ip: str, port: int, listener: Listener) -> None:
+        self._new.put((sock, ip, port, listener))
         self.wake()
 
     def enqueue_response(self, response: Response) -> None:
@@ -114,24 +160,88 @@ class Processor(ShutdownableThread):
                 except BlockingIOError:
                     pass
                 continue
+            if conn.handshaking:
+                self._handshake(conn)
+                continue
             if mask & selectors.EVENT_READ:
                 self._read(conn)
             if mask & selectors.EVENT_WRITE and conn.id in self._conns:
                 self._write(conn)
+        self._close_idle()
 
     def _configure_new_connections(self) -> None:
         while True:
             try:
-                sock, ip, port = self._new.get_nowait()
+                sock, ip, port, listener = self._new.get_nowait()
             except queue.Empty:
                 return
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if listener.ssl_context is not None:
+                try:
+                    sock = listener.ssl_context.wrap_socket(sock, server_side=True,
+                                                            do_handshake_on_connect=False)
+                except (ssl.SSLError, OSError) as e:
+                    log.warning("connection from %s:%d on %s: TLS setup failed (%s); closing it",
+                                ip, port, listener.name, e)
+                    sock.close()
+                    self.quotas.dec(ip)
+                    continue
             conn_id = f"{ip}:{port}-{self.processor_id}-{self._next_id}"
             self._next_id += 1
-            conn = Connection(conn_id, sock, ip, self.max_request_size)
+            conn = Connection(conn_id, sock, ip, self.max_request_size, listener)
             self._conns[conn_id] = conn
             self._update_interest(conn)
+
+    def _touch(self, conn: Connection) -> None:
+        conn.last_active = time.monotonic()
+        self._conns.move_to_end(conn.id)
+
+    def _close_idle(self) -> None:
+        """Close connections idle for ``connections.max.idle.ms`` (oldest first; a
+        connection with a request in the broker is busy, not idle)."""
+        now = time.monotonic()
+        while self._conns:
+            conn = next(iter(self._conns.values()))
+            if now - conn.last_active < self.max_idle_s:
+                return
+            if conn.muted or conn.out is not None:
+                self._touch(conn)
+                continue
+            log.info("connection %s from %s on %s: idle for %.0f ms%s; closing it", conn.id, conn.ip,
+                     conn.session.listener_name, (now - conn.last_active) * 1000,
+                     " during the TLS handshake" if conn.handshaking else "")
+            self._close(conn)
+
+    def _handshake(self, conn: Connection) -> None:
+        """One step of a server-side TLS handshake, driven by the selector."""
+        sock: Any = conn.sock
+        self._touch(conn)
+        try:
+            sock.do_handshake()
+        except ssl.SSLWantReadError:
+            conn.handshake_interest = selectors.EVENT_READ
+            self._update_interest(conn)
+            return
+        except ssl.SSLWantWriteError:
+            conn.handshake_interest = selectors.EVENT_WRITE
+            self._update_interest(conn)
+            return
+        except (ssl.SSLError, OSError, ValueError) as e:
+            reason = getattr(e, "reason", None)
+            if reason in _NOT_TLS:
+                try:
+                    os.write(sock.fileno(), _PROTOCOL_VERSION_ALERT)
+                except OSError:
+                    pass  # the peer is gone already; closing is all that is left
+            self._refuse(conn, f"TLS handshake failed ({reason or e})")
+            return
+        conn.handshaking = False
+        conn.session.principal = from_certificate(sock.getpeercert(binary_form=True))
+        log.debug("connection %s: TLS %s established, principal %s", conn.id, sock.version(),
+                  conn.session.principal)
+        self._update_interest(conn)
+        self._read(conn)  # the client's first request may already be decrypted and waiting
 
     def _process_responses(self) -> None:
         while True:
@@ -147,13 +257,15 @@ class Processor(ShutdownableThread):
             elif response.payload is None:
                 self._unmute(conn)
             else:
+                conn.close_after_write = response.close_after_send
                 conn.out = memoryview(response.payload)
                 conn.out_pos = 0
                 self._write(conn)
 
     def _update_interest(self, conn: Connection) -> None:
-        want = (0 if conn.muted else selectors.EVENT_READ) | (
-            selectors.EVENT_WRITE if conn.out is not None else 0)
+        want = conn.handshake_interest if conn.handshaking else (
+            (0 if conn.muted else selectors.EVENT_READ)
+            | (selectors.EVENT_WRITE if conn.out is not None else 0))
         if want == conn.interest:
             return
         if conn.interest == 0:
@@ -166,9 +278,11 @@ class Processor(ShutdownableThread):
 
     def _read(self, conn: Connection) -> None:
         try:
-            data = conn.sock.recv(_RECV_SIZE)
-        except (BlockingIOError, InterruptedError):
+            data = self._recv_tls(conn) if conn.tls else conn.sock.recv(_RECV_SIZE)
+        except _TLS_WAIT:
             return
+        except ssl.SSLZeroReturnError:
+            data = b""
         except OSError as e:
             log.info("connection %s: read failed (%s); closing it", conn.id, e)
             self._close(conn)
@@ -176,8 +290,27 @@ class Processor(ShutdownableThread):
         if not data:
             self._close(conn)
             return
+        self._touch(conn)
         conn.decoder.feed(data)
         self._dispatch(conn)
+
+    @staticmethod
+    def _recv_tls(conn: Connection) -> bytes:
+        """Up to ``_RECV_SIZE`` bytes, then whatever TLS has decrypted beyond that: the
+        selector only sees the kernel's buffer, not OpenSSL's. Raises SSLWantReadError
+        when nothing at all is available yet."""
+        sock: Any = conn.sock
+        chunks = [sock.recv(_RECV_SIZE)]
+        total = len(chunks[0])
+        while chunks[-1] and total < _RECV_SIZE:
+            try:
+                chunks.append(sock.recv(_RECV_SIZE - total))
+            except _TLS_WAIT:
+                break
+            total += len(chunks[-1])
+        while chunks[-1] and (pending := sock.pending()):
+            chunks.append(sock.recv(pending))
+        return b"".join(chunks)
 
     def _dispatch(self, conn: Connection) -> None:
         """Take the next whole frame, if any, and hand it to the handlers; then mute."""
@@ -193,6 +326,13 @@ class Processor(ShutdownableThread):
             return
         conn.muted = True
         self._update_interest(conn)
+        session = conn.session
+        if session.sasl_raw_tokens:  # after SaslHandshake v0: a bare token, no header
+            header = RequestHeader(api.ApiKey.SASL_AUTHENTICATE, RAW_SASL_VERSION, 0, None)
+            self.channel.send_request(Request(self.processor_id, conn.id, conn.ip, header,
+                                              Data(auth_bytes=bytes(payload)), len(payload),
+                                              session=session))
+            return
         try:
             header, body = api.decode_request(payload, self.apis)
         except api.UnsupportedApiVersion as e:
@@ -204,8 +344,12 @@ class Processor(ShutdownableThread):
         except MalformedFrame as e:
             self._refuse(conn, f"undecodable request ({e})")
             return
+        if not session.authenticated and header.api_key not in _PRE_AUTH_APIS:
+            self._refuse(conn, f"{self.apis[header.api_key].name} request before SASL "
+                               f"authentication on listener {session.listener_name}")
+            return
         self.channel.send_request(Request(self.processor_id, conn.id, conn.ip, header, body,
-                                          len(payload)))
+                                          len(payload), session=session))
 
     def _refuse(self, conn: Connection, why: str) -> None:
         """Bad input: one log line naming the peer and the reason, and only this connection closes."""
@@ -223,22 +367,28 @@ class Processor(ShutdownableThread):
         out = conn.out
         if out is None:
             return
+        # TLS: fixed slices, so a retried write passes OpenSSL the same bytes again.
+        limit = _TLS_WRITE_SLICE if conn.tls else len(out)
         try:
             while conn.out_pos < len(out):
-                sent = conn.sock.send(out[conn.out_pos :])
+                sent = conn.sock.send(out[conn.out_pos : conn.out_pos + limit])
                 if sent == 0:
                     break
                 conn.out_pos += sent
-        except (BlockingIOError, InterruptedError):
+        except _TLS_WAIT:
             pass
         except OSError as e:
             log.info("connection %s: write failed (%s); closing it", conn.id, e)
             self._close(conn)
             return
+        self._touch(conn)
         if conn.out_pos < len(out):
             self._update_interest(conn)  # wait for writable
             return
         conn.out = None
+        if conn.close_after_write:  # e.g. after SASL_AUTHENTICATION_FAILED
+            self._close(conn)
+            return
         self._unmute(conn)
 
     def _unmute(self, conn: Connection) -> None:

@@ -19,6 +19,7 @@ from ..protocol.header import RequestHeader
 
 if TYPE_CHECKING:
     from .processor import Processor
+    from .session import Session
 
 
 @dataclass
@@ -30,16 +31,22 @@ class Request:
     body: Any
     size: int
     received_ns: int = field(default_factory=time.monotonic_ns)
+    #: The connection's security state (listener, principal, SASL progress); None only for
+    #: requests made up in process (tests).
+    session: Session | None = None
 
 
 @dataclass
 class Response:
     """``payload`` is the framed response, or None when the API sends no response
-    (acks=0 produce): the processor then only unmutes the connection."""
+    (acks=0 produce): the processor then only unmutes the connection.
+    ``close_connection`` closes it at once; ``close_after_send`` once the payload is out
+    (a failed authentication: the client reads the error, then the connection ends)."""
 
     request: Request
     payload: bytes | bytearray | None
     close_connection: bool = False
+    close_after_send: bool = False
 
 
 class RequestChannel:

@@ -45,6 +45,18 @@ from .messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochResponse,
 )
 from .messages.produce import ProduceRequest, ProduceResponse
+from .messages.sasl import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
+from .messages.scram_credentials import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
+    DescribeUserScramCredentialsRequest,
+    DescribeUserScramCredentialsResponse,
+)
 from .schema import Data, Message
 
 
@@ -56,12 +68,16 @@ class ApiKey:
     OFFSET_COMMIT = 8
     OFFSET_FETCH = 9
     FIND_COORDINATOR = 10
+    SASL_HANDSHAKE = 17
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
     # pyq-internal control plane (controller listener only; never advertised)
     BROKER_HEARTBEAT = 10001
     ALTER_PARTITION = 10002
@@ -99,16 +115,23 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse),
     _spec("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse),
     _spec("FindCoordinator", FindCoordinatorRequest, FindCoordinatorResponse),
+    _spec("SaslHandshake", SaslHandshakeRequest, SaslHandshakeResponse),
     _spec("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
     _spec("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
     _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
     _spec("InitProducerId", InitProducerIdRequest, InitProducerIdResponse),
     _spec("OffsetForLeaderEpoch", OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
+    _spec("SaslAuthenticate", SaslAuthenticateRequest, SaslAuthenticateResponse),
     _spec("CreatePartitions", CreatePartitionsRequest, CreatePartitionsResponse),
+    _spec("DescribeUserScramCredentials", DescribeUserScramCredentialsRequest,
+          DescribeUserScramCredentialsResponse),
+    _spec("AlterUserScramCredentials", AlterUserScramCredentialsRequest,
+          AlterUserScramCredentialsResponse),
 ]}
 
 #: The controller's listener: the internal control plane plus what brokers forward to it
-#: (topic creation, growth and deletion, group offset commits and fetches), and ApiVersions.
+#: (topic creation, growth and deletion, group offset commits and fetches, SCRAM credential
+#: changes), and ApiVersions.
 CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("BrokerHeartbeat", BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     _spec("AlterPartition", AlterPartitionRequest, AlterPartitionResponse),
@@ -117,6 +140,8 @@ CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("CreatePartitions", CreatePartitionsRequest, CreatePartitionsResponse),
     _spec("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse),
     _spec("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse),
+    _spec("AlterUserScramCredentials", AlterUserScramCredentialsRequest,
+          AlterUserScramCredentialsResponse),
     _spec("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
 ]}
 

@@ -178,9 +178,34 @@ class UnknownMemberId(KafkaError):
     code = 25
 
 
+class TopicAuthorizationFailed(KafkaError):
+    """Kafka error 29, ``TOPIC_AUTHORIZATION_FAILED``."""
+    code = 29
+
+
+class GroupAuthorizationFailed(KafkaError):
+    """Kafka error 30, ``GROUP_AUTHORIZATION_FAILED``."""
+    code = 30
+
+
+class ClusterAuthorizationFailed(KafkaError):
+    """Kafka error 31, ``CLUSTER_AUTHORIZATION_FAILED``."""
+    code = 31
+
+
 class InvalidTimestamp(KafkaError):
     """Kafka error 32, ``INVALID_TIMESTAMP``."""
     code = 32
+
+
+class UnsupportedSaslMechanism(KafkaError):
+    """Kafka error 33, ``UNSUPPORTED_SASL_MECHANISM``."""
+    code = 33
+
+
+class IllegalSaslState(KafkaError):
+    """Kafka error 34, ``ILLEGAL_SASL_STATE``."""
+    code = 34
 
 
 class UnsupportedVersion(KafkaError):
@@ -254,11 +279,26 @@ class InvalidProducerIdMapping(KafkaError):
     code = 49
 
 
+class TransactionalIdAuthorizationFailed(KafkaError):
+    """Kafka error 53, ``TRANSACTIONAL_ID_AUTHORIZATION_FAILED``."""
+    code = 53
+
+
+class SecurityDisabled(KafkaError):
+    """Kafka error 54, ``SECURITY_DISABLED``."""
+    code = 54
+
+
 class KafkaStorageError(KafkaError):
     """Kafka error 56, ``KAFKA_STORAGE_ERROR``."""
     code = 56
     retriable = True
     invalid_metadata = True
+
+
+class SaslAuthenticationFailed(KafkaError):
+    """Kafka error 58, ``SASL_AUTHENTICATION_FAILED``."""
+    code = 58
 
 
 class UnknownProducerId(KafkaError):
@@ -308,6 +348,22 @@ class ProducerFenced(KafkaError):
 
 NONE = 0
 
+
+class ResourceNotFound(KafkaError):
+    """Kafka error 91, ``RESOURCE_NOT_FOUND``."""
+    code = 91
+
+
+class DuplicateResource(KafkaError):
+    """Kafka error 92, ``DUPLICATE_RESOURCE``."""
+    code = 92
+
+
+class UnacceptableCredential(KafkaError):
+    """Kafka error 93, ``UNACCEPTABLE_CREDENTIAL``."""
+    code = 93
+
+
 ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
     cls.code: cls
     for cls in (
@@ -335,7 +391,12 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
         IllegalGeneration,
         InvalidGroupId,
         UnknownMemberId,
+        TopicAuthorizationFailed,
+        GroupAuthorizationFailed,
+        ClusterAuthorizationFailed,
         InvalidTimestamp,
+        UnsupportedSaslMechanism,
+        IllegalSaslState,
         UnsupportedVersion,
         TopicAlreadyExists,
         InvalidPartitions,
@@ -350,7 +411,10 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
         DuplicateSequenceNumber,
         InvalidProducerEpoch,
         InvalidProducerIdMapping,
+        TransactionalIdAuthorizationFailed,
+        SecurityDisabled,
         KafkaStorageError,
+        SaslAuthenticationFailed,
         UnknownProducerId,
         GroupIdNotFound,
         FencedLeaderEpoch,
@@ -359,6 +423,9 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
         OffsetNotAvailable,
         InvalidRecord,
         ProducerFenced,
+        ResourceNotFound,
+        DuplicateResource,
+        UnacceptableCredential,
     )
 }
 """Every error class by its code."""

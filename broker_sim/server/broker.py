@@ -5,6 +5,11 @@ A broker always works from the controller's cluster image. A single broker (no
 ``<data-dir>/controller``; a broker of a cluster heartbeats to the controller process
 named by ``controller=HOST:PORT``. Either way the code paths are the same.
 
+Every listener in ``listeners`` is bound (TLS listeners with a context built from the
+``ssl.*`` options) and logged; the broker registers all of them with the controller, so
+Metadata answers each client with the brokers' addresses on the listener it came in on.
+Replicas fetch over the inter-broker listener.
+
 Start-up order matters: logs are loaded (and recovered) and the first image applied
 before the socket accepts connections, so no client ever sees a partially recovered log
 or a broker that does not know its partitions; shutdown closes the socket first, then
@@ -13,6 +18,7 @@ stops handlers and replication, then flushes and closes the logs.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -22,9 +28,11 @@ from ..controller.apis import ControllerApis
 from ..controller.controller import Controller
 from ..controller.image import ClusterImage
 from ..log import LogManager
-from ..network import SocketServer
+from ..network import Listener, SocketServer
 from ..network.handler_pool import RequestHandlerPool
 from ..protocol.errors import KafkaError, error_for_code
+from ..security.scram import ScramCredential
+from ..security.tls import server_context
 from ..timer import SystemTimer, TimerReaper
 from .config import BrokerConfig
 from .controller_client import ControllerClient, LocalControllerClient, RemoteControllerClient
@@ -39,9 +47,18 @@ log = logging.getLogger(__name__)
 
 
 class Broker:
-    def __init__(self, config: BrokerConfig, clock: Clock = SYSTEM_CLOCK) -> None:
+    """``scram_credentials`` (user, mechanism, credential) are stored in the embedded
+    controller at start (``pyq-broker --add-scram``); a broker of a cluster leaves that to
+    its controller."""
+
+    def __init__(self, config: BrokerConfig, clock: Clock = SYSTEM_CLOCK,
+                 scram_credentials: list[tuple[str, str, ScramCredential]] | None = None) -> None:
+        if scram_credentials and config.controller:
+            raise ValueError("SCRAM credentials are stored by the controller: pass --add-scram "
+                             "to 'pyq-broker controller' (or 'pyq-broker cluster')")
         self.config = config
         self.clock = clock
+        self.scram_credentials = list(scram_credentials or [])
         self._stopped = threading.Event()
         self._retention_thread: PeriodicThread | None = None
         self._embedded: tuple[SystemTimer, TimerReaper] | None = None
@@ -58,7 +75,29 @@ class Broker:
         self._embedded = (timer, reaper)
         controller = Controller(cfg.data_dir / "controller", timer, cfg.session_timeout_ms,
                                 default_replication_factor=1)
+        for user, mechanism, credential in self.scram_credentials:
+            controller.put_scram(user, mechanism, credential)
         return LocalControllerClient(ControllerApis(controller))
+
+    def _listeners(self) -> list[Listener]:
+        cfg = self.config
+        out = []
+        for listener in cfg.effective_listeners:
+            if listener.uses_tls:
+                assert cfg.ssl_keystore_location is not None  # checked by BrokerConfig
+                listener = dataclasses.replace(listener, ssl_context=server_context(
+                    cfg.ssl_keystore_location, cfg.ssl_key_password, cfg.ssl_truststore_location,
+                    cfg.ssl_client_auth))
+            out.append(listener)
+        return out
+
+    def endpoints(self) -> dict[str, list[object]]:
+        """Listener name -> [advertised host, bound port], as registered with the controller."""
+        return {lst.name: [self.config.advertised_host or lst.host, lst.port]
+                for lst in self.socket_server.listeners}
+
+    def _inter_broker_port(self) -> int:
+        return self.socket_server.listener(self.config.inter_broker_listener.name).port
 
     def start(self) -> Broker:
         cfg = self.config
@@ -68,15 +107,16 @@ class Broker:
         self.metadata = MetadataCache()
         self.controller = self._controller_client()
         self.socket_server = SocketServer(
-            cfg.host, cfg.port, cfg.num_network_threads, cfg.queued_max_requests,
+            self._listeners(), cfg.num_network_threads, cfg.queued_max_requests,
             cfg.socket_request_max_bytes, cfg.max_connections_per_ip,
-            cfg.max_connections_per_ip_overrides)
+            cfg.max_connections_per_ip_overrides, connections_max_idle_ms=cfg.connections_max_idle_ms)
         self.replica_manager = ReplicaManager(cfg.broker_id, self.log_manager, self.metadata.address,
                                               self._alter_partition, cfg.replica_lag_time_max_ms,
                                               clock=self.clock)
-        self.lifecycle = BrokerLifecycle(self.controller, cfg.broker_id, cfg.advertised,
-                                         lambda: self.socket_server.port, self._on_image,
-                                         cfg.heartbeat_interval_ms)
+        inter = cfg.inter_broker_listener
+        self.lifecycle = BrokerLifecycle(self.controller, cfg.broker_id, cfg.advertised_host or inter.host,
+                                         self._inter_broker_port, self._on_image,
+                                         cfg.heartbeat_interval_ms, self.endpoints)
         self._register()
         self.producer_ids = ProducerIdManager(data_dir / "producer-id-block", cfg.broker_id)
         self.apis = KafkaApis(cfg, self.socket_server.channel, self.replica_manager, self.metadata,
@@ -89,6 +129,8 @@ class Broker:
             "log-retention", cfg.log_retention_check_interval_ms,
             lambda: self.log_manager.cleanup(self.clock.wall_ms()))
         self._retention_thread.start()
+        for listener in self.socket_server.listeners:
+            log.info("broker %d: listener %s (%s)", cfg.broker_id, listener, listener.security_protocol)
         log.info("broker %d listening on %s:%d (data in %s)", cfg.broker_id, self.host, self.port, data_dir)
         return self
 
@@ -143,6 +185,11 @@ class Broker:
     @property
     def bootstrap_servers(self) -> str:
         return f"{self.host}:{self.port}"
+
+    def listener_address(self, name: str) -> str:
+        """``host:port`` of listener ``name`` (e.g. "SASL_SSL"), as bound."""
+        listener = self.socket_server.listener(name)
+        return f"{listener.host}:{listener.port}"
 
     def shutdown(self) -> None:
         if self._stopped.is_set():

@@ -18,7 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ..log.config import LogConfig
+from ..network.listener import Listener, parse_listeners, parse_protocol_map
 from ..protocol.errors import KafkaError
+from ..security.sasl_server import SUPPORTED_MECHANISMS
+from ..security.tls import CLIENT_AUTH
 
 
 class ConfigError(ValueError):
@@ -32,6 +35,27 @@ def _parse_overrides(text: str) -> dict[str, int]:
         ip, _, n = item.rpartition(":")
         out[ip] = int(n)
     return out
+
+
+def _parse_mechanisms(text: str) -> tuple[str, ...]:
+    names = tuple(m.strip().upper() for m in text.split(",") if m.strip())
+    bad = [m for m in names if m not in SUPPORTED_MECHANISMS]
+    if bad or not names:
+        raise ValueError("must be a comma-separated list of " + ", ".join(SUPPORTED_MECHANISMS))
+    return names
+
+
+def _parse_client_auth(text: str) -> str:
+    value = text.strip().lower()
+    if value not in CLIENT_AUTH:
+        raise ValueError("must be one of " + ", ".join(CLIENT_AUTH))
+    return value
+
+
+def _parse_pem(text: str) -> str:
+    if text.strip().upper() != "PEM":
+        raise ValueError("must be PEM (pyq reads PEM files only)")
+    return "PEM"
 
 
 def _parse_bool(text: str) -> bool:
@@ -67,6 +91,19 @@ class BrokerConfig:
     log_retention_check_interval_ms: int = 300_000
     log: LogConfig = field(default_factory=LogConfig)
     cluster_id: str = "pyq-cluster"
+    #: Empty: one PLAINTEXT listener on ``host:port``.
+    listeners: tuple[Listener, ...] = ()
+    listener_security_protocol_map: dict[str, str] = field(default_factory=dict)
+    #: The PLAINTEXT listener replicas fetch from; None: the one named PLAINTEXT, else the first.
+    inter_broker_listener_name: str | None = None
+    ssl_keystore_type: str = "PEM"
+    ssl_keystore_location: str | None = None
+    ssl_key_password: str | None = None
+    ssl_truststore_type: str = "PEM"
+    ssl_truststore_location: str | None = None
+    ssl_client_auth: str = "none"
+    sasl_enabled_mechanisms: tuple[str, ...] = SUPPORTED_MECHANISMS
+    connections_max_idle_ms: int = 600_000
 
     def __post_init__(self) -> None:
         rules = [
@@ -83,12 +120,47 @@ class BrokerConfig:
             ("broker.session.timeout.ms", self.session_timeout_ms, 1),
             ("message.max.bytes", self.message_max_bytes, 0),
             ("log.retention.check.interval.ms", self.log_retention_check_interval_ms, 1),
+            ("connections.max.idle.ms", self.connections_max_idle_ms, 1),
         ]
         for name, value, minimum in rules:
             if value < minimum:
                 raise ConfigError(f"{name}={value} is not allowed: must be at least {minimum}")
         if self.port > 65535:
             raise ConfigError(f"port={self.port} is not allowed: must be at most 65535")
+        self._check_listeners()
+
+    def _check_listeners(self) -> None:
+        listeners = self.effective_listeners
+        names = [lst.name for lst in listeners]
+        inter = self.inter_broker_listener
+        if self.inter_broker_listener_name is not None and self.inter_broker_listener_name not in names:
+            raise ConfigError(f"inter.broker.listener.name={self.inter_broker_listener_name} is not "
+                              f"allowed: must name one of the listeners {names}")
+        if self.controller is not None and inter.security_protocol != "PLAINTEXT":
+            raise ConfigError(f"inter.broker.listener.name={inter.name} is not allowed: replication "
+                              f"runs over a PLAINTEXT listener, and {inter.name} is "
+                              f"{inter.security_protocol}; add one, e.g. "
+                              "listeners=PLAINTEXT://127.0.0.1:0,...")
+        if any(lst.uses_tls for lst in listeners):
+            if not self.ssl_keystore_location:
+                tls = [lst.name for lst in listeners if lst.uses_tls]
+                raise ConfigError(f"ssl.keystore.location=None is not allowed: listeners {tls} use TLS "
+                                  "and need a PEM file with the broker's key and certificate chain")
+            for name, path in (("ssl.keystore.location", self.ssl_keystore_location),
+                               ("ssl.truststore.location", self.ssl_truststore_location)):
+                if path is not None and not Path(path).is_file():
+                    raise ConfigError(f"{name}={path} is not allowed: no such file")
+
+    @property
+    def effective_listeners(self) -> tuple[Listener, ...]:
+        """The configured listeners, or one PLAINTEXT listener on ``host:port``."""
+        return self.listeners or (Listener("PLAINTEXT", "PLAINTEXT", self.host, self.port),)
+
+    @property
+    def inter_broker_listener(self) -> Listener:
+        listeners = self.effective_listeners
+        wanted = self.inter_broker_listener_name or "PLAINTEXT"
+        return next((lst for lst in listeners if lst.name == wanted), listeners[0])
 
     @property
     def advertised(self) -> str:
@@ -118,6 +190,16 @@ class BrokerConfig:
             "message.max.bytes": ("message_max_bytes", int),
             "log.retention.check.interval.ms": ("log_retention_check_interval_ms", int),
             "cluster.id": ("cluster_id", str),
+            "inter.broker.listener.name": ("inter_broker_listener_name", lambda v: v.strip().upper()),
+            "ssl.keystore.type": ("ssl_keystore_type", _parse_pem),
+            "ssl.keystore.location": ("ssl_keystore_location", str),
+            "ssl.key.password": ("ssl_key_password", str),
+            "ssl.truststore.type": ("ssl_truststore_type", _parse_pem),
+            "ssl.truststore.location": ("ssl_truststore_location", str),
+            "ssl.client.auth": ("ssl_client_auth", _parse_client_auth),
+            "sasl.enabled.mechanisms": ("sasl_enabled_mechanisms", _parse_mechanisms),
+            "connections.max.idle.ms": ("connections_max_idle_ms", int),
+            "listener.security.protocol.map": ("listener_security_protocol_map", parse_protocol_map),
         }
         # Broker-wide log defaults use Kafka's "log." prefixed names.
         log_names = {
@@ -138,9 +220,17 @@ class BrokerConfig:
                 log_props[log_names[name]] = raw
             elif name == "log.retention.hours":
                 log_props["retention.ms"] = str(int(raw) * 3_600_000)
+            elif name == "listeners":
+                continue  # parsed below, once the protocol map is known
             else:
-                known = sorted(set(simple) | set(log_names) | {"log.retention.hours"})
+                known = sorted(set(simple) | set(log_names) | {"log.retention.hours", "listeners"})
                 raise ConfigError(f"unknown broker option {name!r}; known options: {', '.join(known)}")
+        if "listeners" in props:
+            try:
+                values["listeners"] = parse_listeners(props["listeners"],
+                                                      values.get("listener_security_protocol_map"))
+            except ValueError as e:
+                raise ConfigError(f"listeners={props['listeners']!r} is not allowed: {e}") from e
         if log_props:
             try:
                 values["log"] = LogConfig.from_properties(log_props)

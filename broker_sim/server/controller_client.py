@@ -24,6 +24,7 @@ class ControllerClient(Protocol):
     def create_partitions(self, body: Any) -> Any: ...
     def offset_commit(self, body: Any) -> Any: ...
     def offset_fetch(self, body: Any) -> Any: ...
+    def alter_scram(self, body: Any) -> Any: ...
     def close(self) -> None: ...
 
 
@@ -57,6 +58,9 @@ class LocalControllerClient:
     def offset_fetch(self, body: Any) -> Any:
         return self.apis.offset_fetch_body(body)
 
+    def alter_scram(self, body: Any) -> Any:
+        return self.apis.alter_scram_body(body)
+
     def close(self) -> None:
         self.apis.group_offsets.close()
 
@@ -67,6 +71,7 @@ class RemoteControllerClient:
     CREATE_PARTITIONS_VERSION = 1
     OFFSET_COMMIT_VERSION = 7
     OFFSET_FETCH_VERSION = 5
+    ALTER_SCRAM_VERSION = 0
 
     def __init__(self, host: str, port: int, broker_id: int) -> None:
         self._conn = BlockingConnection(host, port, f"broker-{broker_id}", timeout_s=10.0)
@@ -96,6 +101,9 @@ class RemoteControllerClient:
 
     def offset_fetch(self, body: Any) -> Any:
         return self._call(ApiKey.OFFSET_FETCH, self.OFFSET_FETCH_VERSION, body)
+
+    def alter_scram(self, body: Any) -> Any:
+        return self._call(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, self.ALTER_SCRAM_VERSION, body)
 
     def close(self) -> None:
         with self._lock:

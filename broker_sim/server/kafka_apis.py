@@ -18,23 +18,32 @@ from typing import Any, cast
 
 from ..log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..log.log_manager import validate_topic_name
+from ..network.processor import RAW_SASL_VERSION
 from ..network.request_channel import Request, RequestChannel, Response
 from ..protocol import api
 from ..protocol.api import ApiKey
 from ..protocol.errors import (
+    DuplicateResource,
+    IllegalSaslState,
     InvalidRequest,
     InvalidRequiredAcks,
     InvalidTopic,
     KafkaError,
     LeaderNotAvailable,
+    ResourceNotFound,
+    SaslAuthenticationFailed,
     UnknownServerError,
     UnknownTopicOrPartition,
+    UnsupportedSaslMechanism,
 )
 from ..protocol.messages.fetch import FetchRequestView
 from ..protocol.messages.list_offsets import ListOffsetsRequestView
 from ..protocol.messages.metadata import MetadataRequestView
 from ..protocol.messages.produce import ProduceRequestView
 from ..protocol.schema import Data
+from ..security import principal
+from ..security.sasl_server import SaslServer
+from ..security.scram import MECHANISMS, ScramCredential
 from .config import BrokerConfig
 from .controller_client import ControllerClient
 from .delayed_produce import ProduceStatus
@@ -79,6 +88,10 @@ class KafkaApis:
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id,
             ApiKey.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch,
             ApiKey.CREATE_PARTITIONS: self.handle_create_partitions,
+            ApiKey.SASL_HANDSHAKE: self.handle_sasl_handshake,
+            ApiKey.SASL_AUTHENTICATE: self.handle_sasl_authenticate,
+            ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: self.handle_describe_user_scram_credentials,
+            ApiKey.ALTER_USER_SCRAM_CREDENTIALS: self.handle_alter_user_scram_credentials,
         }
 
     # ---- plumbing ------------------------------------------------------------------
@@ -91,10 +104,14 @@ class KafkaApis:
                           request.client_address)
             self.channel.send_response(Response(request, None, close_connection=True))
 
-    def respond(self, request: Request, body: Any) -> None:
+    def respond(self, request: Request, body: Any, close_after_send: bool = False) -> None:
         h = request.header
         payload = api.encode_response(h.api_key, h.api_version, h.correlation_id, body)
-        self.channel.send_response(Response(request, payload))
+        self.channel.send_response(Response(request, payload, close_after_send=close_after_send))
+
+    @staticmethod
+    def listener_name(request: Request) -> str | None:
+        return request.session.listener_name if request.session is not None else None
 
     def no_response(self, request: Request) -> None:
         self.channel.send_response(Response(request, None))
@@ -138,8 +155,10 @@ class KafkaApis:
                     isr_nodes=list(p.isr), offline_replicas=[r for r in p.replicas if r not in alive]))
             topics.append(Data(error_code=0, name=name, is_internal=False, partitions=partitions,
                                topic_authorized_operations=UNKNOWN_OPERATIONS))
-        brokers = [Data(node_id=b, host=info.host, port=info.port, rack=None)
-                   for b, info in sorted(image.brokers.items()) if info.alive]
+        listener = self.listener_name(request)
+        brokers = [Data(node_id=b, host=host, port=port, rack=None)
+                   for b, info in sorted(image.brokers.items()) if info.alive
+                   for host, port in [info.address(listener)]]
         controller_id = min(alive) if alive else -1  # any broker forwards admin requests
         self.respond(request, Data(throttle_time_ms=0, brokers=brokers, cluster_id=self.config.cluster_id,
                                    controller_id=controller_id, topics=topics,
@@ -253,7 +272,7 @@ class KafkaApis:
         alive = sorted(b for b, info in image.brokers.items() if info.alive)
         node = alive[0] if alive else self.config.broker_id
         info = image.brokers.get(node)
-        host, port = (info.host, info.port) if info else (self.config.advertised, 0)
+        host, port = info.address(self.listener_name(request)) if info else (self.config.advertised, 0)
         self.respond(request, Data(throttle_time_ms=0, error_code=0, error_message=None,
                                    node_id=node, host=host, port=port))
 
@@ -302,3 +321,83 @@ class KafkaApis:
                 parts.append(out)
             topics.append(Data(topic=t.topic, partitions=parts))
         self.respond(request, Data(throttle_time_ms=0, topics=topics))
+
+    # ---- security -------------------------------------------------------------------
+    def credentials(self, user: str) -> dict[str, ScramCredential]:
+        """The user's SCRAM credentials from this broker's copy of the cluster image."""
+        return {m: ScramCredential.from_json(c) for m, c in self.metadata.image.scram.get(user, {}).items()}
+
+    def handle_sasl_handshake(self, request: Request) -> None:
+        session = request.session
+        mechanisms = list(self.config.sasl_enabled_mechanisms)
+        if session is None or not session.listener.uses_sasl or session.authenticated \
+                or session.sasl is not None:
+            self.respond(request, Data(error_code=IllegalSaslState.code, mechanisms=mechanisms))
+            return
+        mechanism = request.body.mechanism
+        if mechanism not in mechanisms:
+            log.info("connection from %s on %s: SASL mechanism %r is not enabled (enabled: %s)",
+                     request.client_address, session.listener_name, mechanism, mechanisms)
+            self.respond(request, Data(error_code=UnsupportedSaslMechanism.code, mechanisms=mechanisms),
+                         close_after_send=True)
+            return
+        session.sasl = SaslServer(mechanism, self.credentials)
+        session.sasl_raw_tokens = request.header.api_version == 0
+        self.respond(request, Data(error_code=0, mechanisms=mechanisms))
+
+    def handle_sasl_authenticate(self, request: Request) -> None:
+        session = request.session
+        raw = request.header.api_version == RAW_SASL_VERSION
+        if session is None or session.sasl is None or session.authenticated:
+            self.respond(request, Data(error_code=IllegalSaslState.code, auth_bytes=b"",
+                                       error_message="SaslAuthenticate before a SaslHandshake",
+                                       session_lifetime_ms=0), close_after_send=True)
+            return
+        sasl = session.sasl
+        try:
+            token = sasl.evaluate(request.body.auth_bytes)
+        except SaslAuthenticationFailed as e:
+            log.info("connection from %s on %s: SASL %s authentication failed: %s",
+                     request.client_address, session.listener_name, sasl.mechanism, e.message)
+            if raw:  # a bare-token exchange has no way to carry an error: close
+                self.channel.send_response(Response(request, None, close_connection=True))
+            else:
+                self.respond(request, Data(error_code=SaslAuthenticationFailed.code, auth_bytes=b"",
+                                           error_message=e.message, session_lifetime_ms=0),
+                             close_after_send=True)
+            return
+        if sasl.complete:
+            assert sasl.username is not None
+            session.principal = principal.user(sasl.username)
+            session.authenticated = True
+            session.sasl = None
+            session.sasl_raw_tokens = False
+            log.debug("connection from %s authenticated as %s (%s)", request.client_address,
+                      session.principal, sasl.mechanism)
+        if raw:
+            self.channel.send_response(Response(request, len(token).to_bytes(4, "big") + token))
+        else:
+            self.respond(request, Data(error_code=0, error_message=None, auth_bytes=token,
+                                       session_lifetime_ms=0))
+
+    def handle_describe_user_scram_credentials(self, request: Request) -> None:
+        store = self.metadata.image.scram
+        names = sorted(store) if request.body.users is None else [u.name for u in request.body.users]
+        results = []
+        for name in dict.fromkeys(names):
+            out = Data(user=name, error_code=0, error_message=None, credential_infos=[])
+            if names.count(name) > 1:
+                out.error_code, out.error_message = DuplicateResource.code, f"{name} is asked for twice"
+            elif name not in store:
+                out.error_code = ResourceNotFound.code
+                out.error_message = f"attempt to describe a user credential that does not exist: {name}"
+            else:
+                out.credential_infos = [Data(mechanism=MECHANISMS[m][1], iterations=c["iterations"])
+                                        for m, c in sorted(store[name].items())]
+            results.append(out)
+        self.respond(request, Data(throttle_time_ms=0, error_code=0, error_message=None, results=results))
+
+    def handle_alter_user_scram_credentials(self, request: Request) -> None:
+        response = self.controller.alter_scram(request.body)
+        self.refresh_metadata()
+        self.respond(request, response)

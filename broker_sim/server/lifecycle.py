@@ -13,6 +13,7 @@ A lock keeps two heartbeats from interleaving.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import uuid
@@ -37,13 +38,15 @@ class BrokerLifecycle(ShutdownableThread):
     """
 
     def __init__(self, client: ControllerClient, broker_id: int, host: str, port: Callable[[], int],
-                 on_image: Callable[[ClusterImage], None], heartbeat_interval_ms: int = 250) -> None:
+                 on_image: Callable[[ClusterImage], None], heartbeat_interval_ms: int = 250,
+                 endpoints: Callable[[], dict[str, list[object]]] = dict) -> None:
         super().__init__(f"broker-{broker_id}-lifecycle")
         self.client = client
         self.broker_id = broker_id
         self.host = host
         self.port = port
         self.on_image = on_image
+        self.endpoints = endpoints
         self.interval_s = heartbeat_interval_ms / 1000
         self.incarnation = str(uuid.uuid4())
         self.broker_epoch = -1
@@ -65,7 +68,8 @@ class BrokerLifecycle(ShutdownableThread):
         with self._lock:
             resp = self.client.heartbeat({
                 "broker_id": self.broker_id, "host": self.host, "port": self.port(),
-                "incarnation_id": self.incarnation, "known_metadata_version": self.metadata_version})
+                "incarnation_id": self.incarnation, "known_metadata_version": self.metadata_version,
+                "endpoints": json.dumps(self.endpoints())})
             self.broker_epoch = resp.broker_epoch
             if resp.metadata is not None:
                 image = ClusterImage.from_json(resp.metadata)

@@ -22,6 +22,13 @@ Options (producer and fetcher options add to the common ones)::
               retry.backoff.ms 100, reconnect.backoff.ms 50, reconnect.backoff.max.ms 1000,
               socket.connection.setup.timeout.ms 10000, metadata.max.age.ms 300000,
               max.in.flight.requests.per.connection 5, default.api.timeout.ms 60000
+    security  security.protocol PLAINTEXT (SSL, SASL_PLAINTEXT, SASL_SSL); librdkafka's
+              ssl.ca.location, ssl.certificate.location, ssl.key.location, ssl.key.password,
+              ssl.endpoint.identification.algorithm https ("none" or "" skips the host name
+              check); Java's ssl.truststore.location / ssl.keystore.location with
+              ssl.truststore.type / ssl.keystore.type PEM; sasl.mechanism (PLAIN,
+              SCRAM-SHA-256, SCRAM-SHA-512), sasl.username, sasl.password, or Java's
+              sasl.jaas.config with PlainLoginModule / ScramLoginModule
     producer  acks all (0, 1, all/-1), batch.size 16384, linger.ms 5, buffer.memory 32 MiB,
               max.block.ms 60000, max.request.size 1 MiB, delivery.timeout.ms 120000,
               retries 2147483647, enable.idempotence (default: on unless acks, retries or
@@ -34,12 +41,17 @@ Cross-field rules: ``delivery.timeout.ms >= linger.ms + request.timeout.ms``;
 ``max.in.flight.requests.per.connection <= 5``; for the fetcher
 ``request.timeout.ms > fetch.max.wait.ms`` (a long poll must not time out its request).
 ``linger.ms`` defaults to 5, Apache Kafka's default since 4.0 (KIP-1030).
+Security options must match ``security.protocol``: a SASL protocol needs a mechanism, a
+user and a password; a TLS or SASL setting the protocol would not use is refused rather
+than ignored. Passwords never appear in ``repr`` or :meth:`ClientConfig.to_options`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -55,10 +67,14 @@ C = TypeVar("C", bound="ClientConfig")
 
 
 def option(name: str, default: Any, kind: str = "int", low: int = 0, high: int = INT32_MAX,
-           doc: str = "") -> Any:
+           doc: str = "", secret: bool = False) -> Any:
     """Declare one option: a dataclass field carrying its Kafka name and rule."""
-    return dataclasses.field(default=default, metadata={
-        "name": name, "kind": kind, "low": low, "high": high, "doc": doc})
+    return dataclasses.field(default=default, repr=not secret, metadata={
+        "name": name, "kind": kind, "low": low, "high": high, "doc": doc, "secret": secret})
+
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
 def _parse_int(value: Any) -> int:
@@ -129,11 +145,68 @@ def _parse_optional_bool(value: Any) -> bool | None:
     return _parse_bool(value)
 
 
+def _parse_optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _parse_path(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not os.path.isfile(str(value)):
+        raise ValueError
+    return str(value)
+
+
+def _choice(allowed: tuple[str, ...]) -> Callable[[Any], str | None]:
+    def parse(value: Any) -> str | None:
+        if value is None:
+            return None
+        text = str(value).strip().upper()
+        if text not in allowed:
+            raise ValueError
+        return text
+    return parse
+
+
+def _parse_pem(value: Any) -> str:
+    if str(value).strip().upper() != "PEM":
+        raise ValueError
+    return "PEM"
+
+
+def _parse_endpoint_id(value: Any) -> str:
+    text = "" if value is None else str(value).strip().lower()
+    if text not in ("https", "none", ""):
+        raise ValueError
+    return text or "none"
+
+
 _PARSERS: dict[str, Callable[[Any], Any]] = {
     "int": _parse_int, "long": _parse_int, "bool": _parse_bool, "str": str,
     "servers": _parse_servers, "acks": _parse_acks, "compression": _parse_compression,
-    "optional_bool": _parse_optional_bool,
+    "optional_bool": _parse_optional_bool, "optional_str": _parse_optional_str,
+    "path": _parse_path, "security_protocol": _choice(SECURITY_PROTOCOLS),
+    "sasl_mechanism": _choice(SASL_MECHANISMS), "pem": _parse_pem,
+    "endpoint_id": _parse_endpoint_id,
 }
+
+_JAAS = re.compile(r"^\s*([\w.$]+)\s+(required|requisite|sufficient|optional)\s*(.*?)\s*;?\s*$", re.S)
+_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|(\S+))')
+
+
+def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
+    """Java's ``sasl.jaas.config`` -> (login module class name, options).
+
+    >>> parse_jaas_config('org.apache.kafka.common.security.plain.PlainLoginModule required '
+    ...                   'username="alice" password="a-secret";')
+    ('org.apache.kafka.common.security.plain.PlainLoginModule', {'username': 'alice', 'password': 'a-secret'})
+    """
+    m = _JAAS.match(text)
+    if not m:
+        raise ValueError
+    options = {k: (bare.rstrip(";") if bare else quoted.replace('\\"', '"'))
+               for k, quoted, bare in _JAAS_OPTION.findall(m.group(3))}
+    return m.group(1), options
 
 
 def _allowed(meta: Mapping[str, Any]) -> str:
@@ -150,6 +223,16 @@ def _allowed(meta: Mapping[str, Any]) -> str:
         return "one of 0, 1, all (or -1)"
     if kind == "compression":
         return "one of " + ", ".join(CODEC_IDS)
+    if kind == "path":
+        return "the path of an existing file"
+    if kind == "security_protocol":
+        return "one of " + ", ".join(SECURITY_PROTOCOLS)
+    if kind == "sasl_mechanism":
+        return "one of " + ", ".join(SASL_MECHANISMS) + " (pyq has no GSSAPI or OAUTHBEARER)"
+    if kind == "pem":
+        return "PEM (pyq reads PEM files; convert a JKS store with keytool and openssl)"
+    if kind == "endpoint_id":
+        return 'https or none (or "")'
     return "a string"
 
 
@@ -168,6 +251,21 @@ class ClientConfig:
     max_in_flight_requests_per_connection: int = option(
         "max.in.flight.requests.per.connection", 5, low=1)
     default_api_timeout_ms: int = option("default.api.timeout.ms", 60_000)
+    security_protocol: str = option("security.protocol", "PLAINTEXT", "security_protocol")
+    ssl_ca_location: str | None = option("ssl.ca.location", None, "path")
+    ssl_certificate_location: str | None = option("ssl.certificate.location", None, "path")
+    ssl_key_location: str | None = option("ssl.key.location", None, "path")
+    ssl_key_password: str | None = option("ssl.key.password", None, "optional_str", secret=True)
+    ssl_endpoint_identification_algorithm: str = option(
+        "ssl.endpoint.identification.algorithm", "https", "endpoint_id")
+    ssl_truststore_location: str | None = option("ssl.truststore.location", None, "path")
+    ssl_truststore_type: str = option("ssl.truststore.type", "PEM", "pem")
+    ssl_keystore_location: str | None = option("ssl.keystore.location", None, "path")
+    ssl_keystore_type: str = option("ssl.keystore.type", "PEM", "pem")
+    sasl_mechanism: str | None = option("sasl.mechanism", None, "sasl_mechanism")
+    sasl_username: str | None = option("sasl.username", None, "optional_str")
+    sasl_password: str | None = option("sasl.password", None, "optional_str", secret=True)
+    sasl_jaas_config: str | None = option("sasl.jaas.config", None, "optional_str", secret=True)
 
     #: Kafka dotted name -> attribute, filled per subclass on first use.
     _names: ClassVar[dict[type, dict[str, str]]] = {}
@@ -197,6 +295,70 @@ class ClientConfig:
                 f"Invalid value {self.reconnect_backoff_max_ms} for configuration "
                 f"reconnect.backoff.max.ms: must be at least reconnect.backoff.ms "
                 f"({self.reconnect_backoff_ms})")
+        self._check_security()
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.security_protocol in ("SSL", "SASL_SSL")
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+
+    def _check_security(self) -> None:
+        protocol = self.security_protocol
+        unused = []
+        if not self.uses_tls:
+            unused += [n for n, v in [("ssl.ca.location", self.ssl_ca_location),
+                                      ("ssl.certificate.location", self.ssl_certificate_location),
+                                      ("ssl.key.location", self.ssl_key_location),
+                                      ("ssl.key.password", self.ssl_key_password),
+                                      ("ssl.truststore.location", self.ssl_truststore_location),
+                                      ("ssl.keystore.location", self.ssl_keystore_location)]
+                       if v is not None]
+        if not self.uses_sasl:
+            unused += [n for n, v in [("sasl.mechanism", self.sasl_mechanism),
+                                      ("sasl.username", self.sasl_username),
+                                      ("sasl.password", self.sasl_password),
+                                      ("sasl.jaas.config", self.sasl_jaas_config)] if v is not None]
+        if unused:
+            raise ConfigError(f"Invalid value {protocol} for configuration security.protocol: "
+                              f"{', '.join(unused)} is set but {protocol} does not use it")
+        if self.ssl_ca_location and self.ssl_truststore_location:
+            raise ConfigError("Invalid value for configuration ssl.truststore.location: "
+                              "ssl.ca.location is set too; give the CA bundle once")
+        if self.ssl_certificate_location and self.ssl_keystore_location:
+            raise ConfigError("Invalid value for configuration ssl.keystore.location: "
+                              "ssl.certificate.location is set too; give the client certificate once")
+        if not self.uses_sasl:
+            return
+        if self.sasl_mechanism is None:
+            raise ConfigError(f"Missing configuration sasl.mechanism: security.protocol={protocol} "
+                              "needs one of " + ", ".join(SASL_MECHANISMS))
+        username, password = self.sasl_username, self.sasl_password
+        if self.sasl_jaas_config is not None:
+            try:
+                module, jaas = parse_jaas_config(self.sasl_jaas_config)
+            except ValueError:
+                raise ConfigError("Invalid value for configuration sasl.jaas.config: must be "
+                                  "'<LoginModule> required username=\"...\" password=\"...\";'") from None
+            expected = "PlainLoginModule" if self.sasl_mechanism == "PLAIN" else "ScramLoginModule"
+            if module.rsplit(".", 1)[-1] != expected:
+                raise ConfigError(f"Invalid value {module} for configuration sasl.jaas.config: "
+                                  f"sasl.mechanism={self.sasl_mechanism} needs a {expected}")
+            for name, given, from_jaas in [("sasl.username", username, jaas.get("username")),
+                                           ("sasl.password", password, jaas.get("password"))]:
+                if given is not None and from_jaas is not None and given != from_jaas:
+                    raise ConfigError(f"Invalid value for configuration {name}: it differs from "
+                                      "the one in sasl.jaas.config")
+            username = username if username is not None else jaas.get("username")
+            password = password if password is not None else jaas.get("password")
+        if not username or password is None:
+            raise ConfigError(f"Missing configuration sasl.username/sasl.password: "
+                              f"sasl.mechanism={self.sasl_mechanism} needs a user and a password "
+                              "(or sasl.jaas.config with username= and password=)")
+        object.__setattr__(self, "sasl_username", username)
+        object.__setattr__(self, "sasl_password", password)
 
     # ---- construction from options ----------------------------------------------------
     @classmethod
@@ -240,8 +402,10 @@ class ClientConfig:
         return cls.from_options(config, **kwargs)
 
     def to_options(self) -> dict[str, Any]:
-        """Dotted name -> value (for logging the effective configuration)."""
-        return {name: getattr(self, attr) for name, attr in self.option_names().items()}
+        """Dotted name -> value (for logging the effective configuration); secrets masked."""
+        secret = {f.name for f in dataclasses.fields(self) if f.metadata.get("secret")}
+        return {name: "[hidden]" if attr in secret and getattr(self, attr) is not None
+                else getattr(self, attr) for name, attr in self.option_names().items()}
 
 
 def _too_small(name: str, value: int, rule: str) -> ConfigError:

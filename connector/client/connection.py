@@ -2,9 +2,20 @@
 
 States (one way, except back to DISCONNECTED on any failure)::
 
-    DISCONNECTED --connect()--> CONNECTING --TCP up--> NEGOTIATING --ApiVersions--> READY
-         ^                          |                      |                         |
-         +------ close(error): every in-flight request fails with that error --------+
+    DISCONNECTED --connect()--> CONNECTING --TCP up--> [HANDSHAKING] --> NEGOTIATING
+         ^                                                                    |
+         |                    READY <-- [AUTHENTICATING] <-- ApiVersions -----+
+         +------ close(error): every in-flight request fails with that error
+
+* **HANDSHAKING** (``security.protocol`` SSL or SASL_SSL): the TLS handshake, non-blocking,
+  driven by the selector (``handshake_events`` says what it waits for). A failed handshake
+  (untrusted certificate, wrong host name, a port that does not speak TLS) closes the
+  connection with :class:`AuthenticationError`.
+* **AUTHENTICATING** (SASL_PLAINTEXT or SASL_SSL): after ApiVersions, SaslHandshake v1
+  names ``sasl.mechanism``, then SaslAuthenticate requests carry the mechanism's tokens
+  (KIP-152) until it is done; a refusal closes with :class:`AuthenticationError` carrying
+  the broker's message. A plaintext client that gets TLS bytes back (a TLS port) fails
+  the same way, at once.
 
 * **NEGOTIATING**: the first request on a new connection is ApiVersions at the highest
   version this codec knows. For each API the connection then uses the highest version
@@ -33,7 +44,9 @@ from __future__ import annotations
 import enum
 import errno
 import logging
+import selectors
 import socket
+import ssl
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,25 +54,41 @@ from typing import Any
 
 from broker_sim.protocol import api
 from broker_sim.protocol.api import APIS, ApiKey
-from broker_sim.protocol.errors import MalformedFrame, UnsupportedVersion
+from broker_sim.protocol.errors import (
+    MalformedFrame,
+    SaslAuthenticationFailed,
+    UnsupportedVersion,
+    error_for_code,
+)
 from broker_sim.protocol.framing import FrameDecoder
 
 from .config import ClientConfig
-from .errors import DisconnectError, IncompatibleBrokerError, NodeNotReadyError
+from .errors import AuthenticationError, DisconnectError, IncompatibleBrokerError, NodeNotReadyError
 from .request_future import RequestFuture
+from .security import sasl_client, tls_context
 
 log = logging.getLogger(__name__)
 
 MAX_RESPONSE_SIZE = 1 << 30  # a fetch response is bounded by fetch.max.bytes anyway
 _RECV_SIZE = 1 << 20
 _UNSUPPORTED_VERSION = UnsupportedVersion.code.to_bytes(2, "big")
+_TLS_WRITE_SLICE = 256 * 1024
+_TLS_WAIT = (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError, InterruptedError)
+#: A TLS record (handshake or alert) starts with content type 0x15/0x16, version 0x03.
+_TLS_RECORD_STARTS = (b"\x15\x03", b"\x16\x03")
 
 
 class ConnectionState(enum.Enum):
     DISCONNECTED = "disconnected"
     CONNECTING = "connecting"
+    HANDSHAKING = "tls-handshake"
     NEGOTIATING = "negotiating"
+    AUTHENTICATING = "authenticating"
     READY = "ready"
+
+
+SETTING_UP = (ConnectionState.CONNECTING, ConnectionState.HANDSHAKING, ConnectionState.NEGOTIATING,
+              ConnectionState.AUTHENTICATING)
 
 
 @dataclass(slots=True)
@@ -108,6 +137,9 @@ class BrokerConnection:
         self._unsent: deque[tuple[memoryview, InFlightRequest | None]] = deque()
         self._decoder = FrameDecoder(MAX_RESPONSE_SIZE)
         self._next_correlation_id = 0
+        self._received_any = False
+        #: What the TLS handshake waits for (selector events), while HANDSHAKING.
+        self.handshake_events = selectors.EVENT_WRITE
         self._failures = 0
         self._last_attempt_ms = -float("inf")
         self._setup_deadline_ms = 0.0
@@ -186,15 +218,50 @@ class BrokerConnection:
         log.debug("connecting to node %d at %s:%d", self.node_id, self.host, self.port)
 
     def finish_connect(self, now: float) -> None:
-        """The socket became writable while CONNECTING: check the outcome, negotiate."""
+        """The socket became writable while CONNECTING: check the outcome, then start TLS
+        or negotiate."""
         assert self.sock is not None
         code = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         if code:
             self.close(DisconnectError(f"connect to {self.host}:{self.port} failed: "
                                        f"{errno.errorcode.get(code, code)}"))
             return
+        if self.config.uses_tls:
+            try:
+                self.sock = tls_context(self.config).wrap_socket(
+                    self.sock, server_hostname=self.host, do_handshake_on_connect=False)
+            except (ssl.SSLError, OSError) as e:
+                self.close(AuthenticationError(f"TLS set-up for broker {self.node_id} "
+                                               f"({self.host}:{self.port}) failed: {e}"))
+                return
+            self.state = ConnectionState.HANDSHAKING
+            self.handshake(now)
+            return
+        self._negotiate(now)
+
+    def _negotiate(self, now: float) -> None:
         self.state = ConnectionState.NEGOTIATING
         self._send_api_versions(APIS[ApiKey.API_VERSIONS].max_version, now)
+
+    def handshake(self, now: float) -> None:
+        """One step of the TLS handshake (the selector reported ``handshake_events``)."""
+        sock: Any = self.sock
+        try:
+            sock.do_handshake()
+        except ssl.SSLWantReadError:
+            self.handshake_events = selectors.EVENT_READ
+            return
+        except ssl.SSLWantWriteError:
+            self.handshake_events = selectors.EVENT_WRITE
+            return
+        except (ssl.SSLError, OSError) as e:
+            hint = "" if isinstance(e, ssl.SSLCertVerificationError) else \
+                " (is it a TLS listener? security.protocol must match the broker's listener)"
+            self.close(AuthenticationError(f"TLS handshake with broker {self.node_id} "
+                                           f"({self.host}:{self.port}) failed: {e}{hint}"))
+            return
+        log.debug("node %d: %s established", self.node_id, sock.version())
+        self._negotiate(now)
 
     def _send_api_versions(self, version: int, now: float) -> None:
         future = RequestFuture()
@@ -214,9 +281,66 @@ class BrokerConnection:
             self.close(IncompatibleBrokerError(f"ApiVersions failed with error {body.error_code}"))
             return
         self.api_versions = negotiate_versions(body.api_keys)
+        if self.config.uses_sasl:
+            self._authenticate(now)
+            return
+        self._ready()
+
+    def _ready(self) -> None:
         self.state = ConnectionState.READY
         self._failures = 0
         log.debug("node %d ready; versions %s", self.node_id, self.api_versions)
+
+    # ---- SASL -----------------------------------------------------------------------
+    def _auth_failed(self, why: str) -> None:
+        self.close(AuthenticationError(
+            f"SASL {self.config.sasl_mechanism} authentication of {self.config.sasl_username!r} "
+            f"with broker {self.node_id} ({self.host}:{self.port}) failed: {why}"))
+
+    def _authenticate(self, now: float) -> None:
+        self.state = ConnectionState.AUTHENTICATING
+        if ApiKey.SASL_HANDSHAKE not in self.api_versions or \
+                ApiKey.SASL_AUTHENTICATE not in self.api_versions:
+            self._auth_failed("the broker implements no SaslHandshake v1 / SaslAuthenticate")
+            return
+        mechanism = sasl_client(self.config)
+        timeout = self.config.socket_connection_setup_timeout_ms
+
+        def on_handshake(body: Any) -> None:
+            if body.error_code:
+                self._auth_failed(f"{error_for_code(body.error_code).__name__}; the broker enables "
+                                  f"{', '.join(body.mechanisms) or 'no mechanism'}")
+                return
+            step(mechanism.first())
+
+        def step(token: bytes) -> None:
+            future = RequestFuture()
+            future.add_callback(on_answer)
+            future.add_errback(lambda e: None)  # close() already reported the failure
+            self._enqueue(ApiKey.SASL_AUTHENTICATE, self.api_versions[ApiKey.SASL_AUTHENTICATE],
+                          {"auth_bytes": token}, future, now, timeout, True)
+
+        def on_answer(body: Any) -> None:
+            if body.error_code:
+                self._auth_failed(body.error_message or error_for_code(body.error_code).__name__)
+                return
+            try:
+                token = mechanism.respond(bytes(body.auth_bytes))
+            except SaslAuthenticationFailed as e:
+                self._auth_failed(e.message)
+                return
+            if token is None:
+                log.debug("node %d: authenticated as %s (%s)", self.node_id,
+                          self.config.sasl_username, mechanism.mechanism)
+                self._ready()
+            else:
+                step(token)
+
+        future = RequestFuture()
+        future.add_callback(on_handshake)
+        future.add_errback(lambda e: None)
+        self._enqueue(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": mechanism.mechanism}, future, now,
+                      timeout, True)
 
     # ---- requests -------------------------------------------------------------------
     def version_for(self, api_key: int) -> int:
@@ -255,11 +379,13 @@ class BrokerConnection:
         done: list[InFlightRequest] = []
         sock = self.sock
         unsent = self._unsent
+        # TLS: fixed slices, so a write TLS could not finish is retried with the same bytes.
+        limit = _TLS_WRITE_SLICE if self.config.uses_tls else None
         while unsent and sock is not None:
             view, request = unsent[0]
             try:
-                n = sock.send(view)
-            except (BlockingIOError, InterruptedError):
+                n = sock.send(view if limit is None else view[:limit])
+            except _TLS_WAIT:
                 break
             except OSError as e:
                 self.close(DisconnectError(f"write to node {self.node_id} failed: {e}"))
@@ -276,18 +402,31 @@ class BrokerConnection:
 
     def receive(self) -> list[tuple[InFlightRequest, Any]]:
         """Read what has arrived; complete each whole response's future and return them."""
-        assert self.sock is not None
+        sock = self.sock
+        assert sock is not None
+        tls = self.config.uses_tls
+        eof = False
         try:
             while True:
-                chunk = self.sock.recv(_RECV_SIZE)
+                chunk = sock.recv(_RECV_SIZE)
                 if not chunk:
-                    self.close(DisconnectError(f"node {self.node_id} closed the connection"))
-                    return []
-                self._decoder.feed(chunk)
-                if len(chunk) < _RECV_SIZE:
+                    eof = True  # answer what arrived first: it may say why (a failed login)
                     break
-        except (BlockingIOError, InterruptedError):
+                if not self._received_any:
+                    self._received_any = True
+                    if not tls and chunk[:2] in _TLS_RECORD_STARTS:
+                        self.close(AuthenticationError(
+                            f"broker {self.node_id} ({self.host}:{self.port}) answered with TLS: "
+                            f"it is a TLS listener, but security.protocol is "
+                            f"{self.config.security_protocol}"))
+                        return []
+                self._decoder.feed(chunk)
+                if len(chunk) < _RECV_SIZE and not tls:
+                    break  # TLS hands out one record at a time: read until it wants more
+        except _TLS_WAIT:
             pass
+        except (ssl.SSLZeroReturnError, ssl.SSLEOFError):  # closed, with or without close_notify
+            eof = True
         except OSError as e:
             self.close(DisconnectError(f"read from node {self.node_id} failed: {e}"))
             return []
@@ -311,6 +450,8 @@ class BrokerConnection:
             request.future.success(body)
         if error is not None:
             self.close(DisconnectError(f"bad response from node {self.node_id}: {error}"))
+        elif eof and self.sock is sock:
+            self.close(DisconnectError(f"node {self.node_id} closed the connection"))
         return out
 
     def expired_request(self, now: float) -> InFlightRequest | None:
@@ -322,13 +463,12 @@ class BrokerConnection:
 
     def next_deadline(self) -> float:
         deadline = min((r.deadline_ms for r in self.in_flight), default=float("inf"))
-        if self.state in (ConnectionState.CONNECTING, ConnectionState.NEGOTIATING):
+        if self.state in SETTING_UP:
             deadline = min(deadline, self._setup_deadline_ms)
         return deadline
 
     def setup_timed_out(self, now: float) -> bool:
-        return (self.state in (ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)
-                and now >= self._setup_deadline_ms)
+        return self.state in SETTING_UP and now >= self._setup_deadline_ms
 
     # ---- closing --------------------------------------------------------------------
     def close(self, error: BaseException | None = None) -> None:
@@ -350,6 +490,8 @@ class BrokerConnection:
                      self.port, error)
         self.state = ConnectionState.DISCONNECTED
         self.api_versions = {}
+        self._received_any = False
+        self.handshake_events = selectors.EVENT_WRITE
         self._decoder = FrameDecoder(MAX_RESPONSE_SIZE)
         pending = list(self.in_flight) + [r for _, r in self._unsent if r is not None]
         self.in_flight.clear()

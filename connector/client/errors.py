@@ -68,6 +68,12 @@ class NodeNotReadyError(ClientError):
     retriable = True
 
 
+class AuthenticationError(ClientError):
+    """The TLS handshake or SASL authentication with a broker failed (wrong password, an
+    unknown user, an untrusted certificate, a TLS client on a plaintext port or the other
+    way round). Not retriable: the same settings would fail the same way."""
+
+
 class IncompatibleBrokerError(ClientError):
     """The broker implements no version of an API this client needs."""
 

@@ -151,6 +151,7 @@ class Metadata:
         self._last_attempt_ms = -float("inf")
         self._last_success_ms = -float("inf")
         self._last_error: BaseException | None = None
+        self._fatal: BaseException | None = None
 
     # ---- readers (any thread) -------------------------------------------------------
     @property
@@ -185,9 +186,25 @@ class Metadata:
         return self._need_update
 
     def await_update(self, last_version: int, timeout_s: float) -> bool:
-        """Block until the version exceeds ``last_version`` or ``timeout_s`` passes."""
+        """Block until the version exceeds ``last_version`` or ``timeout_s`` passes;
+        raises the client's fatal error (an authentication failure) if there is one."""
         with self._cond:
-            return self._cond.wait_for(lambda: self._version > last_version, timeout_s)
+            updated = self._cond.wait_for(
+                lambda: self._version > last_version or self._fatal is not None, timeout_s)
+            if self._fatal is not None:
+                raise self._fatal
+            return updated
+
+    @property
+    def fatal_error(self) -> BaseException | None:
+        return self._fatal
+
+    def set_fatal(self, error: BaseException) -> None:
+        """The client cannot go on (authentication failed): wake every waiter with it."""
+        with self._cond:
+            self._fatal = error
+            self._last_error = error
+            self._cond.notify_all()
 
     # ---- the I/O thread -------------------------------------------------------------
     def time_to_next_update(self, now: float) -> float:

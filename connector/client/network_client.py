@@ -16,6 +16,10 @@ bootstrap nodes included) and does all socket I/O inside :meth:`NetworkClient.po
    request in flight on it fails with :class:`RequestTimeoutError`) and connections
    that did not come up within ``socket.connection.setup.timeout.ms``.
 
+A failed TLS handshake or SASL authentication (:class:`AuthenticationError`) is fatal for
+the client: it is kept in :attr:`NetworkClient.fatal_error` and in the metadata, and every
+caller waiting on this client raises it instead of retrying the same credentials.
+
 Every failed connect attempt and every lost connection requests a metadata refresh (as
 Kafka's ``handleServerDisconnect`` does): a dead broker's partitions get new leaders,
 and the client must learn them even when nothing is sent to the dead broker any more
@@ -48,7 +52,7 @@ from broker_sim.protocol.api import ApiKey
 
 from .config import ClientConfig
 from .connection import BrokerConnection, ConnectionState
-from .errors import DisconnectError, NodeNotReadyError, RequestTimeoutError
+from .errors import AuthenticationError, DisconnectError, NodeNotReadyError, RequestTimeoutError
 from .metadata import Metadata
 from .request_future import RequestFuture
 
@@ -74,6 +78,8 @@ class NetworkClient:
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
         self._wakeup_pending = False
         self._closed = False
+        #: The first authentication failure: the client is unusable from then on.
+        self.fatal_error: AuthenticationError | None = None
 
     def now(self) -> float:
         return self.clock.monotonic_ms()
@@ -106,7 +112,10 @@ class NetworkClient:
         return conn
 
     def ready(self, node_id: int, now: float) -> bool:
-        """True if a request can be sent to ``node_id`` now; otherwise start connecting."""
+        """True if a request can be sent to ``node_id`` now; otherwise start connecting
+        (never after an authentication failure)."""
+        if self.fatal_error is not None:
+            return False
         try:
             conn = self._connection(node_id)
         except NodeNotReadyError:
@@ -204,6 +213,8 @@ class NetworkClient:
                 continue  # closed and maybe reopened while handling an earlier event
             if conn.state is ConnectionState.CONNECTING:
                 conn.finish_connect(now)
+            elif conn.state is ConnectionState.HANDSHAKING:
+                conn.handshake(now)
             else:
                 if mask & selectors.EVENT_WRITE:
                     conn.flush()
@@ -284,8 +295,12 @@ class NetworkClient:
         if old is not None and old[0] is not sock:
             self._unregister(conn)
             old = None
-        mask = selectors.EVENT_WRITE if conn.state is ConnectionState.CONNECTING else (
-            selectors.EVENT_READ | (selectors.EVENT_WRITE if conn.wants_write else 0))
+        if conn.state is ConnectionState.CONNECTING:
+            mask = selectors.EVENT_WRITE
+        elif conn.state is ConnectionState.HANDSHAKING:
+            mask = conn.handshake_events
+        else:
+            mask = selectors.EVENT_READ | (selectors.EVENT_WRITE if conn.wants_write else 0)
         if old is None:
             self._selector.register(sock, mask, conn)
         elif old[1] != mask:
@@ -301,7 +316,15 @@ class NetworkClient:
     def _on_connection_failure(self, conn: BrokerConnection, error: BaseException) -> None:
         """A connect failed or a connection was lost: the broker may be gone and its
         partitions led by another, so refresh metadata (Kafka's handleServerDisconnect;
-        refreshes stay at most one per ``retry.backoff.ms``)."""
+        refreshes stay at most one per ``retry.backoff.ms``). An authentication failure is
+        fatal instead (see the module docstring)."""
+        if isinstance(error, AuthenticationError):
+            log.error("%s", error)
+            if self.fatal_error is None:
+                self.fatal_error = error
+                if self.metadata is not None:
+                    self.metadata.set_fatal(error)
+            return
         if self.metadata is not None and not self._closed:
             self.metadata.request_update()
 

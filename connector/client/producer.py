@@ -96,6 +96,8 @@ class Producer:
         # The hot path: a few attribute reads, one partitioner call, one accumulator call.
         if self._closed:
             raise ProducerClosedError("cannot send after the producer is closed")
+        if self.client.fatal_error is not None:  # authentication failed: nothing can be sent
+            raise self.client.fatal_error
         if (value is not None and value.__class__ is not bytes and not isinstance(value, _BYTES)) \
                 or (key is not None and key.__class__ is not bytes and not isinstance(key, _BYTES)):
             raise TypeError("key and value must be bytes-like or None, not "

@@ -126,6 +126,12 @@ class Sender(ShutdownableThread):
     def run_once(self, now: float | None = None) -> None:
         if now is None:
             now = self.clock.monotonic_ms()
+        if self.client.fatal_error is not None:  # authentication failed: fail every record
+            aborted = self.accumulator.abort_incomplete_batches(self.client.fatal_error)
+            if aborted:
+                log.error("failed %d batch(es): %s", len(aborted), self.client.fatal_error)
+            self.client.poll(self.config.retry_backoff_ms, now)
+            return
         if self.idempotence is not None and not self._ensure_producer_id(now):
             self._expire(now)
             self.client.poll(self.config.retry_backoff_ms, now)

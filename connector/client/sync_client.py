@@ -55,10 +55,15 @@ class SyncClient:
     def poll_until(self, done: Callable[[], bool], deadline_ms: float, what: str) -> None:
         """Poll until ``done()`` or the deadline (KafkaTimeoutError naming ``what``)."""
         while not done():
+            self._raise_fatal()
             now = self.now()
             if now >= deadline_ms:
                 raise KafkaTimeoutError(f"timed out waiting for {what}")
             self.client.poll(min(deadline_ms - now, _IDLE_POLL_MS), now)
+
+    def _raise_fatal(self) -> None:
+        if self.client.fatal_error is not None:
+            raise self.client.fatal_error
 
     def wait(self, future: RequestFuture, deadline_ms: float, what: str = "a response") -> Any:
         self.poll_until(lambda: future.is_done, deadline_ms, what)
@@ -68,6 +73,7 @@ class SyncClient:
 
     def await_ready(self, node_id: int, deadline_ms: float) -> None:
         while not self.client.ready(node_id, self.now()):
+            self._raise_fatal()
             now = self.now()
             if now >= deadline_ms:
                 error = self.metadata.last_error
@@ -99,6 +105,7 @@ class SyncClient:
 
     def any_node(self, deadline_ms: float) -> int:
         while True:
+            self._raise_fatal()
             now = self.now()
             node = self.client.least_loaded_node(now)
             if node is not None:

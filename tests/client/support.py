@@ -88,6 +88,7 @@ class FakeNetworkClient:
     poll_timeouts: list[float] = field(default_factory=list)
     wakeups: int = 0
     closed: bool = False
+    fatal_error: BaseException | None = None
     _cid: int = 0
 
     # -- the NetworkClient surface the sender uses --

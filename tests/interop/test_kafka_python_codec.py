@@ -37,13 +37,14 @@ with warnings.catch_warnings():
     import kafka.protocol.consumer as kp_consumer
     import kafka.protocol.metadata as kp_metadata
     import kafka.protocol.producer as kp_producer
+    import kafka.protocol.sasl as kp_sasl
     from kafka.protocol.api_message import ApiMessage
     from kafka.protocol.parser import KafkaProtocol
     from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 
 def _kp_classes() -> dict[tuple[int, str], type[ApiMessage]]:
     found = {}
-    for module in (kp_admin, kp_consumer, kp_metadata, kp_producer):
+    for module in (kp_admin, kp_consumer, kp_metadata, kp_producer, kp_sasl):
         for name in module.__all__:
             cls = getattr(module, name)
             if isinstance(cls, type) and issubclass(cls, ApiMessage) and cls.API_KEY in APIS:

@@ -44,6 +44,18 @@ from broker_sim.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochResponse,
 )
 from broker_sim.protocol.messages.produce import ProduceRequest, ProduceResponse
+from broker_sim.protocol.messages.sasl import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
+from broker_sim.protocol.messages.scram_credentials import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
+    DescribeUserScramCredentialsRequest,
+    DescribeUserScramCredentialsResponse,
+)
 from broker_sim.protocol.schema import Message
 from tests.protocol.protocol_samples import plain
 
@@ -614,6 +626,94 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00 01 74          #   name "t"
         00 25             #   error_code 37 INVALID_PARTITIONS
         00 02 6e 6f       #   error_message "no"
+     """)),
+    # --------------------------------------------------- SaslHandshake (17), KIP-43
+    ("sasl_handshake_req_v1", SaslHandshakeRequest, 1, {"mechanism": "PLAIN"}, h("""
+        00 05 50 4c 41 49 4e          # mechanism "PLAIN"
+     """)),
+    ("sasl_handshake_resp_v1", SaslHandshakeResponse, 1,
+     {"error_code": 33, "mechanisms": ["PLAIN", "SCRAM-SHA-256"]}, h("""
+        00 21                         # error_code 33 UNSUPPORTED_SASL_MECHANISM
+        00 00 00 02                   # mechanisms: count 2
+        00 05 50 4c 41 49 4e          #   "PLAIN"
+        00 0d 53 43 52 41 4d 2d 53 48 41 2d 32 35 36   # "SCRAM-SHA-256"
+     """)),
+    # ------------------------------------------------ SaslAuthenticate (36), KIP-152
+    ("sasl_authenticate_req_v1", SaslAuthenticateRequest, 1, {"auth_bytes": b"\x00u\x00p"}, h("""
+        00 00 00 04 00 75 00 70       # auth_bytes: int32 length 4, NUL "u" NUL "p"
+     """)),
+    ("sasl_authenticate_req_v2", SaslAuthenticateRequest, 2, {"auth_bytes": b"ab"}, h("""
+        03 61 62                      # auth_bytes: compact, length 2 + 1
+        00                            # tagged fields: none
+     """)),
+    ("sasl_authenticate_resp_v1", SaslAuthenticateResponse, 1,
+     {"error_code": 58, "error_message": "no", "auth_bytes": b"", "session_lifetime_ms": 0}, h("""
+        00 3a                         # error_code 58 SASL_AUTHENTICATION_FAILED
+        00 02 6e 6f                   # error_message "no"
+        00 00 00 00                   # auth_bytes: empty
+        00 00 00 00 00 00 00 00       # session_lifetime_ms 0 (no re-authentication)
+     """)),
+    ("sasl_authenticate_resp_v2", SaslAuthenticateResponse, 2,
+     {"error_code": 0, "error_message": None, "auth_bytes": b"v=", "session_lifetime_ms": 0}, h("""
+        00 00                         # error_code 0
+        00                            # error_message: compact null
+        03 76 3d                      # auth_bytes "v=": compact, length 2 + 1
+        00 00 00 00 00 00 00 00       # session_lifetime_ms 0
+        00                            # tagged fields: none
+     """)),
+    # -------------------------------------- DescribeUserScramCredentials (50), KIP-554
+    ("describe_scram_req_v0", DescribeUserScramCredentialsRequest, 0,
+     {"users": [{"name": "al"}]}, h("""
+        02                            # users: compact array, 1 + 1
+        03 61 6c                      #   name "al"
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    ("describe_scram_resp_v0", DescribeUserScramCredentialsResponse, 0,
+     {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+      "results": [{"user": "al", "error_code": 0, "error_message": None,
+                   "credential_infos": [{"mechanism": 2, "iterations": 8192}]}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00                         # error_code 0
+        00                            # error_message: compact null
+        02                            # results: compact array, 1 + 1
+        03 61 6c                      #   user "al"
+        00 00                         #   error_code 0
+        00                            #   error_message: null
+        02                            #   credential_infos: 1 + 1
+        02                            #     mechanism 2 SCRAM-SHA-512
+        00 00 20 00                   #     iterations 8192
+        00                            #     tagged fields
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    # ----------------------------------------- AlterUserScramCredentials (51), KIP-554
+    ("alter_scram_req_v0", AlterUserScramCredentialsRequest, 0,
+     {"deletions": [{"name": "b", "mechanism": 1}],
+      "upsertions": [{"name": "a", "mechanism": 1, "iterations": 4096, "salt": b"s",
+                      "salted_password": b"pw"}]}, h("""
+        02                            # deletions: 1 + 1
+        02 62                         #   name "b"
+        01                            #   mechanism 1 SCRAM-SHA-256
+        00                            #   tagged fields
+        02                            # upsertions: 1 + 1
+        02 61                         #   name "a"
+        01                            #   mechanism 1
+        00 00 10 00                   #   iterations 4096
+        02 73                         #   salt "s": compact bytes, 1 + 1
+        03 70 77                      #   salted_password "pw"
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    ("alter_scram_resp_v0", AlterUserScramCredentialsResponse, 0,
+     {"throttle_time_ms": 0, "results": [{"user": "a", "error_code": 93, "error_message": None}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        02                            # results: 1 + 1
+        02 61                         #   user "a"
+        00 5d                         #   error_code 93 UNACCEPTABLE_CREDENTIAL
+        00                            #   error_message: null
+        00                            #   tagged fields
+        00                            # tagged fields
      """)),
 ]
 

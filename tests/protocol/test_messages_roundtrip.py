@@ -14,7 +14,7 @@ from broker_sim.protocol.api import (
     encode_request,
     encode_response,
 )
-from broker_sim.protocol.header import RequestHeader
+from broker_sim.protocol.header import RequestHeader, response_header_version
 from broker_sim.protocol.messages.fetch import FetchRequest, FetchResponse
 from broker_sim.protocol.messages.produce import ProduceRequest
 from broker_sim.protocol.schema import Data, Message
@@ -199,10 +199,12 @@ def test_response_frame_roundtrip(api_key: int, version: int) -> None:
     correlation_id, body = decode_response(api_key, version, _sizeprefix(frame))
     assert correlation_id == 99
     assert plain(body, msg, version) == value
-    # Every response here has header v0 (nothing reaches a flexible version, and
-    # ApiVersions always uses v0): the body starts right after the correlation id.
+    # Header v0 (non-flexible, and ApiVersions always) ends at the correlation id; v1
+    # (flexible) adds an empty tagged-field section, one byte.
     assert frame[4:8] == struct.pack(">i", 99)
-    assert frame[8:] == msg.encode(version, value)
+    header_end = 8 + response_header_version(api_key, msg.is_flexible(version))
+    assert frame[8:header_end] == b"\x00" * (header_end - 8)
+    assert frame[header_end:] == msg.encode(version, value)
 
 
 @pytest.mark.parametrize("version", [3, 4])

@@ -10,7 +10,8 @@ BrokerHeartbeat: a broker announces itself (first call = registration; a new
 ``incarnation_id`` means the process restarted) and learns the current image::
 
     request:  broker_id int32, host string, port int32, incarnation_id string,
-              known_metadata_version int64
+              known_metadata_version int64, endpoints nullable string (JSON: listener
+              name -> [host, port]; host/port is the inter-broker listener)
     response: error_code int16, broker_epoch int64, metadata_version int64,
               metadata nullable string (the image as JSON, when newer than known)
 
@@ -35,6 +36,7 @@ BrokerHeartbeatRequest = Message("BrokerHeartbeatRequest", api_key=BROKER_HEARTB
     Field("port", Int32),
     Field("incarnation_id", String),
     Field("known_metadata_version", Int64, default=-1),
+    Field("endpoints", NullableString),
 ])
 
 BrokerHeartbeatResponse = Message("BrokerHeartbeatResponse", api_key=BROKER_HEARTBEAT, valid="0",
