@@ -106,11 +106,13 @@ class BrokerProcess(ManagedProcess):
     """``python -m broker_sim`` as a child; a restart keeps the port it first got."""
 
     def __init__(self, data_dir: Path, port: int = 0, broker_id: int = 0, host: str = "127.0.0.1",
-                 overrides: dict[str, str] | None = None, python: str = sys.executable) -> None:
+                 overrides: dict[str, str] | None = None, python: str = sys.executable,
+                 add_scram: list[str] | None = None) -> None:
         super().__init__(data_dir, [], f"broker-{broker_id}.out", host)
         self.requested_port = port
         self.broker_id = broker_id
         self.overrides = dict(overrides or {})
+        self.add_scram = list(add_scram or [])
         self.python = python
 
     def _command(self) -> list[str]:
@@ -122,4 +124,6 @@ class BrokerProcess(ManagedProcess):
             overrides["listeners"] = ",".join(f"{n}://{a}" for n, a in self.listeners.items())
         for k, v in overrides.items():
             cmd += ["--override", f"{k}={v}"]
+        for spec in self.add_scram:
+            cmd += ["--add-scram", spec]
         return cmd

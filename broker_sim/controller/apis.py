@@ -101,7 +101,7 @@ class ControllerApis:
     def heartbeat_body(self, body: Any) -> Data:
         endpoints = json.loads(body.endpoints) if body.get("endpoints") else None
         epoch = self.controller.heartbeat(body.broker_id, body.host, body.port, body.incarnation_id,
-                                          endpoints)
+                                          endpoints, body.known_metadata_version)
         version, image = self.controller.snapshot(body.known_metadata_version)
         return Data(error_code=0, broker_epoch=epoch, metadata_version=version, metadata=image)
 

@@ -85,6 +85,9 @@ class Controller:
         self.default_replication_factor = default_replication_factor
         self.default_min_isr = default_min_isr
         self._lock = threading.RLock()
+        #: Notified whenever a broker reports the image version it has applied.
+        self._applied = threading.Condition(self._lock)
+        self._broker_versions: dict[int, int] = {}
         self._sessions: dict[int, _SessionExpiry] = {}
         path = self.data_dir / STATE_FILE
         self.image = ClusterImage.from_json(path.read_text()) if path.exists() else ClusterImage()
@@ -122,10 +125,13 @@ class Controller:
         self.timer.add(task)
 
     def heartbeat(self, broker_id: int, host: str, port: int, incarnation: str,
-                  endpoints: dict[str, list[object]] | None = None) -> int:
+                  endpoints: dict[str, list[object]] | None = None, applied_version: int = -1) -> int:
         """Register or refresh a broker; returns its broker epoch. ``endpoints`` maps each
-        listener name to its [host, port] (``host:port`` is the inter-broker listener)."""
+        listener name to its [host, port] (``host:port`` is the inter-broker listener);
+        ``applied_version`` is the image version the broker has applied."""
         with self._lock:
+            self._broker_versions[broker_id] = applied_version
+            self._applied.notify_all()
             info = self.image.brokers.get(broker_id)
             if info is None or info.incarnation != incarnation or not info.alive:
                 epoch = self.image.next_broker_epoch
@@ -278,16 +284,34 @@ class Controller:
             self._commit()
             log.info("deleted topic %s", name)
 
+    def await_propagation(self, version: int, timeout_s: float) -> bool:
+        """Wait until every live broker has applied image ``version`` (each reports it on
+        its next heartbeat); False if one has not within ``timeout_s``."""
+        with self._lock:
+            def caught_up() -> bool:
+                return all(self._broker_versions.get(b, -1) >= version
+                           for b in self.image.alive_brokers())
+            return self._applied.wait_for(caught_up, timeout_s)
+
     # ---- SCRAM credentials -----------------------------------------------------------
-    def alter_scram(self, deletions: list[Deletion], upsertions: list[Upsertion]) -> dict[str, KafkaError | None]:
-        """Apply credential changes (see :mod:`.scram_credentials`); each user's outcome."""
+    def alter_scram(self, deletions: list[Deletion], upsertions: list[Upsertion],
+                    propagation_timeout_s: float = 5.0) -> dict[str, KafkaError | None]:
+        """Apply credential changes (see :mod:`.scram_credentials`); each user's outcome.
+
+        Returns once every live broker has the change (or after ``propagation_timeout_s``),
+        so a user created here can log in on any broker as soon as the call returns."""
         with self._lock:
             results = apply_changes(self.image.scram, deletions, upsertions)
-            if any(e is None for e in results.values()):
-                self._commit()
-                log.info("SCRAM credentials changed for %s",
-                         sorted(u for u, e in results.items() if e is None))
-            return results
+            if not any(e is None for e in results.values()):
+                return results
+            self._commit()
+            version = self.image.version
+            log.info("SCRAM credentials changed for %s",
+                     sorted(u for u, e in results.items() if e is None))
+        if not self.await_propagation(version, propagation_timeout_s):
+            log.warning("SCRAM change (image v%d) not yet applied by every live broker after %.0f s",
+                        version, propagation_timeout_s)
+        return results
 
     def put_scram(self, user: str, mechanism: str, credential: ScramCredential) -> None:
         """Store a credential made at start-up (``--add-scram``)."""

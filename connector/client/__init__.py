@@ -7,6 +7,7 @@ from :mod:`broker_sim.common`. Nothing here depends on another Kafka client libr
 Modules, one concept each::
 
     config            typed, validated options with Kafka's names and defaults
+    security          TLS context and SASL mechanisms (PLAIN, SCRAM) for connections
     errors            client-side errors (plus the shared Kafka errors re-exported here)
     connection        one broker connection: connect, ApiVersions, in-flight FIFO
     network_client    all connections on one selector, poll(), metadata refresh
@@ -38,6 +39,7 @@ from .admin import Admin, ClusterDescription, NewTopic, OffsetAndMetadata, Topic
 from .columnar import KAFKA_SCHEMA, KAFKA_SCHEMA_WITH_HEADERS, RecordColumns
 from .config import AdminConfig, ClientConfig, FetcherConfig, ProducerConfig
 from .errors import (
+    AuthenticationError,
     BufferExhaustedError,
     ClientError,
     ConfigError,
@@ -58,7 +60,7 @@ from .record_future import RecordFuture, RecordMetadata
 
 __all__ = [
     "EARLIEST", "KAFKA_SCHEMA", "KAFKA_SCHEMA_WITH_HEADERS", "LATEST",
-    "Admin", "AdminConfig", "BufferExhaustedError", "ClientConfig", "ClientError",
+    "Admin", "AuthenticationError", "AdminConfig", "BufferExhaustedError", "ClientConfig", "ClientError",
     "ClusterDescription", "ConfigError", "DisconnectError", "Fetcher", "FetcherConfig",
     "IncompatibleBrokerError", "KafkaError", "KafkaTimeoutError", "NewTopic",
     "NodeNotReadyError", "NotLeaderOrFollower", "OffsetAndMetadata", "OffsetAndTimestamp",
