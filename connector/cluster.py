@@ -23,6 +23,17 @@ Lifecycle::
     close()    stop() and delete the temporary directory (what leaving ``with`` does);
                a directory passed as ``data_dir`` is never deleted
 
+Secured (``security="SSL" | "SASL_PLAINTEXT" | "SASL_SSL"``): every broker gets a listener
+of that protocol with a certificate from a throwaway CA in the cluster's directory, SCRAM
+users (``users={"alice": "secret"}``, default one ``admin`` with a generated password),
+and a PLAINTEXT listener on 127.0.0.1 for replication. ``bootstrap_servers`` is then the
+secured listener's, and :meth:`EmbeddedCluster.client_options` /
+:meth:`EmbeddedCluster.spark_options` give what a client or a Spark query needs::
+
+    with EmbeddedCluster(brokers=1, security="SASL_SSL") as cluster:
+        Admin(cluster.client_options()).create_topic("events")
+        spark.read.format("pyq").options(**cluster.spark_options()).option("subscribe", "events")
+
 Processes started again by ``start()`` pick new ephemeral ports, so read
 ``bootstrap_servers`` after each start. To restart a single broker on its old port, use
 ``cluster.broker(i).stop()`` / ``.start()`` (a :class:`~broker_sim.process.BrokerProcess`).
@@ -41,6 +52,8 @@ from pathlib import Path
 from broker_sim.cluster import LocalCluster
 from broker_sim.process import BrokerProcess, ManagedProcess
 
+from .local_security import LocalSecurity
+
 log = logging.getLogger(__name__)
 
 
@@ -49,15 +62,21 @@ class EmbeddedCluster:
 
     def __init__(self, brokers: int = 3, data_dir: str | Path | None = None,
                  overrides: Mapping[str, str] | None = None, *,
-                 session_timeout_ms: int = 3000) -> None:
+                 session_timeout_ms: int = 3000, security: str | None = None,
+                 users: Mapping[str, str] | None = None, sasl_mechanism: str = "SCRAM-SHA-512") -> None:
         if brokers < 1:
             raise ValueError(f"brokers={brokers} is not allowed: must be at least 1")
+        if users and not (security or "").upper().startswith("SASL"):
+            raise ValueError(f"users= needs security='SASL_PLAINTEXT' or 'SASL_SSL', not {security!r}")
         self.num_brokers = brokers
         self.overrides = dict(overrides or {})
         self.session_timeout_ms = session_timeout_ms
         self._given_dir = None if data_dir is None else Path(data_dir)
         self._temp_dir: tempfile.TemporaryDirectory[str] | None = None
         self._cluster: LocalCluster | None = None
+        #: The CA, users and options of a secured cluster (None: plaintext only).
+        self.security = None if security is None else LocalSecurity(
+            self.data_dir / "security", security, users, sasl_mechanism)
 
     # ---- where and what -------------------------------------------------------------
     @property
@@ -75,8 +94,23 @@ class EmbeddedCluster:
 
     @property
     def bootstrap_servers(self) -> str:
-        """``host:port,...`` of every broker, for any Kafka client."""
-        return self._running().bootstrap_servers
+        """``host:port,...`` of every broker, for any Kafka client (a secured cluster's:
+        its secured listener)."""
+        cluster = self._running()
+        if self.security is not None:
+            return cluster.listener_bootstrap(self.security.protocol)
+        return cluster.bootstrap_servers
+
+    def client_options(self, user: str | None = None) -> dict[str, object]:
+        """Options for pyq's client or librdkafka: bootstrap servers plus, on a secured
+        cluster, the protocol, the CA and the credentials of ``user`` (default the first)."""
+        if self.security is None:
+            return {"bootstrap.servers": self.bootstrap_servers}
+        return self.security.client_options(self.bootstrap_servers, user)
+
+    def spark_options(self, user: str | None = None) -> dict[str, str]:
+        """The same as ``kafka.*`` options for ``spark.read/readStream/write.format("pyq")``."""
+        return {f"kafka.{k}": str(v) for k, v in self.client_options(user).items()}
 
     @property
     def brokers(self) -> list[BrokerProcess]:
@@ -109,8 +143,13 @@ class EmbeddedCluster:
         if self._cluster is not None:
             return self
         # A LocalCluster is started once; a restart is a new one over the same directory.
-        cluster = LocalCluster(self.data_dir, self.num_brokers, self.overrides,
-                               session_timeout_ms=self.session_timeout_ms)
+        overrides = dict(self.overrides)
+        add_scram: list[str] = []
+        if self.security is not None:
+            overrides = {**self.security.broker_overrides(), **overrides}
+            add_scram = self.security.scram_specs()
+        cluster = LocalCluster(self.data_dir, self.num_brokers, overrides,
+                               session_timeout_ms=self.session_timeout_ms, add_scram=add_scram)
         cluster.start()  # stops whatever it started if a process fails to come up
         self._cluster = cluster
         try:
@@ -168,6 +207,6 @@ class EmbeddedCluster:
         self.close()
 
     def __repr__(self) -> str:
-        state = self._cluster.bootstrap_servers if self._cluster else "stopped"
+        state = self.bootstrap_servers if self._cluster else "stopped"
         where = self._given_dir or (self._temp_dir.name if self._temp_dir else "a temporary dir")
         return f"<EmbeddedCluster brokers={self.num_brokers} {state} in {where}>"

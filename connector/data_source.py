@@ -33,7 +33,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from .source.options import parse_source_options
+from .source.options import check_names, parse_source_options
 from .source.schema import spark_schema
 
 
@@ -43,6 +43,9 @@ class PyqDataSource(DataSource):
         return "pyq"
 
     def schema(self) -> str:
+        # Spark asks for the schema at load(): refuse unknown options there, before any read
+        # (the checks that depend on batch or streaming follow in reader/streamReader).
+        check_names(self.options)
         include_headers = str(self.options.get("includeHeaders", "false")).lower() == "true"
         return spark_schema(include_headers, include_attempt="groupId" in self.options)
 
@@ -69,7 +72,7 @@ class PyqDataSource(DataSource):
 
             from .sink.writer import TOPIC_WAIT_MS
 
-            with Admin({"bootstrap.servers": options.bootstrap_servers}) as admin:
+            with Admin(options.client()) as admin:
                 if admin.await_topic(options.topic, TOPIC_WAIT_MS) is None:
                     raise ValueError(f"pyq sink: topic {options.topic!r} does not exist (create it "
                                      "first, or enable auto.create.topics.enable on the brokers)")

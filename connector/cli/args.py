@@ -6,9 +6,17 @@ use, and the error names the option, the value and what is allowed::
     $ pyq topics create events --partitions 0
     pyq topics create: error: argument --partitions: 0 is not allowed: must be at least 1 (see 'pyq topics create --help')
 
-(exit code 2). Options that reach the client (``--bootstrap-server``, ``--api-timeout-ms``)
-are declared once, in :func:`client_parent`, and added to each command that talks to a
-cluster, where Kafka's tools have them too (``pyq topics list --bootstrap-server h:9092``).
+(exit code 2). Options that reach the client (``--bootstrap-server``, ``--api-timeout-ms``,
+``--command-config``, ``-X``) are declared once, in :func:`client_parent`, and added to each
+command that talks to a cluster, where Kafka's tools have them too (``pyq topics list
+--bootstrap-server h:9092``).
+
+Secured clusters: ``--command-config FILE`` reads a Kafka properties file (what
+``kafka-topics.sh --command-config`` takes: ``security.protocol=SASL_SSL``,
+``sasl.mechanism=...``, ``sasl.jaas.config=...``, ``ssl.ca.location=...``), and
+``-X NAME=VALUE`` (kcat's flag, repeatable) sets one client option; ``-X`` wins over the
+file, the file over the defaults. Every name is checked by the client: an unknown or
+invalid one is a usage error naming it.
 """
 
 from __future__ import annotations
@@ -80,14 +88,58 @@ def client_parent() -> argparse.ArgumentParser:
     group.add_argument("--api-timeout-ms", type=at_least(1), default=DEFAULT_API_TIMEOUT_MS,
                        metavar="MS", help="give up on the cluster after this long "
                        f"(default {DEFAULT_API_TIMEOUT_MS})")
+    group.add_argument("--command-config", type=properties_file, default={}, metavar="FILE",
+                       help="a Kafka properties file of client options (security.protocol, "
+                            "sasl.*, ssl.*, ...)")
+    group.add_argument("-X", dest="client_option", type=name_value, action="append", default=[],
+                       metavar="NAME=VALUE",
+                       help="a client option, e.g. -X security.protocol=SASL_SSL (repeatable; "
+                            "wins over --command-config)")
     group.add_argument("-v", "--verbose", action="store_true",
                        help="log the client's activity to stderr")
     return parent
 
 
+def properties_file(path: str) -> dict[str, str]:
+    """An option type: a Java properties file (``name=value`` or ``name: value`` lines,
+    ``#``/``!`` comments, a trailing backslash continues the line)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"{path!r}: {e.strerror or e}") from None
+    return parse_properties(text)
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    r"""Java properties text -> {name: value}.
+
+    >>> parse_properties("# secured\nsecurity.protocol = SASL_SSL\nsasl.jaas.config=a \\\n  b;\n")
+    {'security.protocol': 'SASL_SSL', 'sasl.jaas.config': 'a b;'}
+    """
+    out: dict[str, str] = {}
+    logical = ""
+    for raw in text.splitlines():
+        line = raw.strip() if not logical else raw.lstrip()
+        if not logical and (not line or line[0] in "#!"):
+            continue
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            logical += line[:-1]
+            continue
+        logical += line
+        sep = min((i for i in (logical.find("="), logical.find(":")) if i >= 0), default=-1)
+        if sep < 0:
+            out[logical.strip()] = ""
+        else:
+            out[logical[:sep].strip()] = logical[sep + 1:].strip()
+        logical = ""
+    return out
+
+
 def client_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Client configuration (Kafka's option names) from the connection options."""
-    return {"bootstrap.servers": args.bootstrap_server,
-            "default.api.timeout.ms": args.api_timeout_ms,
-            "client.id": "pyq-cli"}
+    """Client configuration (Kafka's option names) from the connection options:
+    the defaults, then ``--command-config``, then ``-X``."""
+    return {"default.api.timeout.ms": args.api_timeout_ms, "client.id": "pyq-cli",
+            **args.command_config, **dict(args.client_option),
+            "bootstrap.servers": args.bootstrap_server}
 

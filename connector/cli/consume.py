@@ -139,11 +139,13 @@ def record_line(record: Record, print_key: bool) -> str:
 
 def consume_records(args: argparse.Namespace) -> int:
     from broker_sim.common import SYSTEM_CLOCK
-    from connector.client import Admin, Fetcher, TopicPartition
+    from connector.client import Admin, AdminConfig, Fetcher, TopicPartition
 
     out = sys.stdout
     options = client_options(args)
-    with Admin(options) as admin, Fetcher(options) as fetcher:
+    # The fetcher checks every option; the admin client takes the ones it has (no fetch.*).
+    admin_config = AdminConfig.from_options(options, ignore_unknown=True)
+    with Admin(admin_config) as admin, Fetcher(options) as fetcher:
         partitions = [p.partition for p in describe(admin, args.topic)[args.topic].partitions]
         if args.partition is not None:
             if args.partition not in partitions:

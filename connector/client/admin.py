@@ -1,4 +1,4 @@
-"""Administrative operations: topics, offsets, group offsets, cluster description.
+"""Administrative operations: topics, offsets, group offsets, cluster description, SCRAM users.
 
 Example (needs a running broker)::
 
@@ -28,6 +28,7 @@ Threading: one thread at a time (see :mod:`connector.client.sync_client`).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -40,6 +41,12 @@ from broker_sim.protocol.errors import (
     TopicAlreadyExists,
     UnknownTopicOrPartition,
     error_for_code,
+)
+from broker_sim.security.scram import (
+    DEFAULT_ITERATIONS,
+    MECHANISM_BY_ID,
+    MECHANISMS,
+    salted_password,
 )
 
 from .config import AdminConfig
@@ -270,6 +277,49 @@ class Admin:
             self._sync.client.poll(self.config.retry_backoff_ms, self._sync.now())
 
     # ---- lifecycle ------------------------------------------------------------------
+    # ---- SCRAM users (KIP-554) ----------------------------------------------------------
+    def describe_users(self, users: Iterable[str] | None = None,
+                       timeout_ms: float | None = None) -> dict[str, dict[str, int]]:
+        """user -> {SCRAM mechanism: iterations}; every user with credentials if None.
+        A named user without any raises ResourceNotFound."""
+        body = {"users": None if users is None else [{"name": u} for u in users]}
+        response = self._sync.request_any(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, body,
+                                          self._sync.deadline(timeout_ms))
+        _raise_for(response.error_code, "describe users", response.error_message)
+        out = {}
+        for r in response.results:
+            _raise_for(r.error_code, f"describe user {r.user!r}", r.error_message)
+            out[r.user] = {MECHANISM_BY_ID.get(c.mechanism, str(c.mechanism)): c.iterations
+                           for c in r.credential_infos}
+        return out
+
+    def upsert_user(self, user: str, password: str, mechanism: str = "SCRAM-SHA-256",
+                    iterations: int = DEFAULT_ITERATIONS, timeout_ms: float | None = None) -> None:
+        """Create or replace ``user``'s credential for ``mechanism``. The password never
+        leaves this process: only a random salt and the salted password are sent."""
+        if mechanism not in MECHANISMS:
+            raise ValueError(f"mechanism {mechanism!r} is not one of {', '.join(MECHANISMS)}")
+        salt = os.urandom(32)
+        self._alter_users([], [{"name": user, "mechanism": MECHANISMS[mechanism][1],
+                                "iterations": iterations, "salt": salt,
+                                "salted_password": salted_password(mechanism, password, salt,
+                                                                   iterations)}], timeout_ms)
+
+    def delete_user(self, user: str, mechanism: str = "SCRAM-SHA-256",
+                    timeout_ms: float | None = None) -> None:
+        """Delete ``user``'s credential for ``mechanism`` (ResourceNotFound if none)."""
+        if mechanism not in MECHANISMS:
+            raise ValueError(f"mechanism {mechanism!r} is not one of {', '.join(MECHANISMS)}")
+        self._alter_users([{"name": user, "mechanism": MECHANISMS[mechanism][1]}], [], timeout_ms)
+
+    def _alter_users(self, deletions: list[dict[str, Any]], upsertions: list[dict[str, Any]],
+                     timeout_ms: float | None) -> None:
+        response = self._sync.request_any(ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
+                                          {"deletions": deletions, "upsertions": upsertions},
+                                          self._sync.deadline(timeout_ms))
+        for r in response.results:
+            _raise_for(r.error_code, f"user {r.user!r}", r.error_message)
+
     def close(self) -> None:
         self._sync.close()
 

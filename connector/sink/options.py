@@ -6,7 +6,8 @@
 | topic | target topic for every row (wins over a ``topic`` column) | the ``topic`` column |
 | exactlyOnce | a retried task or restarted query never writes a row of a batch twice | ``false`` |
 | queryName | with exactlyOnce: the stable identity of this pipeline's writes | required with exactlyOnce |
-| compression.type | none, gzip, snappy, lz4, zstd | none |
+| compression.type | none, gzip, snappy, lz4, zstd (``kafka.compression.type`` is the same) | none |
+| kafka.* | the client options of the table in :mod:`connector.kafka_options`: security and timeouts for every connection, and ``kafka.acks`` (``all`` only), ``kafka.linger.ms``, ``kafka.batch.size``, ``kafka.delivery.timeout.ms`` | |
 
 Every write uses acks=all. Input schema: ``value`` (string or binary) is required;
 ``key`` (string or binary), ``topic`` (string), ``partition`` (int) and ``headers``
@@ -15,11 +16,11 @@ Every write uses acks=all. Input schema: ``value`` (string or binary) is require
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..kafka_options import SINK_DEFAULT_BATCH_BYTES, KafkaOptions, parse_kafka_options
 from ..source.options import OptionError, parse_bool
 
 TEXT_OR_BINARY = ("string", "binary")
@@ -32,6 +33,18 @@ class SinkOptions:
     exactly_once: bool = False
     query_name: str | None = None
     compression: str = "none"
+    kafka: KafkaOptions | None = None
+    #: How long a partial batch waits for more rows (None: until it is full or the task ends).
+    linger_ms: int | None = None
+    batch_bytes: int = SINK_DEFAULT_BATCH_BYTES
+    delivery_timeout_ms: int = 120_000
+
+    def client(self) -> dict[str, object]:
+        """Options for the sink's connections: bootstrap servers plus the connection
+        settings (security, timeouts) given as ``kafka.*``."""
+        if self.kafka is None:
+            return {"bootstrap.servers": self.bootstrap_servers}
+        return self.kafka.client()
 
 
 KNOWN = {"kafka.bootstrap.servers", "topic", "exactlyOnce", "queryName", "compression.type",
@@ -42,11 +55,10 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     canonical = {k.lower(): k for k in KNOWN}  # Spark may hand options over lower-cased
     opts = {canonical.get(k.lower(), k): str(v) for k, v in options.items()}
     for k, v in opts.items():
-        if k not in KNOWN and not k.startswith("kafka."):
+        if k not in KNOWN and not k.lower().startswith("kafka."):
             raise OptionError(k, v, "a known pyq sink option: " + ", ".join(sorted(KNOWN)))
-    bootstrap = opts.get("kafka.bootstrap.servers")
-    if not bootstrap or not all(re.match(r"^[^:,\s]+:\d+$", s.strip()) for s in bootstrap.split(",")):
-        raise OptionError("kafka.bootstrap.servers", bootstrap, "host:port[,host:port...] (required)")
+    kafka = parse_kafka_options(opts, "sink")
+    bootstrap = kafka.bootstrap_servers
     exactly_once = parse_bool("exactlyOnce", opts["exactlyOnce"]) if "exactlyOnce" in opts else False
     query_name = opts.get("queryName")
     if exactly_once and not query_name:
@@ -55,7 +67,18 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     compression = opts.get("compression.type", "none").lower()
     if compression not in ("none", "gzip", "snappy", "lz4", "zstd"):
         raise OptionError("compression.type", compression, "none, gzip, snappy, lz4 or zstd")
-    return SinkOptions(bootstrap, opts.get("topic"), exactly_once, query_name, compression)
+    specific = kafka.specific
+    if "compression.type" in specific:
+        given = specific["compression.type"].strip().lower()
+        if "compression.type" in opts and given != compression:
+            raise OptionError("kafka.compression.type", given,
+                              f"the same as compression.type ({compression}), or only one of them")
+        compression = given
+    return SinkOptions(
+        bootstrap, opts.get("topic"), exactly_once, query_name, compression, kafka,
+        linger_ms=int(specific["linger.ms"]) if "linger.ms" in specific else None,
+        batch_bytes=int(specific.get("batch.size", SINK_DEFAULT_BATCH_BYTES)),
+        delivery_timeout_ms=int(specific.get("delivery.timeout.ms", 120_000)))
 
 
 def check_schema(schema: Any, options: SinkOptions) -> None:

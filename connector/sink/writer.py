@@ -4,9 +4,11 @@ Spark hands a task its rows as Arrow record batches. Each batch is split by topi
 partition with array operations (:mod:`.arrow_records`: the ``partition`` column, else
 Kafka's murmur2 of the key, else round robin over the task's row index), encoded
 without a Python object per row, and sent by a :class:`~.batch_sender.BatchSender`: one
-RecordBatch of up to ``MAX_BATCH_BYTES`` per request, up to
+RecordBatch of up to ``kafka.batch.size`` bytes (default 900 KiB) per request, up to
 :data:`~.batch_sender.MAX_IN_FLIGHT` requests in flight per partition (written in
-sequence order), every partition of the task in flight at once. ``write`` returns only when
+sequence order), every partition of the task in flight at once. A partition's rows wait
+for a full batch across Spark's Arrow batches until the task's rows end, or, with
+``kafka.linger.ms``, until they have waited that long when the next Arrow batch arrives. ``write`` returns only when
 every row is acknowledged by the in-sync replicas; otherwise it raises, the task fails
 and Spark retries it.
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -52,7 +55,6 @@ from .options import SinkOptions
 log = logging.getLogger(__name__)
 
 #: Largest RecordBatch the sink builds: under the brokers' default message.max.bytes (1 MiB).
-MAX_BATCH_BYTES = 900 * 1024
 #: How long a write waits for a topic created a moment ago to reach the brokers' metadata
 #: (as a producer waits up to max.block.ms).
 TOPIC_WAIT_MS = 10_000
@@ -99,6 +101,9 @@ class TaskWriter:
         # Rows of a partition not sent yet, so batches fill up across Spark's Arrow batches
         # (deterministic: it depends only on the rows, which an exactly-once replay needs).
         self._pending: dict[tuple[str, int], list[_Piece]] = {}
+        self._pending_since: dict[tuple[str, int], float] = {}
+        self._batch_bytes = options.batch_bytes
+        self._linger_ms = options.linger_ms
 
     def partitions(self, topic: str) -> int:
         n = self._partition_counts.get(topic)
@@ -128,6 +133,19 @@ class TaskWriter:
         for topic, rows in groups:
             self._write_topic(batch, str(topic), rows)
         self.rows += n
+        if self._linger_ms is not None:
+            self._send_lingered(time.monotonic() * 1000)
+
+    def _send_lingered(self, now_ms: float) -> None:
+        """Send partial batches that have waited ``kafka.linger.ms`` for more rows."""
+        linger = self._linger_ms
+        assert linger is not None
+        for key, since in list(self._pending_since.items()):
+            pieces = self._pending.get(key)
+            if pieces and now_ms - since >= linger:
+                self._emit(key, _join(pieces))
+                pieces.clear()
+                del self._pending_since[key]
 
     def _write_topic(self, batch: pa.RecordBatch, topic: str, rows: np.ndarray) -> None:
         whole = len(rows) == batch.num_rows
@@ -170,21 +188,25 @@ class TaskWriter:
         """Add rows to the partition's pending piece; send every full batch in it."""
         key = (topic, partition)
         pieces = self._pending.setdefault(key, [])
+        if not pieces:
+            self._pending_since[key] = time.monotonic() * 1000
         pieces.append(rows)
-        if sum(int(p.sizes.sum()) for p in pieces) < MAX_BATCH_BYTES:
+        limit = self._batch_bytes
+        if sum(int(p.sizes.sum()) for p in pieces) < limit:
             return  # not a full batch yet: wait for the next Arrow batch (or the final flush)
         piece = _join(pieces)
         ends = np.cumsum(piece.sizes)
         start = 0
         while start < len(piece.values):  # cut full batches (at least one row each)
             base = ends[start - 1] if start else 0
-            stop = max(start + 1, int(np.searchsorted(ends, base + MAX_BATCH_BYTES, "right")))
-            if stop == len(piece.values) and ends[-1] - base < MAX_BATCH_BYTES:
+            stop = max(start + 1, int(np.searchsorted(ends, base + limit, "right")))
+            if stop == len(piece.values) and ends[-1] - base < limit:
                 pieces[:] = [piece.slice(start)]  # the rest waits for more rows
                 return
             self._emit(key, piece.slice(start, stop))
             start = stop
         pieces.clear()
+        self._pending_since.pop(key, None)
 
     def flush(self) -> None:
         """Send what is pending in every partition (the end of the task's rows)."""
@@ -192,6 +214,7 @@ class TaskWriter:
             if pieces:
                 self._emit(key, _join(pieces))
         self._pending.clear()
+        self._pending_since.clear()
 
     def _emit(self, key: tuple[str, int], piece: _Piece) -> None:
         self.sender.send(key[0], key[1], piece.keys, piece.values, piece.headers,
@@ -256,14 +279,15 @@ def _sizes(keys: pa.Array | None, values: pa.Array) -> np.ndarray:
 def write_batches(batches: Iterable[pa.RecordBatch], options: SinkOptions, spark_partition: int,
                   batch_id: int) -> SinkCommitMessage:
     """Write one task's batches; returns once every row is acknowledged (acks=all)."""
-    sync = SyncClient(AdminConfig.coerce({"bootstrap.servers": options.bootstrap_servers}))
+    sync = SyncClient(AdminConfig.coerce(options.client()))
     try:
         if options.exactly_once:
             assert options.query_name is not None
             pid, epoch = producer_identity(options.query_name, spark_partition, batch_id)
         else:
             pid, epoch = _init_producer_id(sync)
-        sender = BatchSender(sync, pid, epoch, codec_id(options.compression))
+        sender = BatchSender(sync, pid, epoch, codec_id(options.compression),
+                             delivery_timeout_ms=options.delivery_timeout_ms)
         writer = TaskWriter(options, sender, sync)
         for batch in batches:
             writer.write(batch)

@@ -43,7 +43,6 @@ from typing import Any
 
 from broker_sim.common import SYSTEM_CLOCK, Clock, TopicPartition
 from connector.client import Admin, OffsetAndMetadata
-from connector.client.config import AdminConfig
 
 from .failed_offsets import DeadLetter
 from .failure_intake import FailureIntake
@@ -89,12 +88,9 @@ class SourceDriver:
         self._done: list[tuple[TopicPartition, int]] = []
         self._committed_sent: dict[TopicPartition, tuple[int, str]] = {}
 
-    def client_config(self) -> dict[str, str]:
-        """bootstrap.servers plus the ``kafka.*`` options an admin client understands."""
-        names = AdminConfig.option_names()
-        config = {k.removeprefix("kafka."): v for k, v in self.options.extra.items()
-                  if k.removeprefix("kafka.") in names}
-        return {**config, "bootstrap.servers": self.options.bootstrap_servers}
+    def client_config(self) -> dict[str, object]:
+        """bootstrap.servers plus the connection settings (security, timeouts) of the query."""
+        return self.options.client()
 
     # ---- partitions and offsets -----------------------------------------------------------
     def topic_partitions(self) -> list[TopicPartition]:

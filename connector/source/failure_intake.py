@@ -47,7 +47,7 @@ class FailureIntake:
             return position
         end = self._end(position)
         by_tp: dict[TopicPartition, list[dict]] = {}
-        for report in read_reports(o.bootstrap_servers, o.group_id, position, end):
+        for report in read_reports(o.client(), o.group_id, position, end):
             by_tp.setdefault(TopicPartition(report["topic"], int(report["partition"])), []).append(report)
         for tp, reports in by_tp.items():
             pm = managers.get(tp)
@@ -71,7 +71,7 @@ class FailureIntake:
             return
         o = self.options
         if o.dead_letter_topic:
-            dead_letter(o.bootstrap_servers, o.dead_letter_topic, letters)
+            dead_letter(o.client(), o.dead_letter_topic, letters)
         else:
             log.warning("%d record(s) given up (%s) and no deadLetterTopic is set: dropped and counted",
                         len(letters), letters[0].reason)

@@ -13,13 +13,18 @@ header (and ``pyq.topic``/``pyq.partition``/``pyq.offset``/``pyq.failures``).
 
 >>> report_failed(bad_rows_df, "bad json", bootstrap_servers="127.0.0.1:9092",
 ...               group_id="sessionize")                        # doctest: +SKIP
+
+On a secured cluster pass the same connection settings the query uses, with or without
+their ``kafka.`` prefix: ``report_failed(df, "bad json", servers, "sessionize",
+client_options={"kafka.security.protocol": "SASL_SSL", ...})``. The other functions take
+the client options whole (``bootstrap.servers`` included), as the source's driver has them.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -29,11 +34,11 @@ def failures_topic(group_id: str) -> str:
     return f"{group_id}.pyq-failures"
 
 
-def ensure_topic(bootstrap_servers: str, topic: str, partitions: int = 1) -> None:
+def ensure_topic(client: Mapping[str, Any], topic: str, partitions: int = 1) -> None:
     from broker_sim.protocol.errors import TopicAlreadyExists
     from connector.client import Admin
 
-    with Admin({"bootstrap.servers": bootstrap_servers}) as admin:
+    with Admin(dict(client)) as admin:
         if topic in admin.list_topics():
             return
         try:
@@ -42,20 +47,24 @@ def ensure_topic(bootstrap_servers: str, topic: str, partitions: int = 1) -> Non
             pass
 
 
-def report_failed(rows: Any, reason: str, bootstrap_servers: str, group_id: str) -> int:
+def report_failed(rows: Any, reason: str, bootstrap_servers: str, group_id: str,
+                  client_options: Mapping[str, Any] | None = None) -> int:
     """Report rows (a DataFrame, or rows/dicts with topic, partition, offset) as failed.
 
     Returns how many were reported. Every report is acknowledged by the broker (acks=all)
     before this returns, so a report is never lost once this call succeeded.
+    ``client_options``: the query's connection settings (security), ``kafka.`` prefix or not.
     """
     from connector.client import Producer
+    from connector.kafka_options import connection_options
 
+    client = connection_options(bootstrap_servers, client_options)
     if hasattr(rows, "select"):  # a Spark DataFrame: only three small columns reach the driver
         rows = rows.select("topic", "partition", "offset").collect()
     topic = failures_topic(group_id)
-    ensure_topic(bootstrap_servers, topic)
+    ensure_topic(client, topic)
     count = 0
-    with Producer({"bootstrap.servers": bootstrap_servers, "acks": "all"}) as producer:
+    with Producer({**client, "acks": "all"}) as producer:
         futures = []
         for row in rows:
             get = row.__getitem__
@@ -69,29 +78,28 @@ def report_failed(rows: Any, reason: str, bootstrap_servers: str, group_id: str)
     return count
 
 
-def read_reports(bootstrap_servers: str, group_id: str, start: int, end: int
+def read_reports(client: Mapping[str, Any], group_id: str, start: int, end: int
                  ) -> list[dict[str, Any]]:
     """The reports at offsets ``[start, end)`` of the failures topic (partition 0)."""
     from connector.client import Fetcher
 
     if end <= start:
         return []
-    with Fetcher({"bootstrap.servers": bootstrap_servers}) as fetcher:
+    with Fetcher(dict(client)) as fetcher:
         return [json.loads(r.value) for r in fetcher.iter_records(failures_topic(group_id), 0, start, end)
                 if r.value is not None]  # a null value (tombstone) holds no failure
 
 
-def dead_letter(bootstrap_servers: str, topic: str, letters: Iterable[Any]) -> int:
+def dead_letter(client: Mapping[str, Any], topic: str, letters: Iterable[Any]) -> int:
     """Copy each given-up record to the dead-letter topic, with why, acks=all."""
     from connector.client import Fetcher, Producer
 
     letters = list(letters)
     if not letters:
         return 0
-    ensure_topic(bootstrap_servers, topic)
+    ensure_topic(client, topic)
     sent = 0
-    with Fetcher({"bootstrap.servers": bootstrap_servers}) as fetcher, \
-            Producer({"bootstrap.servers": bootstrap_servers, "acks": "all"}) as producer:
+    with Fetcher(dict(client)) as fetcher, Producer({**client, "acks": "all"}) as producer:
         futures = []
         for d in letters:
             try:

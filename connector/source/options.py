@@ -23,7 +23,7 @@ moves.
 | maxRetries / retryBackoffMs | failed-record redeliveries and their first backoff | ``3`` / ``1000`` |
 | deadLetterTopic | where records go after maxRetries | none (dropped, counted) |
 | includeHeaders | add the ``headers`` column | ``false`` |
-| kafka.* | client settings our fetcher implements (``kafka.request.timeout.ms``, ``kafka.fetch.max.wait.ms``, ...) for the driver and every executor | client defaults |
+| kafka.* | client settings pyq's client implements (security, timeouts, fetch sizes: the table in :mod:`connector.kafka_options`) for the driver, every executor, failure reports and dead letters | client defaults |
 """
 
 from __future__ import annotations
@@ -31,7 +31,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from connector.kafka_options import KafkaOptions
 
 
 class OptionError(ValueError):
@@ -103,7 +107,21 @@ class SourceOptions:
     retry_backoff_ms: int = 1000
     dead_letter_topic: str | None = None
     include_headers: bool = False
-    extra: dict[str, str] = field(default_factory=dict)
+    kafka: KafkaOptions | None = None
+
+    @property
+    def extra(self) -> dict[str, str]:
+        """The ``kafka.*`` options besides bootstrap servers, prefix kept."""
+        if self.kafka is None:
+            return {}
+        return {f"kafka.{k}": v for k, v in {**self.kafka.connection, **self.kafka.specific}.items()}
+
+    def client(self, **extra: object) -> dict[str, object]:
+        """Options for a client of this query: bootstrap servers plus the connection
+        settings (security, timeouts) every client of the query shares."""
+        if self.kafka is None:
+            return {**extra, "bootstrap.servers": self.bootstrap_servers}
+        return self.kafka.client(**extra)
 
     @property
     def failures_topic(self) -> str | None:
@@ -120,6 +138,19 @@ KNOWN = {
 }
 
 
+def check_names(options: Mapping[str, str]) -> KafkaOptions:
+    """The checks that do not depend on batch or streaming: every option name is known and
+    every ``kafka.*`` option is one the client implements (run at ``load()``)."""
+    from connector.kafka_options import parse_kafka_options
+
+    opts = {k: str(v) for k, v in options.items()}
+    known = {n.lower() for n in KNOWN}
+    unknown = [k for k in opts if k.lower() not in known and not k.lower().startswith("kafka.")]
+    if unknown:
+        raise OptionError(unknown[0], opts[unknown[0]], "a known pyq source option: " + ", ".join(sorted(KNOWN)))
+    return parse_kafka_options(opts, "source")
+
+
 def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceOptions:
     opts = {k: str(v) for k, v in options.items()}
     lower = {k.lower(): k for k in opts}
@@ -128,15 +159,8 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         key = lower.get(name.lower())
         return opts[key] if key is not None else None
 
-    unknown = [k for k in opts if k not in KNOWN and k.lower() not in {n.lower() for n in KNOWN}
-               and not k.startswith("kafka.")]
-    if unknown:
-        raise OptionError(unknown[0], opts[unknown[0]], "a known pyq source option: " + ", ".join(sorted(KNOWN)))
-
-    bootstrap = get("kafka.bootstrap.servers")
-    if not bootstrap or not all(re.match(r"^[^:,\s]+:\d+$", s.strip()) for s in bootstrap.split(",")):
-        raise OptionError("kafka.bootstrap.servers", bootstrap, "host:port[,host:port...] (required)")
-    out: dict = {"bootstrap_servers": bootstrap}
+    kafka = check_names(opts)
+    out: dict = {"bootstrap_servers": kafka.bootstrap_servers, "kafka": kafka}
 
     chosen = [n for n in ("subscribe", "subscribePattern", "assign") if get(n) is not None]
     if len(chosen) != 1:
@@ -214,26 +238,4 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
             out[attr] = value
     if (value := get("includeHeaders")) is not None:
         out["include_headers"] = parse_bool("includeHeaders", value)
-    out["extra"] = client_options(opts)
     return SourceOptions(**out)
-
-
-def client_options(opts: Mapping[str, str]) -> dict[str, str]:
-    """The ``kafka.*`` options (bar bootstrap servers), checked against what our fetcher
-    implements: a Kafka client setting pyq would silently ignore (say a security protocol)
-    fails here instead. They reach the driver's admin client and every executor's fetcher."""
-    from connector.client import ConfigError, FetcherConfig
-
-    extra = {k: v for k, v in opts.items() if k.startswith("kafka.") and k != "kafka.bootstrap.servers"}
-    names = FetcherConfig.option_names()
-    for key, value in extra.items():
-        if key.removeprefix("kafka.") not in names:
-            allowed = ", ".join("kafka." + n for n in sorted(names) if n != "bootstrap.servers")
-            raise OptionError(key, value, "a client option pyq implements: " + allowed)
-    try:
-        FetcherConfig.from_options({"bootstrap.servers": "127.0.0.1:9092",
-                                    **{k.removeprefix("kafka."): v for k, v in extra.items()}})
-    except ConfigError as e:
-        key = next((k for k in extra if k.removeprefix("kafka.") in str(e)), next(iter(extra)))
-        raise OptionError(key, extra[key], str(e)) from None
-    return extra

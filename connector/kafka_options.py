@@ -1,0 +1,136 @@
+"""The ``kafka.*`` options of the source and the sink: one table, checked once, shared.
+
+A Spark job passes Kafka client settings as ``kafka.<name>`` options (Spark's Kafka
+connector does the same). pyq accepts exactly the names its own client implements and
+refuses every other at ``load()`` / ``save()`` / ``start()`` with the option, its value and
+the allowed names, so nothing is silently ignored (a ``kafka.security.protocol`` pyq did not
+understand would otherwise send credentials nowhere and data in the clear).
+
+====================================  ======  ====  =============================================
+``kafka.<name>``                      source  sink  meaning
+====================================  ======  ====  =============================================
+bootstrap.servers                     yes     yes   required
+security.protocol, ssl.*, sasl.*      yes     yes   TLS and SASL (see connector.client.config)
+client.id, request.timeout.ms,        yes     yes   as the client's options of the same names
+retry.backoff.ms, reconnect.backoff.*,
+socket.connection.setup.timeout.ms,
+metadata.max.age.ms, default.api.timeout.ms,
+max.in.flight.requests.per.connection
+fetch.max.wait.ms, fetch.min.bytes,   yes     no    the executors' fetches
+fetch.max.bytes,
+max.partition.fetch.bytes, check.crcs
+acks                                  no      yes   ``all`` / ``-1`` only: the sink is acks=all
+compression.type                      no      yes   none, gzip, snappy, lz4, zstd
+linger.ms                             no      yes   how long a partial batch waits for more rows
+batch.size                            no      yes   bytes per record batch (default 921600)
+delivery.timeout.ms                   no      yes   give up on a partition (the task fails)
+====================================  ======  ====  =============================================
+
+The connection settings (the ``yes``/``yes`` rows) reach every client a query opens: the
+driver's admin client, the executors' fetchers and writers, failure reports and dead
+letters, so a secured cluster is reached the same secured way by all of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from connector.client.config import ClientConfig, FetcherConfig, ProducerConfig
+from connector.client.errors import ConfigError
+
+from .source.options import OptionError
+
+#: sink-only options and the rule each follows (the default is the sink's own).
+SINK_ONLY = ("acks", "compression.type", "linger.ms", "batch.size", "delivery.timeout.ms")
+SINK_DEFAULT_BATCH_BYTES = 900 * 1024
+
+
+def _connection_names() -> set[str]:
+    return set(ClientConfig.option_names()) - {"bootstrap.servers"}
+
+
+def _source_names() -> set[str]:
+    return set(FetcherConfig.option_names()) - {"bootstrap.servers"}
+
+
+def allowed(role: str) -> list[str]:
+    """Every ``kafka.*`` name the source (``role="source"``) or the sink accepts."""
+    names = _source_names() if role == "source" else _connection_names() | set(SINK_ONLY)
+    return sorted(["kafka.bootstrap.servers", *(f"kafka.{n}" for n in names)])
+
+
+def _check_servers(raw: str | None) -> str:
+    if not raw or not all(re.match(r"^[^:,\s]+:\d+$", s.strip()) for s in raw.split(",")):
+        raise OptionError("kafka.bootstrap.servers", raw, "host:port[,host:port...] (required)")
+    return raw
+
+
+@dataclass(frozen=True)
+class KafkaOptions:
+    """The checked ``kafka.*`` options of one query (names without the ``kafka.`` prefix)."""
+
+    bootstrap_servers: str
+    connection: dict[str, str] = field(default_factory=dict)  # every client of the query
+    specific: dict[str, str] = field(default_factory=dict)    # the role's own (fetch or sink)
+
+    def client(self, **extra: Any) -> dict[str, Any]:
+        """Options for an admin client, producer or sync client of this query."""
+        return {**self.connection, **extra, "bootstrap.servers": self.bootstrap_servers}
+
+    def fetcher(self) -> dict[str, Any]:
+        return {**self.specific, **self.client()}
+
+
+def parse_kafka_options(opts: Mapping[str, str], role: str) -> KafkaOptions:
+    """Check every ``kafka.*`` option of ``opts`` for ``role`` ("source" or "sink")."""
+    given = {k: str(v) for k, v in opts.items() if k.lower().startswith("kafka.")}
+    lower = {k.lower(): k for k in given}
+    servers = _check_servers(given.get(lower.get("kafka.bootstrap.servers", ""), None))
+    names = {n.lower(): n for n in (_source_names() if role == "source"
+                                    else _connection_names() | set(SINK_ONLY))}
+    connection_names = _connection_names()
+    connection: dict[str, str] = {}
+    specific: dict[str, str] = {}
+    for key, value in given.items():
+        bare = key[len("kafka."):]
+        if bare.lower() == "bootstrap.servers":
+            continue
+        name = names.get(bare.lower())
+        if name is None:
+            raise OptionError(key, value, f"a client option pyq implements for the {role}: "
+                                          + ", ".join(n for n in allowed(role)))
+        (connection if name in connection_names else specific)[name] = value
+    try:
+        if role == "source":
+            FetcherConfig.from_options({"bootstrap.servers": "127.0.0.1:9092", **connection, **specific})
+        else:
+            _check_sink(connection, specific)
+    except ConfigError as e:
+        key = next((k for k in given if k[len("kafka."):] in str(e)), next(iter(given)))
+        raise OptionError(key, given[key], str(e)) from None
+    return KafkaOptions(servers, connection, specific)
+
+
+def _check_sink(connection: dict[str, str], specific: dict[str, str]) -> None:
+    acks = specific.get("acks")
+    if acks is not None and acks.strip().lower() not in ("all", "-1"):
+        raise OptionError("kafka.acks", acks, "all or -1: the sink always waits for the in-sync "
+                                              "replicas (acks=all), so a row acknowledged is never lost")
+    producer = {k: v for k, v in specific.items() if k != "batch.size"}
+    ProducerConfig.from_options({"bootstrap.servers": "127.0.0.1:9092", **connection, **producer})
+    if "batch.size" in specific:
+        raw = specific["batch.size"]
+        if not raw.strip().isdigit() or not 1024 <= int(raw) <= 64 * 1024 * 1024:
+            raise OptionError("kafka.batch.size", raw, "an integer of bytes in [1024, 67108864]")
+
+
+def connection_options(bootstrap_servers: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Client options from a bootstrap address and connection settings given with or
+    without the ``kafka.`` prefix (what :func:`connector.source.failures.report_failed`
+    takes from a user)."""
+    out = {k.removeprefix("kafka."): v for k, v in (options or {}).items()}
+    out["bootstrap.servers"] = bootstrap_servers
+    return out
