@@ -23,6 +23,7 @@ from ..protocol.errors import (
     UnknownTopicOrPartition,
 )
 from ..protocol.schema import Data
+from ..security.acl import AclBinding, AclFilter
 from .controller import Controller
 from .group_offsets import GroupOffsetStore
 from .scram_credentials import Deletion, Upsertion
@@ -167,6 +168,44 @@ class ControllerApis:
             Data(user=user, error_code=e.code if e else 0, error_message=(e.message or None) if e else None)
             for user, e in results.items()])
 
+    def create_acls_body(self, body: Any) -> Data:
+        results, valid = [], []
+        for c in body.creations:
+            try:
+                valid.append(AclBinding.create(c.resource_type, c.resource_name, c.resource_pattern_type,
+                                               c.principal, c.host, c.operation, c.permission_type))
+                results.append(Data(error_code=0, error_message=None))
+            except KafkaError as e:
+                results.append(Data(error_code=e.code, error_message=e.message or None))
+        if valid:
+            self.controller.create_acls(valid)
+        return Data(throttle_time_ms=0, results=results)
+
+    def delete_acls_body(self, body: Any) -> Data:
+        filters: list[AclFilter] = []
+        outcome: list[KafkaError | None] = []
+        for f in body.filters:
+            try:
+                filters.append(AclFilter.create(f.resource_type_filter, f.resource_name_filter,
+                                                f.pattern_type_filter, f.principal_filter,
+                                                f.host_filter, f.operation, f.permission_type))
+                outcome.append(None)
+            except KafkaError as e:
+                outcome.append(e)
+        matched = iter(self.controller.delete_acls(filters))
+        results = []
+        for error in outcome:
+            if error is not None:
+                results.append(Data(error_code=error.code, error_message=error.message or None,
+                                    matching_acls=[]))
+                continue
+            results.append(Data(error_code=0, error_message=None, matching_acls=[
+                Data(error_code=0, error_message=None, resource_type=int(b.resource_type),
+                     resource_name=b.name, pattern_type=int(b.pattern), principal=b.principal,
+                     host=b.host, operation=int(b.operation), permission_type=int(b.permission))
+                for b in next(matched)]))
+        return Data(throttle_time_ms=0, filter_results=results)
+
     # ---- network ----------------------------------------------------------------------
     def handle(self, request: Request) -> None:
         assert self.channel is not None
@@ -188,6 +227,10 @@ class ControllerApis:
                 body = self.offset_fetch_body(request.body)
             elif key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS:
                 body = self.alter_scram_body(request.body)
+            elif key == ApiKey.CREATE_ACLS:
+                body = self.create_acls_body(request.body)
+            elif key == ApiKey.DELETE_ACLS:
+                body = self.delete_acls_body(request.body)
             else:  # ApiVersions
                 body = Data(error_code=0, api_keys=api.supported_versions(api.CONTROLLER_APIS),
                             throttle_time_ms=0)

@@ -40,6 +40,7 @@ from ..protocol.errors import (
     TopicAlreadyExists,
     UnknownTopicOrPartition,
 )
+from ..security.acl import AclBinding, AclFilter
 from ..security.scram import ScramCredential
 from ..timer import SystemTimer, TimerTask
 from .image import BrokerInfo, ClusterImage, PartitionInfo, TopicInfo
@@ -319,6 +320,29 @@ class Controller:
             self.image.scram.setdefault(user, {})[mechanism] = credential.to_json()
             self._commit()
             log.info("SCRAM credential %s for %s stored", mechanism, user)
+
+    # ---- ACLs ------------------------------------------------------------------------
+    def create_acls(self, bindings: list[AclBinding]) -> None:
+        """Store new bindings (one already stored is not stored twice)."""
+        with self._lock:
+            current = {AclBinding.from_json(a) for a in self.image.acls}
+            new = [b for b in dict.fromkeys(bindings) if b not in current]
+            if new:
+                self.image.acls.extend(b.to_json() for b in new)
+                self._commit()
+                log.info("ACLs created: %s", new)
+
+    def delete_acls(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
+        """Delete the bindings each filter matches; returns them, per filter."""
+        with self._lock:
+            stored = [AclBinding.from_json(a) for a in self.image.acls]
+            matched = [[b for b in stored if f.matches(b)] for f in filters]
+            gone = {b for group in matched for b in group}
+            if gone:
+                self.image.acls = [b.to_json() for b in stored if b not in gone]
+                self._commit()
+                log.info("ACLs deleted: %s", sorted(gone, key=str))
+            return matched
 
     # ---- ISR changes -----------------------------------------------------------------
     def alter_partition(self, broker_id: int, broker_epoch: int, topic: str, index: int,

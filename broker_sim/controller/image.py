@@ -4,8 +4,8 @@ It is the controller's whole state and what every broker acts on. It is plain da
 JSON form; the controller persists it (atomically) after every change and ships it to the
 brokers, each change bumping ``version`` so a broker can tell whether it is up to date.
 Besides brokers and topics it holds the SCRAM credentials (user -> mechanism -> salt,
-iterations, stored and server keys; never a password), so every broker authenticates
-against the same store and a credential survives restarts.
+iterations, stored and server keys; never a password) and the ACL bindings, so every
+broker authenticates and authorizes against the same store and both survive restarts.
 
 Example (two brokers, one topic with two partitions at replication factor 2)::
 
@@ -64,6 +64,8 @@ class ClusterImage:
     next_broker_epoch: int = 1
     #: user -> mechanism -> ScramCredential.to_json()
     scram: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    #: AclBinding.to_json() of every ACL, in creation order
+    acls: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -79,6 +81,7 @@ class ClusterImage:
                     for name, t in raw["topics"].items()},
             next_broker_epoch=raw.get("next_broker_epoch", 1),
             scram=raw.get("scram", {}),
+            acls=raw.get("acls", []),
         )
 
     def alive_brokers(self) -> list[int]:

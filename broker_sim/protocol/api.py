@@ -23,6 +23,14 @@ from .header import (
     write_request_header,
     write_response_header,
 )
+from .messages.acls import (
+    CreateAclsRequest,
+    CreateAclsResponse,
+    DeleteAclsRequest,
+    DeleteAclsResponse,
+    DescribeAclsRequest,
+    DescribeAclsResponse,
+)
 from .messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from .messages.controller import (
     AlterPartitionRequest,
@@ -74,6 +82,9 @@ class ApiKey:
     DELETE_TOPICS = 20
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
@@ -121,6 +132,9 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
     _spec("InitProducerId", InitProducerIdRequest, InitProducerIdResponse),
     _spec("OffsetForLeaderEpoch", OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
+    _spec("DescribeAcls", DescribeAclsRequest, DescribeAclsResponse),
+    _spec("CreateAcls", CreateAclsRequest, CreateAclsResponse),
+    _spec("DeleteAcls", DeleteAclsRequest, DeleteAclsResponse),
     _spec("SaslAuthenticate", SaslAuthenticateRequest, SaslAuthenticateResponse),
     _spec("CreatePartitions", CreatePartitionsRequest, CreatePartitionsResponse),
     _spec("DescribeUserScramCredentials", DescribeUserScramCredentialsRequest,
@@ -131,7 +145,7 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
 
 #: The controller's listener: the internal control plane plus what brokers forward to it
 #: (topic creation, growth and deletion, group offset commits and fetches, SCRAM credential
-#: changes), and ApiVersions.
+#: and ACL changes), and ApiVersions.
 CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("BrokerHeartbeat", BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     _spec("AlterPartition", AlterPartitionRequest, AlterPartitionResponse),
@@ -142,6 +156,8 @@ CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse),
     _spec("AlterUserScramCredentials", AlterUserScramCredentialsRequest,
           AlterUserScramCredentialsResponse),
+    _spec("CreateAcls", CreateAclsRequest, CreateAclsResponse),
+    _spec("DeleteAcls", DeleteAclsRequest, DeleteAclsResponse),
     _spec("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
 ]}
 

@@ -31,6 +31,8 @@ from ..log import LogManager
 from ..network import Listener, SocketServer
 from ..network.handler_pool import RequestHandlerPool
 from ..protocol.errors import KafkaError, error_for_code
+from ..security.acl import AclBinding
+from ..security.authorizer import Authorizer
 from ..security.scram import ScramCredential
 from ..security.tls import server_context
 from ..timer import SystemTimer, TimerReaper
@@ -91,6 +93,22 @@ class Broker:
             out.append(listener)
         return out
 
+    def _authorizer(self) -> Authorizer | None:
+        """pyq's ACL authorizer over the cluster image, if ``authorizer.class.name`` is set."""
+        cfg = self.config
+        if not cfg.authorizer_class_name:
+            return None
+
+        def version() -> int:
+            return self.metadata.image.version
+
+        def bindings() -> list[AclBinding]:
+            return [AclBinding.from_json(a) for a in self.metadata.image.acls]
+
+        log.info("broker %d: ACL authorizer on (super users %s, allow.everyone.if.no.acl.found=%s)",
+                 cfg.broker_id, list(cfg.super_users), cfg.allow_everyone_if_no_acl_found)
+        return Authorizer(version, bindings, cfg.super_users, cfg.allow_everyone_if_no_acl_found)
+
     def endpoints(self) -> dict[str, list[object]]:
         """Listener name -> [advertised host, bound port], as registered with the controller."""
         return {lst.name: [self.config.advertised_host or lst.host, lst.port]
@@ -120,7 +138,8 @@ class Broker:
         self._register()
         self.producer_ids = ProducerIdManager(data_dir / "producer-id-block", cfg.broker_id)
         self.apis = KafkaApis(cfg, self.socket_server.channel, self.replica_manager, self.metadata,
-                              self.controller, self.lifecycle.heartbeat, self.producer_ids)
+                              self.controller, self.lifecycle.heartbeat, self.producer_ids,
+                              self._authorizer())
         self.handlers = RequestHandlerPool(cfg.num_io_threads, self.socket_server.channel, self.apis)
         self.handlers.start()
         self.socket_server.start()

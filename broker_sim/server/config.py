@@ -45,6 +45,17 @@ def _parse_mechanisms(text: str) -> tuple[str, ...]:
     return names
 
 
+def _parse_super_users(text: str) -> tuple[str, ...]:
+    """``User:admin;User:CN=broker,O=pyq`` (semicolons: a certificate's name has commas)."""
+    users = tuple(u.strip() for u in text.split(";") if u.strip())
+    for u in users:
+        kind, sep, name = u.partition(":")
+        if not sep or not kind or not name:
+            raise ValueError(f"{u!r} is not a principal TYPE:NAME (e.g. User:admin); "
+                             "separate principals with ';'")
+    return users
+
+
 def _parse_client_auth(text: str) -> str:
     value = text.strip().lower()
     if value not in CLIENT_AUTH:
@@ -104,6 +115,10 @@ class BrokerConfig:
     ssl_client_auth: str = "none"
     sasl_enabled_mechanisms: tuple[str, ...] = SUPPORTED_MECHANISMS
     connections_max_idle_ms: int = 600_000
+    #: Any non-empty value turns on pyq's ACL authorizer (Kafka names a class here).
+    authorizer_class_name: str = ""
+    super_users: tuple[str, ...] = ()
+    allow_everyone_if_no_acl_found: bool = False
 
     def __post_init__(self) -> None:
         rules = [
@@ -200,6 +215,9 @@ class BrokerConfig:
             "sasl.enabled.mechanisms": ("sasl_enabled_mechanisms", _parse_mechanisms),
             "connections.max.idle.ms": ("connections_max_idle_ms", int),
             "listener.security.protocol.map": ("listener_security_protocol_map", parse_protocol_map),
+            "authorizer.class.name": ("authorizer_class_name", str.strip),
+            "super.users": ("super_users", _parse_super_users),
+            "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _parse_bool),
         }
         # Broker-wide log defaults use Kafka's "log." prefixed names.
         log_names = {

@@ -25,6 +25,8 @@ class ControllerClient(Protocol):
     def offset_commit(self, body: Any) -> Any: ...
     def offset_fetch(self, body: Any) -> Any: ...
     def alter_scram(self, body: Any) -> Any: ...
+    def create_acls(self, body: Any) -> Any: ...
+    def delete_acls(self, body: Any) -> Any: ...
     def close(self) -> None: ...
 
 
@@ -61,6 +63,12 @@ class LocalControllerClient:
     def alter_scram(self, body: Any) -> Any:
         return self.apis.alter_scram_body(body)
 
+    def create_acls(self, body: Any) -> Any:
+        return self.apis.create_acls_body(body)
+
+    def delete_acls(self, body: Any) -> Any:
+        return self.apis.delete_acls_body(body)
+
     def close(self) -> None:
         self.apis.group_offsets.close()
 
@@ -72,6 +80,7 @@ class RemoteControllerClient:
     OFFSET_COMMIT_VERSION = 7
     OFFSET_FETCH_VERSION = 5
     ALTER_SCRAM_VERSION = 0
+    ACLS_VERSION = 3
 
     def __init__(self, host: str, port: int, broker_id: int) -> None:
         self._conn = BlockingConnection(host, port, f"broker-{broker_id}", timeout_s=10.0)
@@ -104,6 +113,12 @@ class RemoteControllerClient:
 
     def alter_scram(self, body: Any) -> Any:
         return self._call(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, self.ALTER_SCRAM_VERSION, body)
+
+    def create_acls(self, body: Any) -> Any:
+        return self._call(ApiKey.CREATE_ACLS, self.ACLS_VERSION, body)
+
+    def delete_acls(self, body: Any) -> Any:
+        return self._call(ApiKey.DELETE_ACLS, self.ACLS_VERSION, body)
 
     def close(self) -> None:
         with self._lock:

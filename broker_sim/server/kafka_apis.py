@@ -6,6 +6,14 @@ parked in a purgatory. Errors for one partition are answered in that partition's
 Kafka's error code; an unexpected exception fails only that request (logged, connection
 closed), never the handler thread.
 
+Authorization: with an authorizer (``authorizer.class.name``), every handler checks what
+Kafka checks before acting — Write on a topic to produce, Read to fetch, Describe to list
+offsets or see it in Metadata, Read on a group to commit, Create on the cluster or the
+topic to create it, ClusterAction for follower fetches — and answers
+TOPIC_/GROUP_/CLUSTER_AUTHORIZATION_FAILED in the slots it refuses, acting on the rest.
+Metadata of all topics lists only those the principal may describe. The security APIs
+themselves (SASL, SCRAM users, ACLs) live in :mod:`.security_apis`.
+
 Called from request-handler threads, several at a time: handlers keep no state of their
 own; shared state lives in the stores they call, each with its own lock.
 """
@@ -18,38 +26,37 @@ from typing import Any, cast
 
 from ..log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..log.log_manager import validate_topic_name
-from ..network.processor import RAW_SASL_VERSION
 from ..network.request_channel import Request, RequestChannel, Response
 from ..protocol import api
 from ..protocol.api import ApiKey
 from ..protocol.errors import (
-    DuplicateResource,
-    IllegalSaslState,
+    ClusterAuthorizationFailed,
+    GroupAuthorizationFailed,
     InvalidRequest,
     InvalidRequiredAcks,
     InvalidTopic,
     KafkaError,
     LeaderNotAvailable,
-    ResourceNotFound,
-    SaslAuthenticationFailed,
+    TopicAuthorizationFailed,
+    TransactionalIdAuthorizationFailed,
     UnknownServerError,
     UnknownTopicOrPartition,
-    UnsupportedSaslMechanism,
 )
 from ..protocol.messages.fetch import FetchRequestView
 from ..protocol.messages.list_offsets import ListOffsetsRequestView
 from ..protocol.messages.metadata import MetadataRequestView
 from ..protocol.messages.produce import ProduceRequestView
 from ..protocol.schema import Data
-from ..security import principal
-from ..security.sasl_server import SaslServer
-from ..security.scram import MECHANISMS, ScramCredential
+from ..security.acl import Operation as Op
+from ..security.acl import ResourceType as RT
+from ..security.authorizer import Authorizer
 from .config import BrokerConfig
 from .controller_client import ControllerClient
 from .delayed_produce import ProduceStatus
 from .metadata_cache import MetadataCache
 from .producer_ids import ProducerIdManager
 from .replica_manager import FetchResult, FetchSpec, ReplicaManager
+from .security_apis import SecurityApis
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +73,7 @@ UNKNOWN_OPERATIONS = -2147483648
 class KafkaApis:
     def __init__(self, config: BrokerConfig, channel: RequestChannel, replica_manager: ReplicaManager,
                  metadata: MetadataCache, controller: ControllerClient, refresh_metadata: Callable[[], None],
-                 producer_ids: ProducerIdManager) -> None:
+                 producer_ids: ProducerIdManager, authorizer: Authorizer | None = None) -> None:
         self.config = config
         self.channel = channel
         self.replica_manager = replica_manager
@@ -88,11 +95,10 @@ class KafkaApis:
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id,
             ApiKey.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch,
             ApiKey.CREATE_PARTITIONS: self.handle_create_partitions,
-            ApiKey.SASL_HANDSHAKE: self.handle_sasl_handshake,
-            ApiKey.SASL_AUTHENTICATE: self.handle_sasl_authenticate,
-            ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: self.handle_describe_user_scram_credentials,
-            ApiKey.ALTER_USER_SCRAM_CREDENTIALS: self.handle_alter_user_scram_credentials,
         }
+        self.security = SecurityApis(self, authorizer)
+        self._handlers.update(self.security.handlers)
+        self.authorized = self.security.authorized
 
     # ---- plumbing ------------------------------------------------------------------
     def handle(self, request: Request) -> None:
@@ -124,19 +130,28 @@ class KafkaApis:
         body = cast(MetadataRequestView, request.body)
         version = request.header.api_version
         image = self.metadata.image
+        denied: set[str] = set()
         if body.topics is None or (version == 0 and not body.topics):
-            names = sorted(image.topics)
+            names = sorted(n for n in image.topics if self.authorized(request, Op.DESCRIBE, RT.TOPIC, n))
             auto_create = False
         else:
             names = [t.name for t in body.topics]
+            denied = {n for n in names if not self.authorized(request, Op.DESCRIBE, RT.TOPIC, n)}
             auto_create = self.config.auto_create_topics_enable and body.allow_auto_topic_creation
-        missing = [n for n in names if n not in image.topics]
+        missing = [n for n in names if n not in image.topics and n not in denied]
         if missing and auto_create:
-            self._auto_create(missing)
-            image = self.metadata.image
+            creatable = [n for n in missing if self._may_create(request, n)]
+            denied.update(set(missing) - set(creatable))
+            if creatable:
+                self._auto_create(creatable)
+                image = self.metadata.image
         alive = {b for b, info in image.brokers.items() if info.alive}
         topics = []
         for name in names:
+            if name in denied:  # whether it exists or not: nothing is told
+                topics.append(Data(error_code=TopicAuthorizationFailed.code, name=name, is_internal=False,
+                                   partitions=[], topic_authorized_operations=UNKNOWN_OPERATIONS))
+                continue
             info = image.topics.get(name)
             if info is None:
                 code = UnknownTopicOrPartition.code
@@ -164,6 +179,10 @@ class KafkaApis:
                                    controller_id=controller_id, topics=topics,
                                    cluster_authorized_operations=UNKNOWN_OPERATIONS))
 
+    def _may_create(self, request: Request, topic: str) -> bool:
+        return (self.authorized(request, Op.CREATE, RT.CLUSTER)
+                or self.authorized(request, Op.CREATE, RT.TOPIC, topic))
+
     def _auto_create(self, names: list[str]) -> None:
         body = Data(topics=[Data(name=n, num_partitions=self.config.num_partitions,
                                  replication_factor=-1, assignments=[], configs=[]) for n in names],
@@ -184,6 +203,10 @@ class KafkaApis:
         entries = []
         early: list[ProduceStatus] = []
         for t in body.topic_data:
+            if not self.authorized(request, Op.WRITE, RT.TOPIC, t.name):
+                early.extend(ProduceStatus(t.name, pd.index, -1, done=True, error=TopicAuthorizationFailed(
+                    f"Write on topic {t.name!r} is not allowed")) for pd in t.partition_data)
+                continue
             for pd in t.partition_data:
                 if pd.records is None or len(pd.records) == 0:
                     early.append(ProduceStatus(t.name, pd.index, -1, done=True,
@@ -213,10 +236,20 @@ class KafkaApis:
 
     def handle_fetch(self, request: Request) -> None:
         body = cast(FetchRequestView, request.body)
-        specs = [FetchSpec(t.topic, p.partition, p.fetch_offset, p.partition_max_bytes, p.current_leader_epoch)
-                 for t in body.topics for p in t.partitions]
+        specs, refused = [], []
+        follower_ok = body.replica_id < 0 or self.authorized(request, Op.CLUSTER_ACTION, RT.CLUSTER)
+        for t in body.topics:
+            allowed = follower_ok and (body.replica_id >= 0
+                                       or self.authorized(request, Op.READ, RT.TOPIC, t.topic))
+            for p in t.partitions:
+                spec = FetchSpec(t.topic, p.partition, p.fetch_offset, p.partition_max_bytes,
+                                 p.current_leader_epoch)
+                if allowed:
+                    specs.append(spec)
+                else:
+                    refused.append(FetchResult(spec, TopicAuthorizationFailed(f"Read on {t.topic!r}")))
         self.replica_manager.fetch(body.replica_id, specs, body.max_bytes, body.min_bytes, body.max_wait_ms,
-                                   lambda results: self.respond(request, self.fetch_response(results)))
+                                   lambda results: self.respond(request, self.fetch_response(refused + results)))
 
     @staticmethod
     def fetch_response(results: list[FetchResult]) -> Data:
@@ -236,9 +269,15 @@ class KafkaApis:
         topics = []
         for t in body.topics:
             parts = []
+            allowed = (self.authorized(request, Op.CLUSTER_ACTION, RT.CLUSTER) if is_follower
+                       else self.authorized(request, Op.DESCRIBE, RT.TOPIC, t.name))
             for p in t.partitions:
                 out = Data(partition_index=p.partition_index, error_code=0, old_style_offsets=[],
                            timestamp=-1, offset=-1, leader_epoch=-1)
+                if not allowed:
+                    out.error_code = TopicAuthorizationFailed.code
+                    parts.append(out)
+                    continue
                 try:
                     part = self.replica_manager.partition(t.name, p.partition_index)
                     part.check_leader()
@@ -260,14 +299,43 @@ class KafkaApis:
 
     def handle_offset_commit(self, request: Request) -> None:
         # Group offsets live with the controller, so they outlive any one broker.
-        self.respond(request, self.controller.offset_commit(request.body))
+        body = request.body
+        group_ok = self.authorized(request, Op.READ, RT.GROUP, body.group_id)
+        allowed = [t for t in body.topics if group_ok and self.authorized(request, Op.READ, RT.TOPIC, t.name)]
+        refused = [Data(name=t.name, partitions=[
+            Data(partition_index=p.partition_index,
+                 error_code=(TopicAuthorizationFailed if group_ok else GroupAuthorizationFailed).code)
+            for p in t.partitions]) for t in body.topics if t not in allowed]
+        response = (self.controller.offset_commit(Data(**{**body.__dict__, "topics": allowed}))
+                    if allowed else Data(throttle_time_ms=0, topics=[]))
+        response.topics = list(response.topics) + refused
+        self.respond(request, response)
 
     def handle_offset_fetch(self, request: Request) -> None:
-        self.respond(request, self.controller.offset_fetch(request.body))
+        body = request.body
+        if not self.authorized(request, Op.DESCRIBE, RT.GROUP, body.group_id):
+            self.respond(request, Data(throttle_time_ms=0, topics=[], error_code=GroupAuthorizationFailed.code))
+            return
+        response = self.controller.offset_fetch(body)
+        for t in response.topics:
+            if not self.authorized(request, Op.DESCRIBE, RT.TOPIC, t.name):
+                for p in t.partitions:
+                    p.committed_offset, p.metadata = -1, ""
+                    p.error_code = TopicAuthorizationFailed.code
+        if body.topics is None:  # "all": only what may be described is listed
+            response.topics = [t for t in response.topics
+                               if self.authorized(request, Op.DESCRIBE, RT.TOPIC, t.name)]
+        self.respond(request, response)
 
     def handle_find_coordinator(self, request: Request) -> None:
         # Any broker can coordinate any group: commits are forwarded to the controller,
         # which stores them. Clients are pointed at the lowest live broker id.
+        key, transactional = request.body.key, request.body.key_type == 1
+        if not self.authorized(request, Op.DESCRIBE, RT.TRANSACTIONAL_ID if transactional else RT.GROUP, key):
+            error = TransactionalIdAuthorizationFailed if transactional else GroupAuthorizationFailed
+            self.respond(request, Data(throttle_time_ms=0, error_code=error.code, node_id=-1, host="",
+                                       port=-1, error_message=f"Describe on {key!r} is not allowed"))
+            return
         image = self.metadata.image
         alive = sorted(b for b, info in image.brokers.items() if info.alive)
         node = alive[0] if alive else self.config.broker_id
@@ -283,21 +351,46 @@ class KafkaApis:
                 t.num_partitions = self.config.num_partitions
             if t.replication_factor == -1 and not t.assignments and self.config.default_replication_factor > 0:
                 t.replication_factor = self.config.default_replication_factor
-        response = self.controller.create_topics(body)
-        self.refresh_metadata()
+        allowed = [t for t in body.topics if self._may_create(request, t.name)]
+        refused = [Data(name=t.name, error_code=TopicAuthorizationFailed.code,
+                        error_message="Create on the cluster or the topic is needed")
+                   for t in body.topics if t not in allowed]
+        response = self._forward(self.controller.create_topics, body, "topics", allowed, "topics")
+        response.topics = list(response.topics) + refused
         self.respond(request, response)
 
     def handle_delete_topics(self, request: Request) -> None:
-        response = self.controller.delete_topics(request.body)
-        self.refresh_metadata()
+        body = request.body
+        allowed = [n for n in body.topic_names if self.authorized(request, Op.DELETE, RT.TOPIC, n)]
+        response = self._forward(self.controller.delete_topics, body, "topic_names", allowed, "responses")
+        response.responses = list(response.responses) + [
+            Data(name=n, error_code=TopicAuthorizationFailed.code) for n in body.topic_names
+            if n not in allowed]
         self.respond(request, response)
 
     def handle_create_partitions(self, request: Request) -> None:
-        response = self.controller.create_partitions(request.body)
-        self.refresh_metadata()
+        body = request.body
+        allowed = [t for t in body.topics if self.authorized(request, Op.ALTER, RT.TOPIC, t.name)]
+        response = self._forward(self.controller.create_partitions, body, "topics", allowed, "results")
+        response.results = list(response.results) + [
+            Data(name=t.name, error_code=TopicAuthorizationFailed.code,
+                 error_message="Alter on the topic is needed") for t in body.topics if t not in allowed]
         self.respond(request, response)
 
+    def _forward(self, call: Callable[[Any], Any], body: Any, field: str, allowed: list[Any],
+                 results: str) -> Any:
+        """Forward the allowed part of ``body`` to the controller (nothing if none is)."""
+        if not allowed:
+            return Data(throttle_time_ms=0, **{results: []})
+        response = call(Data(**{**body.__dict__, field: allowed}))
+        self.refresh_metadata()
+        return response
+
     def handle_init_producer_id(self, request: Request) -> None:
+        if self.security.authorizer is not None and not self.security.may_write_some_topic(request):
+            self.respond(request, Data(throttle_time_ms=0, error_code=ClusterAuthorizationFailed.code,
+                                       producer_id=-1, producer_epoch=-1))
+            return
         if request.body.transactional_id is not None:
             self.respond(request, Data(throttle_time_ms=0, error_code=InvalidRequest.code,
                                        producer_id=-1, producer_epoch=-1))
@@ -307,10 +400,17 @@ class KafkaApis:
 
     def handle_offset_for_leader_epoch(self, request: Request) -> None:
         topics = []
+        follower = request.body.replica_id >= 0
         for t in request.body.topics:
             parts = []
+            allowed = (self.authorized(request, Op.CLUSTER_ACTION, RT.CLUSTER) if follower
+                       else self.authorized(request, Op.DESCRIBE, RT.TOPIC, t.topic))
             for p in t.partitions:
                 out = Data(error_code=0, partition=p.partition, leader_epoch=-1, end_offset=-1)
+                if not allowed:
+                    out.error_code = TopicAuthorizationFailed.code
+                    parts.append(out)
+                    continue
                 try:
                     part = self.replica_manager.partition(t.topic, p.partition)
                     part.check_leader()
@@ -321,83 +421,3 @@ class KafkaApis:
                 parts.append(out)
             topics.append(Data(topic=t.topic, partitions=parts))
         self.respond(request, Data(throttle_time_ms=0, topics=topics))
-
-    # ---- security -------------------------------------------------------------------
-    def credentials(self, user: str) -> dict[str, ScramCredential]:
-        """The user's SCRAM credentials from this broker's copy of the cluster image."""
-        return {m: ScramCredential.from_json(c) for m, c in self.metadata.image.scram.get(user, {}).items()}
-
-    def handle_sasl_handshake(self, request: Request) -> None:
-        session = request.session
-        mechanisms = list(self.config.sasl_enabled_mechanisms)
-        if session is None or not session.listener.uses_sasl or session.authenticated \
-                or session.sasl is not None:
-            self.respond(request, Data(error_code=IllegalSaslState.code, mechanisms=mechanisms))
-            return
-        mechanism = request.body.mechanism
-        if mechanism not in mechanisms:
-            log.info("connection from %s on %s: SASL mechanism %r is not enabled (enabled: %s)",
-                     request.client_address, session.listener_name, mechanism, mechanisms)
-            self.respond(request, Data(error_code=UnsupportedSaslMechanism.code, mechanisms=mechanisms),
-                         close_after_send=True)
-            return
-        session.sasl = SaslServer(mechanism, self.credentials)
-        session.sasl_raw_tokens = request.header.api_version == 0
-        self.respond(request, Data(error_code=0, mechanisms=mechanisms))
-
-    def handle_sasl_authenticate(self, request: Request) -> None:
-        session = request.session
-        raw = request.header.api_version == RAW_SASL_VERSION
-        if session is None or session.sasl is None or session.authenticated:
-            self.respond(request, Data(error_code=IllegalSaslState.code, auth_bytes=b"",
-                                       error_message="SaslAuthenticate before a SaslHandshake",
-                                       session_lifetime_ms=0), close_after_send=True)
-            return
-        sasl = session.sasl
-        try:
-            token = sasl.evaluate(request.body.auth_bytes)
-        except SaslAuthenticationFailed as e:
-            log.info("connection from %s on %s: SASL %s authentication failed: %s",
-                     request.client_address, session.listener_name, sasl.mechanism, e.message)
-            if raw:  # a bare-token exchange has no way to carry an error: close
-                self.channel.send_response(Response(request, None, close_connection=True))
-            else:
-                self.respond(request, Data(error_code=SaslAuthenticationFailed.code, auth_bytes=b"",
-                                           error_message=e.message, session_lifetime_ms=0),
-                             close_after_send=True)
-            return
-        if sasl.complete:
-            assert sasl.username is not None
-            session.principal = principal.user(sasl.username)
-            session.authenticated = True
-            session.sasl = None
-            session.sasl_raw_tokens = False
-            log.debug("connection from %s authenticated as %s (%s)", request.client_address,
-                      session.principal, sasl.mechanism)
-        if raw:
-            self.channel.send_response(Response(request, len(token).to_bytes(4, "big") + token))
-        else:
-            self.respond(request, Data(error_code=0, error_message=None, auth_bytes=token,
-                                       session_lifetime_ms=0))
-
-    def handle_describe_user_scram_credentials(self, request: Request) -> None:
-        store = self.metadata.image.scram
-        names = sorted(store) if request.body.users is None else [u.name for u in request.body.users]
-        results = []
-        for name in dict.fromkeys(names):
-            out = Data(user=name, error_code=0, error_message=None, credential_infos=[])
-            if names.count(name) > 1:
-                out.error_code, out.error_message = DuplicateResource.code, f"{name} is asked for twice"
-            elif name not in store:
-                out.error_code = ResourceNotFound.code
-                out.error_message = f"attempt to describe a user credential that does not exist: {name}"
-            else:
-                out.credential_infos = [Data(mechanism=MECHANISMS[m][1], iterations=c["iterations"])
-                                        for m, c in sorted(store[name].items())]
-            results.append(out)
-        self.respond(request, Data(throttle_time_ms=0, error_code=0, error_message=None, results=results))
-
-    def handle_alter_user_scram_credentials(self, request: Request) -> None:
-        response = self.controller.alter_scram(request.body)
-        self.refresh_metadata()
-        self.respond(request, response)

@@ -1,4 +1,5 @@
-"""Administrative operations: topics, offsets, group offsets, cluster description, SCRAM users.
+"""Administrative operations: topics, offsets, group offsets, cluster description, SCRAM
+users, ACLs.
 
 Example (needs a running broker)::
 
@@ -42,6 +43,7 @@ from broker_sim.protocol.errors import (
     UnknownTopicOrPartition,
     error_for_code,
 )
+from broker_sim.security.acl import AclBinding, AclFilter
 from broker_sim.security.scram import (
     DEFAULT_ITERATIONS,
     MECHANISM_BY_ID,
@@ -89,6 +91,12 @@ _NAMED_QUERIES = {"earliest": EARLIEST, "latest": LATEST}
 
 def _tp(key: TopicPartition | tuple[str, int]) -> TopicPartition:
     return key if isinstance(key, TopicPartition) else TopicPartition(*key)
+
+
+def _filter_body(f: AclFilter) -> dict[str, Any]:
+    return {"resource_type_filter": int(f.resource_type), "resource_name_filter": f.name,
+            "pattern_type_filter": int(f.pattern), "principal_filter": f.principal,
+            "host_filter": f.host, "operation": int(f.operation), "permission_type": int(f.permission)}
 
 
 def _raise_for(code: int, what: str, message: str | None = None) -> None:
@@ -319,6 +327,45 @@ class Admin:
                                           self._sync.deadline(timeout_ms))
         for r in response.results:
             _raise_for(r.error_code, f"user {r.user!r}", r.error_message)
+
+    # ---- ACLs -------------------------------------------------------------------------
+    def create_acls(self, bindings: Iterable[AclBinding], timeout_ms: float | None = None) -> None:
+        """Store ACL bindings (the first refused one raises, e.g. InvalidRequest)."""
+        bindings = list(bindings)
+        body = {"creations": [{"resource_type": int(b.resource_type), "resource_name": b.name,
+                               "resource_pattern_type": int(b.pattern), "principal": b.principal,
+                               "host": b.host, "operation": int(b.operation),
+                               "permission_type": int(b.permission)} for b in bindings]}
+        response = self._sync.request_any(ApiKey.CREATE_ACLS, body, self._sync.deadline(timeout_ms))
+        for b, r in zip(bindings, response.results, strict=True):
+            _raise_for(r.error_code, f"ACL {b}", r.error_message)
+
+    def describe_acls(self, acl_filter: AclFilter | None = None,
+                      timeout_ms: float | None = None) -> list[AclBinding]:
+        """The stored bindings ``acl_filter`` matches (every binding by default)."""
+        response = self._sync.request_any(ApiKey.DESCRIBE_ACLS, _filter_body(acl_filter or AclFilter()),
+                                          self._sync.deadline(timeout_ms))
+        _raise_for(response.error_code, "describe ACLs", response.error_message)
+        return [AclBinding.from_json({"resource_type": r.resource_type, "name": r.resource_name,
+                                      "pattern": r.pattern_type, "principal": a.principal,
+                                      "host": a.host, "operation": a.operation,
+                                      "permission": a.permission_type})
+                for r in response.resources for a in r.acls]
+
+    def delete_acls(self, filters: Iterable[AclFilter], timeout_ms: float | None = None) -> list[AclBinding]:
+        """Delete what each filter matches; returns the deleted bindings."""
+        response = self._sync.request_any(ApiKey.DELETE_ACLS,
+                                          {"filters": [_filter_body(f) for f in filters]},
+                                          self._sync.deadline(timeout_ms))
+        out: list[AclBinding] = []
+        for r in response.filter_results:
+            _raise_for(r.error_code, "delete ACLs", r.error_message)
+            out.extend(AclBinding.from_json({"resource_type": m.resource_type, "name": m.resource_name,
+                                             "pattern": m.pattern_type, "principal": m.principal,
+                                             "host": m.host, "operation": m.operation,
+                                             "permission": m.permission_type})
+                       for m in r.matching_acls)
+        return out
 
     def close(self) -> None:
         self._sync.close()

@@ -96,8 +96,9 @@ class Producer:
         # The hot path: a few attribute reads, one partitioner call, one accumulator call.
         if self._closed:
             raise ProducerClosedError("cannot send after the producer is closed")
-        if self.client.fatal_error is not None:  # authentication failed: nothing can be sent
-            raise self.client.fatal_error
+        fatal = self.client.fatal_error or self.sender.fatal_error
+        if fatal is not None:  # authentication failed or producer id refused: nothing can be sent
+            raise fatal
         if (value is not None and value.__class__ is not bytes and not isinstance(value, _BYTES)) \
                 or (key is not None and key.__class__ is not bytes and not isinstance(key, _BYTES)):
             raise TypeError("key and value must be bytes-like or None, not "
@@ -148,8 +149,8 @@ class Producer:
             if count is not None and (partition is None or partition < count):
                 return cluster, self.clock.monotonic_ms() - start
             error = cluster.topic_error(topic)
-            if isinstance(error, InvalidTopic):
-                raise error
+            if isinstance(error, InvalidTopic) or (error is not None and not error.retriable):
+                raise error  # e.g. TopicAuthorizationFailed: waiting would not change it
             if count is not None and partition is not None:
                 raise ValueError(f"invalid partition {partition} for topic {topic!r}: "
                                  f"not in [0, {count})")

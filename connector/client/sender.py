@@ -47,6 +47,7 @@ from broker_sim.common import SYSTEM_CLOCK, Clock, ShutdownableThread
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import (
     DuplicateSequenceNumber,
+    KafkaError,
     OutOfOrderSequenceNumber,
     UnknownServerError,
     error_for_code,
@@ -91,6 +92,8 @@ class Sender(ShutdownableThread):
         self._in_flight: dict[int, ProducerBatch] = {}  # id(batch) -> batch awaiting a response
         self._pid_future: RequestFuture | None = None
         self._pid_retry_at = 0.0
+        #: A non-retriable InitProducerId refusal: every record fails with it from then on.
+        self.fatal_error: BaseException | None = None
         self._reset_producer_id = False
 
     # ---- the thread -----------------------------------------------------------------
@@ -126,10 +129,11 @@ class Sender(ShutdownableThread):
     def run_once(self, now: float | None = None) -> None:
         if now is None:
             now = self.clock.monotonic_ms()
-        if self.client.fatal_error is not None:  # authentication failed: fail every record
-            aborted = self.accumulator.abort_incomplete_batches(self.client.fatal_error)
+        fatal = self.client.fatal_error or self.fatal_error
+        if fatal is not None:  # authentication or InitProducerId refused: fail every record
+            aborted = self.accumulator.abort_incomplete_batches(fatal)
             if aborted:
-                log.error("failed %d batch(es): %s", len(aborted), self.client.fatal_error)
+                log.error("failed %d batch(es): %s", len(aborted), fatal)
             self.client.poll(self.config.retry_backoff_ms, now)
             return
         if self.idempotence is not None and not self._ensure_producer_id(now):
@@ -320,6 +324,10 @@ class Sender(ShutdownableThread):
         return False
 
     def _pid_failed(self, error: BaseException) -> None:
+        if isinstance(error, KafkaError) and not error.retriable:  # e.g. not authorized
+            log.error("InitProducerId failed: %s; every record fails with it", error)
+            self.fatal_error = error
+            return
         self._pid_retry_at = self.clock.monotonic_ms() + self.config.retry_backoff_ms
         log.warning("InitProducerId failed, retrying in %d ms: %s",
                     self.config.retry_backoff_ms, error)

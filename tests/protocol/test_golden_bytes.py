@@ -19,6 +19,14 @@ from broker_sim.protocol.api import (
     encode_response,
 )
 from broker_sim.protocol.header import RequestHeader
+from broker_sim.protocol.messages.acls import (
+    CreateAclsRequest,
+    CreateAclsResponse,
+    DeleteAclsRequest,
+    DeleteAclsResponse,
+    DescribeAclsRequest,
+    DescribeAclsResponse,
+)
 from broker_sim.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from broker_sim.protocol.messages.create_partitions import (
     CreatePartitionsRequest,
@@ -704,6 +712,101 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         03 70 77                      #   salted_password "pw"
         00                            #   tagged fields
         00                            # tagged fields
+     """)),
+    # ------------------------------------------- DescribeAcls (29), CreateAcls (30), DeleteAcls (31)
+    ("describe_acls_req_v1", DescribeAclsRequest, 1,
+     {"resource_type_filter": 2, "resource_name_filter": "t", "pattern_type_filter": 2,
+      "principal_filter": None, "host_filter": "*", "operation": 1, "permission_type": 3}, h("""
+        02                # resource_type_filter 2 TOPIC
+        00 01 74          # resource_name_filter "t"
+        02                # pattern_type_filter 2 MATCH
+        ff ff             # principal_filter: null (any)
+        00 01 2a          # host_filter "*"
+        01                # operation 1 ANY
+        03                # permission_type 3 ALLOW
+     """)),
+    ("describe_acls_resp_v1", DescribeAclsResponse, 1,
+     {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+      "resources": [{"resource_type": 2, "resource_name": "t", "pattern_type": 4,
+                     "acls": [{"principal": "User:a", "host": "*", "operation": 4,
+                               "permission_type": 3}]}]}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        00 00             # error_code 0
+        ff ff             # error_message: null
+        00 00 00 01       # resources: count 1
+        02                #   resource_type 2 TOPIC
+        00 01 74          #   resource_name "t"
+        04                #   pattern_type 4 PREFIXED
+        00 00 00 01       #   acls: count 1
+        00 06 55 73 65 72 3a 61   # principal "User:a"
+        00 01 2a          #     host "*"
+        04                #     operation 4 WRITE
+        03                #     permission_type 3 ALLOW
+     """)),
+    ("create_acls_req_v0", CreateAclsRequest, 0,
+     {"creations": [{"resource_type": 3, "resource_name": "g", "principal": "User:a", "host": "*",
+                     "operation": 3, "permission_type": 2}]}, h("""
+        00 00 00 01       # creations: count 1
+        03                #   resource_type 3 GROUP
+        00 01 67          #   resource_name "g"
+        00 06 55 73 65 72 3a 61   # principal "User:a" (v0: no pattern type, LITERAL)
+        00 01 2a          #   host "*"
+        03                #   operation 3 READ
+        02                #   permission_type 2 DENY
+     """)),
+    ("create_acls_req_v2", CreateAclsRequest, 2,
+     {"creations": [{"resource_type": 4, "resource_name": "kafka-cluster", "resource_pattern_type": 3,
+                     "principal": "User:a", "host": "*", "operation": 7, "permission_type": 3}]}, h("""
+        02                # creations: compact array, 1 + 1
+        04                #   resource_type 4 CLUSTER
+        0e 6b 61 66 6b 61 2d 63 6c 75 73 74 65 72   # "kafka-cluster", 13 + 1
+        03                #   resource_pattern_type 3 LITERAL
+        07 55 73 65 72 3a 61   # principal "User:a", 6 + 1
+        02 2a             #   host "*"
+        07                #   operation 7 ALTER
+        03                #   permission_type 3 ALLOW
+        00                #   tagged fields
+        00                # tagged fields
+     """)),
+    ("create_acls_resp_v1", CreateAclsResponse, 1,
+     {"throttle_time_ms": 0, "results": [{"error_code": 42, "error_message": "no"}]}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        00 00 00 01       # results: count 1
+        00 2a             #   error_code 42 INVALID_REQUEST
+        00 02 6e 6f       #   error_message "no"
+     """)),
+    ("delete_acls_req_v1", DeleteAclsRequest, 1,
+     {"filters": [{"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+                   "principal_filter": "User:a", "host_filter": None, "operation": 1,
+                   "permission_type": 1}]}, h("""
+        00 00 00 01       # filters: count 1
+        01                #   resource_type_filter 1 ANY
+        ff ff             #   resource_name_filter: null
+        01                #   pattern_type_filter 1 ANY
+        00 06 55 73 65 72 3a 61   # principal_filter "User:a"
+        ff ff             #   host_filter: null
+        01                #   operation 1 ANY
+        01                #   permission_type 1 ANY
+     """)),
+    ("delete_acls_resp_v1", DeleteAclsResponse, 1,
+     {"throttle_time_ms": 0, "filter_results": [{"error_code": 0, "error_message": None, "matching_acls": [
+         {"error_code": 0, "error_message": None, "resource_type": 2, "resource_name": "t",
+          "pattern_type": 3, "principal": "User:a", "host": "*", "operation": 3,
+          "permission_type": 3}]}]}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        00 00 00 01       # filter_results: count 1
+        00 00             #   error_code 0
+        ff ff             #   error_message: null
+        00 00 00 01       #   matching_acls: count 1
+        00 00             #     error_code 0
+        ff ff             #     error_message: null
+        02                #     resource_type 2 TOPIC
+        00 01 74          #     resource_name "t"
+        03                #     pattern_type 3 LITERAL
+        00 06 55 73 65 72 3a 61   # principal "User:a"
+        00 01 2a          #     host "*"
+        03                #     operation 3 READ
+        03                #     permission_type 3 ALLOW
      """)),
     ("alter_scram_resp_v0", AlterUserScramCredentialsResponse, 0,
      {"throttle_time_ms": 0, "results": [{"user": "a", "error_code": 93, "error_message": None}]}, h("""
