@@ -388,7 +388,7 @@ class BrokerConnection:
             except _TLS_WAIT:
                 break
             except OSError as e:
-                self.close(DisconnectError(f"write to node {self.node_id} failed: {e}"))
+                self.close(self._io_error("write to", e))
                 return done
             if n < len(view):
                 unsent[0] = (view[n:], request)
@@ -428,7 +428,7 @@ class BrokerConnection:
         except (ssl.SSLZeroReturnError, ssl.SSLEOFError):  # closed, with or without close_notify
             eof = True
         except OSError as e:
-            self.close(DisconnectError(f"read from node {self.node_id} failed: {e}"))
+            self.close(self._io_error("read from", e))
             return []
         out = []
         error: MalformedFrame | None = None
@@ -453,6 +453,16 @@ class BrokerConnection:
         elif eof and self.sock is sock:
             self.close(DisconnectError(f"node {self.node_id} closed the connection"))
         return out
+
+    def _io_error(self, what: str, e: OSError) -> BaseException:
+        """A failed read or write. A TLS alert from the broker (TLS 1.3 sends "certificate
+        required" or "unknown CA" after the client's side of the handshake is done) is a
+        refusal, not a network problem: an AuthenticationError, not retried."""
+        if isinstance(e, ssl.SSLError) and "ALERT" in str(getattr(e, "reason", "") or ""):
+            return AuthenticationError(f"broker {self.node_id} ({self.host}:{self.port}) refused "
+                                       f"the TLS session: {e.reason} (a client certificate it "
+                                       "trusts may be required: ssl.certificate.location)")
+        return DisconnectError(f"{what} node {self.node_id} failed: {e}")
 
     def expired_request(self, now: float) -> InFlightRequest | None:
         """The oldest in-flight request whose deadline has passed, if any."""
