@@ -217,7 +217,9 @@ def test_reads_a_topic_written_by_kafka_python(spark, bootstrap):
     ("failOnDataLoss", "maybe", "failOnDataLoss='maybe' is not allowed: true or false"),
     ("startingOffsets", "{nope", "startingOffsets='{nope' is not allowed"),
     ("kafka.security.protocol", "SASL_SSL",
-     "kafka.security.protocol='SASL_SSL' is not allowed: a client option pyq implements: "),
+     "kafka.security.protocol='SASL_SSL' is not allowed: .*needs one of PLAIN"),
+    ("kafka.sasl.kerberos.service.name", "kafka",
+     "kafka.sasl.kerberos.service.name='kafka' is not allowed"),
     ("kafka.fetch.max.wait.ms", "soon", "kafka.fetch.max.wait.ms='soon' is not allowed"),
 ])
 def test_invalid_option_fails_at_start_naming_it(spark, bootstrap, option, value, message):
