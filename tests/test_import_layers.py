@@ -27,6 +27,8 @@ FORBIDDEN: tuple[tuple[str, str], ...] = (
     ("broker_sim.timer", "broker_sim.purgatory"),
     ("broker_sim.timer", "broker_sim.server"),
     ("broker_sim.purgatory", "broker_sim.server"),
+    ("broker_sim.coordinator", "broker_sim.server"),
+    ("broker_sim.coordinator", "broker_sim.network"),
     ("connector", "jobs"),
     ("connector.client", "connector.source"),
     ("connector.client", "connector.sink"),

@@ -19,13 +19,11 @@ from ..protocol.api import ApiKey
 from ..protocol.errors import (
     InvalidConfig,
     KafkaError,
-    OffsetMetadataTooLarge,
-    UnknownTopicOrPartition,
 )
 from ..protocol.schema import Data
 from ..security.acl import AclBinding, AclFilter
 from .controller import Controller
-from .group_offsets import GroupOffsetStore
+from .legacy_group_offsets import LegacyGroupOffsets
 from .scram_credentials import Deletion, Upsertion
 
 log = logging.getLogger(__name__)
@@ -47,56 +45,30 @@ MAX_METADATA_SIZE = 4096
 
 
 class ControllerApis:
-    """Also the cluster's store of committed group offsets: brokers forward OffsetCommit
-    and OffsetFetch here, so a group's commits do not depend on any one broker."""
+    """Also answers, for the group coordinators' one-time migration, ListGroups and
+    OffsetFetch from the journal where older pyq versions kept committed offsets."""
 
     def __init__(self, controller: Controller, channel: RequestChannel | None = None) -> None:
         self.controller = controller
         self.channel = channel
-        self.group_offsets = GroupOffsetStore(controller.data_dir / "group-offsets.jsonl")
+        self.legacy_offsets = LegacyGroupOffsets(controller.data_dir / "group-offsets.jsonl")
 
-    def offset_commit_body(self, body: Any) -> Data:
-        topics = []
-        items = []
-        image = self.controller.image
-        for t in body.topics:
-            parts = []
-            info = image.topics.get(t.name)
-            for p in t.partitions:
-                code = 0
-                if info is None or not 0 <= p.partition_index < len(info.partitions):
-                    code = UnknownTopicOrPartition.code
-                elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA_SIZE:
-                    code = OffsetMetadataTooLarge.code
-                else:
-                    items.append((t.name, p.partition_index, p.committed_offset,
-                                  p.committed_leader_epoch, p.committed_metadata or ""))
-                parts.append(Data(partition_index=p.partition_index, error_code=code))
-            topics.append(Data(name=t.name, partitions=parts))
-        if items:
-            self.group_offsets.commit(body.group_id, items)
-        return Data(throttle_time_ms=0, topics=topics)
+    def list_groups_body(self, body: Any) -> Data:
+        """The groups of the legacy offset journal (see :mod:`.legacy_group_offsets`)."""
+        return Data(throttle_time_ms=0, error_code=0, groups=[
+            Data(group_id=g, protocol_type="", group_state="Empty", group_type="classic")
+            for g in self.legacy_offsets.groups()])
 
     def offset_fetch_body(self, body: Any) -> Data:
-        if body.topics is None:
-            committed = self.group_offsets.fetch(body.group_id)
-            wanted: dict[str, list[int]] = {}
-            for (topic, part) in sorted(committed):
-                wanted.setdefault(topic, []).append(part)
-        else:
-            wanted = {t.name: list(t.partition_indexes) for t in body.topics}
-            committed = self.group_offsets.fetch(
-                body.group_id, [(t, p) for t, ps in wanted.items() for p in ps])
-        topics = []
-        for topic, parts in wanted.items():
-            out = []
-            for p in parts:
-                c = committed.get((topic, p))
-                out.append(Data(partition_index=p, committed_offset=c.offset if c else -1,
-                                committed_leader_epoch=c.leader_epoch if c else -1,
-                                metadata=c.metadata if c else "", error_code=0))
-            topics.append(Data(name=topic, partitions=out))
-        return Data(throttle_time_ms=0, topics=topics, error_code=0)
+        """A group's offsets in the legacy journal (every partition; ``topics`` is ignored)."""
+        committed = self.legacy_offsets.fetch(body.group_id)
+        by_topic: dict[str, list[Data]] = {}
+        for (topic, part), c in sorted(committed.items()):
+            by_topic.setdefault(topic, []).append(Data(
+                partition_index=part, committed_offset=c.offset, committed_leader_epoch=c.leader_epoch,
+                metadata=c.metadata, error_code=0))
+        return Data(throttle_time_ms=0, error_code=0,
+                    topics=[Data(name=t, partitions=ps) for t, ps in by_topic.items()])
 
     # ---- pure request -> response ------------------------------------------------------
     def heartbeat_body(self, body: Any) -> Data:
@@ -153,7 +125,6 @@ class ControllerApis:
             code = 0
             try:
                 self.controller.delete_topic(name)
-                self.group_offsets.delete_topic(name)
             except KafkaError as e:
                 code = e.code
             results.append(Data(name=name, error_code=code))
@@ -221,8 +192,8 @@ class ControllerApis:
                 body = self.delete_topics_body(request.body)
             elif key == ApiKey.CREATE_PARTITIONS:
                 body = self.create_partitions_body(request.body)
-            elif key == ApiKey.OFFSET_COMMIT:
-                body = self.offset_commit_body(request.body)
+            elif key == ApiKey.LIST_GROUPS:
+                body = self.list_groups_body(request.body)
             elif key == ApiKey.OFFSET_FETCH:
                 body = self.offset_fetch_body(request.body)
             elif key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS:

@@ -40,13 +40,20 @@ from .messages.controller import (
 )
 from .messages.create_partitions import CreatePartitionsRequest, CreatePartitionsResponse
 from .messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
+from .messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from .messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+from .messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from .messages.fetch import FetchRequest, FetchResponse
 from .messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from .messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from .messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
+from .messages.join_group import JoinGroupRequest, JoinGroupResponse
+from .messages.leave_group import LeaveGroupRequest, LeaveGroupResponse
+from .messages.list_groups import ListGroupsRequest, ListGroupsResponse
 from .messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
 from .messages.metadata import MetadataRequest, MetadataResponse
 from .messages.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from .messages.offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
 from .messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
 from .messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochRequest,
@@ -65,6 +72,7 @@ from .messages.scram_credentials import (
     DescribeUserScramCredentialsRequest,
     DescribeUserScramCredentialsResponse,
 )
+from .messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from .schema import Data, Message
 
 
@@ -76,6 +84,12 @@ class ApiKey:
     OFFSET_COMMIT = 8
     OFFSET_FETCH = 9
     FIND_COORDINATOR = 10
+    JOIN_GROUP = 11
+    HEARTBEAT = 12
+    LEAVE_GROUP = 13
+    SYNC_GROUP = 14
+    DESCRIBE_GROUPS = 15
+    LIST_GROUPS = 16
     SASL_HANDSHAKE = 17
     API_VERSIONS = 18
     CREATE_TOPICS = 19
@@ -87,6 +101,8 @@ class ApiKey:
     DELETE_ACLS = 31
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
+    DELETE_GROUPS = 42
+    OFFSET_DELETE = 47
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
     # pyq-internal control plane (controller listener only; never advertised)
@@ -126,6 +142,12 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse),
     _spec("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse),
     _spec("FindCoordinator", FindCoordinatorRequest, FindCoordinatorResponse),
+    _spec("JoinGroup", JoinGroupRequest, JoinGroupResponse),
+    _spec("Heartbeat", HeartbeatRequest, HeartbeatResponse),
+    _spec("LeaveGroup", LeaveGroupRequest, LeaveGroupResponse),
+    _spec("SyncGroup", SyncGroupRequest, SyncGroupResponse),
+    _spec("DescribeGroups", DescribeGroupsRequest, DescribeGroupsResponse),
+    _spec("ListGroups", ListGroupsRequest, ListGroupsResponse),
     _spec("SaslHandshake", SaslHandshakeRequest, SaslHandshakeResponse),
     _spec("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
     _spec("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
@@ -141,18 +163,20 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
           DescribeUserScramCredentialsResponse),
     _spec("AlterUserScramCredentials", AlterUserScramCredentialsRequest,
           AlterUserScramCredentialsResponse),
+    _spec("DeleteGroups", DeleteGroupsRequest, DeleteGroupsResponse),
+    _spec("OffsetDelete", OffsetDeleteRequest, OffsetDeleteResponse),
 ]}
 
 #: The controller's listener: the internal control plane plus what brokers forward to it
-#: (topic creation, growth and deletion, group offset commits and fetches, SCRAM credential
-#: and ACL changes), and ApiVersions.
+#: (topic creation, growth and deletion, SCRAM credential
+#: and ACL changes), the legacy offset journal (ListGroups, OffsetFetch) and ApiVersions.
 CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("BrokerHeartbeat", BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     _spec("AlterPartition", AlterPartitionRequest, AlterPartitionResponse),
     _spec("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
     _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
     _spec("CreatePartitions", CreatePartitionsRequest, CreatePartitionsResponse),
-    _spec("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse),
+    _spec("ListGroups", ListGroupsRequest, ListGroupsResponse),
     _spec("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse),
     _spec("AlterUserScramCredentials", AlterUserScramCredentialsRequest,
           AlterUserScramCredentialsResponse),

@@ -168,6 +168,11 @@ class IllegalGeneration(KafkaError):
     code = 22
 
 
+class InconsistentGroupProtocol(KafkaError):
+    """Kafka error 23, ``INCONSISTENT_GROUP_PROTOCOL``."""
+    code = 23
+
+
 class InvalidGroupId(KafkaError):
     """Kafka error 24, ``INVALID_GROUP_ID``."""
     code = 24
@@ -176,6 +181,16 @@ class InvalidGroupId(KafkaError):
 class UnknownMemberId(KafkaError):
     """Kafka error 25, ``UNKNOWN_MEMBER_ID``."""
     code = 25
+
+
+class InvalidSessionTimeout(KafkaError):
+    """Kafka error 26, ``INVALID_SESSION_TIMEOUT``."""
+    code = 26
+
+
+class RebalanceInProgress(KafkaError):
+    """Kafka error 27, ``REBALANCE_IN_PROGRESS``."""
+    code = 27
 
 
 class TopicAuthorizationFailed(KafkaError):
@@ -306,6 +321,11 @@ class UnknownProducerId(KafkaError):
     code = 59
 
 
+class NonEmptyGroup(KafkaError):
+    """Kafka error 68, ``NON_EMPTY_GROUP``."""
+    code = 68
+
+
 class GroupIdNotFound(KafkaError):
     """Kafka error 69, ``GROUP_ID_NOT_FOUND``."""
     code = 69
@@ -334,6 +354,26 @@ class OffsetNotAvailable(KafkaError):
     """Kafka error 78, ``OFFSET_NOT_AVAILABLE``."""
     code = 78
     retriable = True
+
+
+class MemberIdRequired(KafkaError):
+    """Kafka error 79, ``MEMBER_ID_REQUIRED``."""
+    code = 79
+
+
+class GroupMaxSizeReached(KafkaError):
+    """Kafka error 81, ``GROUP_MAX_SIZE_REACHED``."""
+    code = 81
+
+
+class FencedInstanceId(KafkaError):
+    """Kafka error 82, ``FENCED_INSTANCE_ID``."""
+    code = 82
+
+
+class GroupSubscribedToTopic(KafkaError):
+    """Kafka error 86, ``GROUP_SUBSCRIBED_TO_TOPIC``."""
+    code = 86
 
 
 class InvalidRecord(KafkaError):
@@ -389,8 +429,11 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
         NotEnoughReplicasAfterAppend,
         InvalidRequiredAcks,
         IllegalGeneration,
+        InconsistentGroupProtocol,
         InvalidGroupId,
         UnknownMemberId,
+        InvalidSessionTimeout,
+        RebalanceInProgress,
         TopicAuthorizationFailed,
         GroupAuthorizationFailed,
         ClusterAuthorizationFailed,
@@ -416,11 +459,16 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
         KafkaStorageError,
         SaslAuthenticationFailed,
         UnknownProducerId,
+        NonEmptyGroup,
         GroupIdNotFound,
         FencedLeaderEpoch,
         UnknownLeaderEpoch,
         UnsupportedCompressionType,
         OffsetNotAvailable,
+        MemberIdRequired,
+        GroupMaxSizeReached,
+        FencedInstanceId,
+        GroupSubscribedToTopic,
         InvalidRecord,
         ProducerFenced,
         ResourceNotFound,

@@ -27,6 +27,9 @@ from ..common import SYSTEM_CLOCK, Clock, PeriodicThread
 from ..controller.apis import ControllerApis
 from ..controller.controller import Controller
 from ..controller.image import ClusterImage
+from ..coordinator.group import GroupCoordinator
+from ..coordinator.group.store import GroupStore
+from ..coordinator.placement import OFFSETS_TOPIC
 from ..log import LogManager
 from ..network import Listener, SocketServer
 from ..network.handler_pool import RequestHandlerPool
@@ -131,6 +134,8 @@ class Broker:
         self.replica_manager = ReplicaManager(cfg.broker_id, self.log_manager, self.metadata.address,
                                               self._alter_partition, cfg.replica_lag_time_max_ms,
                                               clock=self.clock)
+        self.group_store = GroupStore(cfg.group, self.replica_manager, self.clock, legacy=self.controller)
+        self.group_coordinator = GroupCoordinator(cfg.group, self.group_store, self.clock)
         inter = cfg.inter_broker_listener
         self.lifecycle = BrokerLifecycle(self.controller, cfg.broker_id, cfg.advertised_host or inter.host,
                                          self._inter_broker_port, self._on_image,
@@ -139,7 +144,7 @@ class Broker:
         self.producer_ids = ProducerIdManager(data_dir / "producer-id-block", cfg.broker_id)
         self.apis = KafkaApis(cfg, self.socket_server.channel, self.replica_manager, self.metadata,
                               self.controller, self.lifecycle.heartbeat, self.producer_ids,
-                              self._authorizer())
+                              self.group_coordinator, self._authorizer())
         self.handlers = RequestHandlerPool(cfg.num_io_threads, self.socket_server.channel, self.apis)
         self.handlers.start()
         self.socket_server.start()
@@ -168,6 +173,11 @@ class Broker:
     def _on_image(self, image: ClusterImage) -> None:
         self.replica_manager.apply_image(image)
         self.metadata.update(image)
+        offsets = image.topics.get(OFFSETS_TOPIC)
+        self.group_store.set_leadership(
+            len(offsets.partitions) if offsets else 0,
+            {i: p.leader_epoch for i, p in enumerate(offsets.partitions) if p.leader == self.config.broker_id}
+            if offsets else {})
         if self._first_image:
             self._first_image = False
             for tp in list(self.log_manager.all_logs()):
@@ -218,6 +228,7 @@ class Broker:
         self.socket_server.shutdown()
         self.lifecycle.stop()
         self.handlers.shutdown()
+        self.group_coordinator.shutdown()
         self.replica_manager.shutdown()
         if self._retention_thread is not None:
             self._retention_thread.stop()

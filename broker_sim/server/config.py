@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..coordinator.group.config import PROPERTIES as GROUP_PROPERTIES
+from ..coordinator.group.config import GroupConfig
 from ..log.config import LogConfig
 from ..network.listener import Listener, parse_listeners, parse_protocol_map
 from ..protocol.errors import KafkaError
@@ -119,6 +121,8 @@ class BrokerConfig:
     authorizer_class_name: str = ""
     super_users: tuple[str, ...] = ()
     allow_everyone_if_no_acl_found: bool = False
+    #: The group coordinator's settings (``offsets.topic.*``, ``group.*``).
+    group: GroupConfig = field(default_factory=GroupConfig)
 
     def __post_init__(self) -> None:
         rules = [
@@ -227,6 +231,7 @@ class BrokerConfig:
         }
         values: dict[str, Any] = {}
         log_props: dict[str, str] = {}
+        group_props: dict[str, int] = {}
         for name, raw in props.items():
             if name in simple:
                 attr, parse = simple[name]
@@ -238,10 +243,16 @@ class BrokerConfig:
                 log_props[log_names[name]] = raw
             elif name == "log.retention.hours":
                 log_props["retention.ms"] = str(int(raw) * 3_600_000)
+            elif name in GROUP_PROPERTIES:
+                try:
+                    group_props[GROUP_PROPERTIES[name]] = int(raw)
+                except ValueError as e:
+                    raise ConfigError(f"{name}={raw!r} is not allowed: an integer") from e
             elif name == "listeners":
                 continue  # parsed below, once the protocol map is known
             else:
-                known = sorted(set(simple) | set(log_names) | {"log.retention.hours", "listeners"})
+                known = sorted(set(simple) | set(log_names) | set(GROUP_PROPERTIES)
+                               | {"log.retention.hours", "listeners"})
                 raise ConfigError(f"unknown broker option {name!r}; known options: {', '.join(known)}")
         if "listeners" in props:
             try:
@@ -253,6 +264,11 @@ class BrokerConfig:
             try:
                 values["log"] = LogConfig.from_properties(log_props)
             except KafkaError as e:  # InvalidConfig, naming the option
+                raise ConfigError(str(e)) from e
+        if group_props:
+            try:
+                values["group"] = GroupConfig(**group_props)
+            except ValueError as e:
                 raise ConfigError(str(e)) from e
         values.update(explicit)
         return cls(**values)

@@ -12,6 +12,7 @@ import threading
 from typing import Any, Protocol
 
 from ..controller.apis import ControllerApis
+from ..coordinator.group.group import CommittedOffset
 from ..network.blocking_client import BlockingConnection
 from ..protocol.api import ApiKey
 
@@ -22,8 +23,8 @@ class ControllerClient(Protocol):
     def create_topics(self, body: Any) -> Any: ...
     def delete_topics(self, body: Any) -> Any: ...
     def create_partitions(self, body: Any) -> Any: ...
-    def offset_commit(self, body: Any) -> Any: ...
-    def offset_fetch(self, body: Any) -> Any: ...
+    def legacy_groups(self) -> list[str]: ...
+    def legacy_offsets(self, group: str) -> dict[tuple[str, int], CommittedOffset]: ...
     def alter_scram(self, body: Any) -> Any: ...
     def create_acls(self, body: Any) -> Any: ...
     def delete_acls(self, body: Any) -> Any: ...
@@ -54,11 +55,11 @@ class LocalControllerClient:
     def create_partitions(self, body: Any) -> Any:
         return self.apis.create_partitions_body(body)
 
-    def offset_commit(self, body: Any) -> Any:
-        return self.apis.offset_commit_body(body)
+    def legacy_groups(self) -> list[str]:
+        return self.apis.legacy_offsets.groups()
 
-    def offset_fetch(self, body: Any) -> Any:
-        return self.apis.offset_fetch_body(body)
+    def legacy_offsets(self, group: str) -> dict[tuple[str, int], CommittedOffset]:
+        return self.apis.legacy_offsets.fetch(group)
 
     def alter_scram(self, body: Any) -> Any:
         return self.apis.alter_scram_body(body)
@@ -70,14 +71,14 @@ class LocalControllerClient:
         return self.apis.delete_acls_body(body)
 
     def close(self) -> None:
-        self.apis.group_offsets.close()
+        pass
 
 
 class RemoteControllerClient:
     CREATE_TOPICS_VERSION = 4
     DELETE_TOPICS_VERSION = 3
     CREATE_PARTITIONS_VERSION = 1
-    OFFSET_COMMIT_VERSION = 7
+    LIST_GROUPS_VERSION = 0
     OFFSET_FETCH_VERSION = 5
     ALTER_SCRAM_VERSION = 0
     ACLS_VERSION = 3
@@ -105,11 +106,15 @@ class RemoteControllerClient:
     def create_partitions(self, body: Any) -> Any:
         return self._call(ApiKey.CREATE_PARTITIONS, self.CREATE_PARTITIONS_VERSION, body)
 
-    def offset_commit(self, body: Any) -> Any:
-        return self._call(ApiKey.OFFSET_COMMIT, self.OFFSET_COMMIT_VERSION, body)
+    def legacy_groups(self) -> list[str]:
+        return [g.group_id for g in self._call(ApiKey.LIST_GROUPS, self.LIST_GROUPS_VERSION, {}).groups]
 
-    def offset_fetch(self, body: Any) -> Any:
-        return self._call(ApiKey.OFFSET_FETCH, self.OFFSET_FETCH_VERSION, body)
+    def legacy_offsets(self, group: str) -> dict[tuple[str, int], CommittedOffset]:
+        response = self._call(ApiKey.OFFSET_FETCH, self.OFFSET_FETCH_VERSION,
+                              {"group_id": group, "topics": None})
+        return {(t.name, p.partition_index): CommittedOffset(p.committed_offset, p.committed_leader_epoch,
+                                                              p.metadata or "")
+                for t in response.topics for p in t.partitions}
 
     def alter_scram(self, body: Any) -> Any:
         return self._call(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, self.ALTER_SCRAM_VERSION, body)

@@ -12,7 +12,8 @@ offsets or see it in Metadata, Read on a group to commit, Create on the cluster 
 topic to create it, ClusterAction for follower fetches — and answers
 TOPIC_/GROUP_/CLUSTER_AUTHORIZATION_FAILED in the slots it refuses, acting on the rest.
 Metadata of all topics lists only those the principal may describe. The security APIs
-themselves (SASL, SCRAM users, ACLs) live in :mod:`.security_apis`.
+themselves (SASL, SCRAM users, ACLs) live in :mod:`.security_apis`, the group APIs
+(FindCoordinator, the rebalance protocol, offsets) in :mod:`.group_apis`.
 
 Called from request-handler threads, several at a time: handlers keep no state of their
 own; shared state lives in the stores they call, each with its own lock.
@@ -24,6 +25,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, cast
 
+from ..coordinator.group import GroupCoordinator
+from ..coordinator.placement import INTERNAL_TOPICS
 from ..log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..log.log_manager import validate_topic_name
 from ..network.request_channel import Request, RequestChannel, Response
@@ -31,14 +34,12 @@ from ..protocol import api
 from ..protocol.api import ApiKey
 from ..protocol.errors import (
     ClusterAuthorizationFailed,
-    GroupAuthorizationFailed,
     InvalidRequest,
     InvalidRequiredAcks,
     InvalidTopic,
     KafkaError,
     LeaderNotAvailable,
     TopicAuthorizationFailed,
-    TransactionalIdAuthorizationFailed,
     UnknownServerError,
     UnknownTopicOrPartition,
 )
@@ -53,6 +54,7 @@ from ..security.authorizer import Authorizer
 from .config import BrokerConfig
 from .controller_client import ControllerClient
 from .delayed_produce import ProduceStatus
+from .group_apis import GroupApis
 from .metadata_cache import MetadataCache
 from .producer_ids import ProducerIdManager
 from .replica_manager import FetchResult, FetchSpec, ReplicaManager
@@ -73,7 +75,8 @@ UNKNOWN_OPERATIONS = -2147483648
 class KafkaApis:
     def __init__(self, config: BrokerConfig, channel: RequestChannel, replica_manager: ReplicaManager,
                  metadata: MetadataCache, controller: ControllerClient, refresh_metadata: Callable[[], None],
-                 producer_ids: ProducerIdManager, authorizer: Authorizer | None = None) -> None:
+                 producer_ids: ProducerIdManager, coordinator: GroupCoordinator,
+                 authorizer: Authorizer | None = None) -> None:
         self.config = config
         self.channel = channel
         self.replica_manager = replica_manager
@@ -86,9 +89,6 @@ class KafkaApis:
             ApiKey.FETCH: self.handle_fetch,
             ApiKey.LIST_OFFSETS: self.handle_list_offsets,
             ApiKey.METADATA: self.handle_metadata,
-            ApiKey.OFFSET_COMMIT: self.handle_offset_commit,
-            ApiKey.OFFSET_FETCH: self.handle_offset_fetch,
-            ApiKey.FIND_COORDINATOR: self.handle_find_coordinator,
             ApiKey.API_VERSIONS: self.handle_api_versions,
             ApiKey.CREATE_TOPICS: self.handle_create_topics,
             ApiKey.DELETE_TOPICS: self.handle_delete_topics,
@@ -99,6 +99,8 @@ class KafkaApis:
         self.security = SecurityApis(self, authorizer)
         self._handlers.update(self.security.handlers)
         self.authorized = self.security.authorized
+        self.groups = GroupApis(self, coordinator)
+        self._handlers.update(self.groups.handlers)
 
     # ---- plumbing ------------------------------------------------------------------
     def handle(self, request: Request) -> None:
@@ -168,7 +170,8 @@ class KafkaApis:
                     error_code=0 if p.leader >= 0 else LeaderNotAvailable.code, partition_index=i,
                     leader_id=p.leader, leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas),
                     isr_nodes=list(p.isr), offline_replicas=[r for r in p.replicas if r not in alive]))
-            topics.append(Data(error_code=0, name=name, is_internal=False, partitions=partitions,
+            topics.append(Data(error_code=0, name=name, is_internal=name in INTERNAL_TOPICS,
+                               partitions=partitions,
                                topic_authorized_operations=UNKNOWN_OPERATIONS))
         listener = self.listener_name(request)
         brokers = [Data(node_id=b, host=host, port=port, rack=None)
@@ -203,6 +206,11 @@ class KafkaApis:
         entries = []
         early: list[ProduceStatus] = []
         for t in body.topic_data:
+            if t.name in INTERNAL_TOPICS:
+                early.extend(ProduceStatus(t.name, pd.index, -1, done=True, error=InvalidTopic(
+                    f"{t.name} is an internal topic: only its coordinator writes to it"))
+                    for pd in t.partition_data)
+                continue
             if not self.authorized(request, Op.WRITE, RT.TOPIC, t.name):
                 early.extend(ProduceStatus(t.name, pd.index, -1, done=True, error=TopicAuthorizationFailed(
                     f"Write on topic {t.name!r} is not allowed")) for pd in t.partition_data)
@@ -296,53 +304,6 @@ class KafkaApis:
                 parts.append(out)
             topics.append(Data(name=t.name, partitions=parts))
         self.respond(request, Data(throttle_time_ms=0, topics=topics))
-
-    def handle_offset_commit(self, request: Request) -> None:
-        # Group offsets live with the controller, so they outlive any one broker.
-        body = request.body
-        group_ok = self.authorized(request, Op.READ, RT.GROUP, body.group_id)
-        allowed = [t for t in body.topics if group_ok and self.authorized(request, Op.READ, RT.TOPIC, t.name)]
-        refused = [Data(name=t.name, partitions=[
-            Data(partition_index=p.partition_index,
-                 error_code=(TopicAuthorizationFailed if group_ok else GroupAuthorizationFailed).code)
-            for p in t.partitions]) for t in body.topics if t not in allowed]
-        response = (self.controller.offset_commit(Data(**{**body.__dict__, "topics": allowed}))
-                    if allowed else Data(throttle_time_ms=0, topics=[]))
-        response.topics = list(response.topics) + refused
-        self.respond(request, response)
-
-    def handle_offset_fetch(self, request: Request) -> None:
-        body = request.body
-        if not self.authorized(request, Op.DESCRIBE, RT.GROUP, body.group_id):
-            self.respond(request, Data(throttle_time_ms=0, topics=[], error_code=GroupAuthorizationFailed.code))
-            return
-        response = self.controller.offset_fetch(body)
-        for t in response.topics:
-            if not self.authorized(request, Op.DESCRIBE, RT.TOPIC, t.name):
-                for p in t.partitions:
-                    p.committed_offset, p.metadata = -1, ""
-                    p.error_code = TopicAuthorizationFailed.code
-        if body.topics is None:  # "all": only what may be described is listed
-            response.topics = [t for t in response.topics
-                               if self.authorized(request, Op.DESCRIBE, RT.TOPIC, t.name)]
-        self.respond(request, response)
-
-    def handle_find_coordinator(self, request: Request) -> None:
-        # Any broker can coordinate any group: commits are forwarded to the controller,
-        # which stores them. Clients are pointed at the lowest live broker id.
-        key, transactional = request.body.key, request.body.key_type == 1
-        if not self.authorized(request, Op.DESCRIBE, RT.TRANSACTIONAL_ID if transactional else RT.GROUP, key):
-            error = TransactionalIdAuthorizationFailed if transactional else GroupAuthorizationFailed
-            self.respond(request, Data(throttle_time_ms=0, error_code=error.code, node_id=-1, host="",
-                                       port=-1, error_message=f"Describe on {key!r} is not allowed"))
-            return
-        image = self.metadata.image
-        alive = sorted(b for b, info in image.brokers.items() if info.alive)
-        node = alive[0] if alive else self.config.broker_id
-        info = image.brokers.get(node)
-        host, port = info.address(self.listener_name(request)) if info else (self.config.advertised, 0)
-        self.respond(request, Data(throttle_time_ms=0, error_code=0, error_message=None,
-                                   node_id=node, host=host, port=port))
 
     def handle_create_topics(self, request: Request) -> None:
         body = request.body

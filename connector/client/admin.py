@@ -1,5 +1,5 @@
-"""Administrative operations: topics, offsets, group offsets, cluster description, SCRAM
-users, ACLs.
+"""Administrative operations: topics, offsets, consumer groups and their offsets, cluster
+description, SCRAM users, ACLs.
 
 Example (needs a running broker)::
 
@@ -17,11 +17,11 @@ partition that failed (e.g. ``TopicAlreadyExists``, ``UnknownTopicOrPartition``)
 message naming the topic.
 
 Routing: topic creation, growth (CreatePartitions) and deletion go to the controller;
-group offsets go to the group's coordinator (FindCoordinator, re-resolved on
-NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE); ListOffsets to each partition's leader; the
-rest to the least loaded broker. Group offsets are committed as a *simple* group (generation -1,
-member id ""), as a consumer without group membership does: the group exists only to
-hold offsets, so tools can show a reader's progress and lag.
+everything about a consumer group to its coordinator (:mod:`.group_admin`); ListOffsets
+to each partition's leader; the rest to the least loaded broker. Group offsets are
+committed as a *simple* group (generation -1, member id ""), as a consumer without group
+membership does: the group exists only to hold offsets, so tools can show a reader's
+progress and lag.
 
 Threading: one thread at a time (see :mod:`connector.client.sync_client`).
 """
@@ -36,9 +36,6 @@ from typing import Any, NamedTuple
 from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import (
-    CoordinatorNotAvailable,
-    KafkaError,
-    NotCoordinator,
     TopicAlreadyExists,
     UnknownTopicOrPartition,
     error_for_code,
@@ -52,7 +49,12 @@ from broker_sim.security.scram import (
 )
 
 from .config import AdminConfig
-from .errors import KafkaTimeoutError
+from .group_admin import (
+    GroupAdmin,
+    GroupDescription,
+    GroupListing,
+    OffsetAndMetadata,
+)
 from .metadata import Cluster, Node, PartitionInfo, TopicPartition
 from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, list_offsets
 from .sync_client import SyncClient
@@ -79,10 +81,6 @@ class ClusterDescription(NamedTuple):
     brokers: list[Node]
 
 
-class OffsetAndMetadata(NamedTuple):
-    offset: int
-    metadata: str = ""
-    leader_epoch: int = -1
 
 
 OffsetQuery = int | str  # EARLIEST (-2), LATEST (-1), a timestamp (ms), "earliest", "latest"
@@ -109,6 +107,7 @@ class Admin:
                  clock: Clock = SYSTEM_CLOCK, **options: Any) -> None:
         self.config = AdminConfig.coerce(config, **options)
         self._sync = SyncClient(self.config, clock=clock)
+        self._groups = GroupAdmin(self._sync, self.config)
 
     # ---- topics ---------------------------------------------------------------------
     def create_topics(self, topics: Iterable[NewTopic | str], *, validate_only: bool = False,
@@ -211,78 +210,42 @@ class Admin:
             parsed[_tp(key)] = int(query)
         return list_offsets(self._sync, parsed, self._sync.deadline(timeout_ms))
 
-    # ---- group offsets --------------------------------------------------------------
+    # ---- consumer groups (see :mod:`.group_admin`) -------------------------------------
     def commit_offsets(self, group_id: str,
                        offsets: Mapping[TopicPartition | tuple[str, int], int | OffsetAndMetadata],
                        timeout_ms: float | None = None) -> None:
         """Store ``offsets`` (the next offset to read, per partition) for ``group_id``."""
-        topics: dict[str, list[dict[str, Any]]] = {}
-        for key, value in offsets.items():
-            tp = _tp(key)
-            om = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
-            topics.setdefault(tp.topic, []).append(
-                {"partition_index": tp.partition, "committed_offset": om.offset,
-                 "committed_leader_epoch": om.leader_epoch, "committed_metadata": om.metadata})
-        body = {"group_id": group_id, "generation_id_or_member_epoch": -1, "member_id": "",
-                "group_instance_id": None, "retention_time_ms": -1,
-                "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
-        response = self._group_request(group_id, ApiKey.OFFSET_COMMIT, body, timeout_ms)
-        for t in response.topics:
-            for p in t.partitions:
-                _raise_for(p.error_code, f"commit of {t.name}-{p.partition_index} "
-                                         f"for group {group_id!r}")
+        self._groups.commit_offsets(group_id, offsets, timeout_ms)
 
     def fetch_offsets(self, group_id: str,
                       partitions: Iterable[TopicPartition | tuple[str, int]] | None = None,
                       timeout_ms: float | None = None) -> dict[TopicPartition, OffsetAndMetadata]:
         """Committed offsets of ``group_id`` (all its partitions if None); partitions
         without a committed offset are left out."""
-        topics = None
-        if partitions is not None:
-            by_topic: dict[str, list[int]] = {}
-            for key in partitions:
-                tp = _tp(key)
-                by_topic.setdefault(tp.topic, []).append(tp.partition)
-            topics = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
-        body = {"group_id": group_id, "topics": topics}
-        response = self._group_request(group_id, ApiKey.OFFSET_FETCH, body, timeout_ms)
-        _raise_for(response.error_code, f"offset fetch for group {group_id!r}")
-        out = {}
-        for t in response.topics:
-            for p in t.partitions:
-                _raise_for(p.error_code, f"offset fetch of {t.name}-{p.partition_index} "
-                                         f"for group {group_id!r}")
-                if p.committed_offset >= 0:
-                    out[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
-                        p.committed_offset, p.metadata or "", p.committed_leader_epoch)
-        return out
+        return self._groups.fetch_offsets(group_id, partitions, timeout_ms)
 
-    def _group_request(self, group_id: str, api_key: int, body: Any,
-                       timeout_ms: float | None) -> Any:
-        deadline = self._sync.deadline(timeout_ms)
-        while True:
-            node = self._find_coordinator(group_id, deadline)
-            response = self._sync.request(node, api_key, body, deadline)
-            codes = {p.error_code for t in response.topics for p in t.partitions}
-            codes.add(getattr(response, "error_code", 0))
-            if not codes & {NotCoordinator.code, CoordinatorNotAvailable.code}:
-                return response
-            if self._sync.now() + self.config.retry_backoff_ms >= deadline:
-                raise KafkaTimeoutError(f"no coordinator for group {group_id!r}")
-            self._sync.client.poll(self.config.retry_backoff_ms, self._sync.now())
+    def delete_offsets(self, group_id: str, partitions: Iterable[TopicPartition | tuple[str, int]],
+                       timeout_ms: float | None = None) -> None:
+        """Forget ``group_id``'s committed offsets of ``partitions`` (OffsetDelete)."""
+        self._groups.delete_offsets(group_id, partitions, timeout_ms)
 
-    def _find_coordinator(self, group_id: str, deadline: float) -> int:
-        while True:
-            response = self._sync.request_any(ApiKey.FIND_COORDINATOR,
-                                              {"key": group_id, "key_type": 0}, deadline)
-            if response.error_code == 0:
-                self._sync.client.add_node(response.node_id, response.host, response.port)
-                return int(response.node_id)
-            error: KafkaError = error_for_code(response.error_code)(
-                f"coordinator of group {group_id!r}: {response.error_message}")
-            if not error.retriable or self._sync.now() >= deadline:
-                raise error
-            self._sync.client.poll(self.config.retry_backoff_ms, self._sync.now())
+    def find_coordinator(self, group_id: str, timeout_ms: float | None = None) -> int:
+        """The id of the broker that coordinates ``group_id``."""
+        return self._groups.find_coordinator(group_id, timeout_ms)
+
+    def list_groups(self, states: Iterable[str] | None = None,
+                    timeout_ms: float | None = None) -> list[GroupListing]:
+        """Every group of the cluster (only those in ``states``, if given)."""
+        return self._groups.list_groups(states, timeout_ms)
+
+    def describe_groups(self, group_ids: Iterable[str],
+                        timeout_ms: float | None = None) -> dict[str, GroupDescription]:
+        """State, protocol, members and their assignments of each group."""
+        return self._groups.describe_groups(group_ids, timeout_ms)
+
+    def delete_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None) -> None:
+        """Delete empty groups and their committed offsets (NonEmptyGroup otherwise)."""
+        self._groups.delete_groups(group_ids, timeout_ms)
 
     # ---- lifecycle ------------------------------------------------------------------
     # ---- SCRAM users (KIP-554) ----------------------------------------------------------

@@ -61,10 +61,12 @@ def test_kafka_python_knows_every_api_we_implement() -> None:
     assert set(KP) == {(key, kind) for key in APIS for kind in ("request", "response")}
 
 
-# kafka-python renames Metadata's authorized-operations fields and decodes them as a set
-# of bit positions (None for INT32_MIN, "not requested"); our names are Kafka's own.
+# kafka-python renames Metadata's authorized-operations fields and decodes them (and
+# DescribeGroups') as a set of bit positions (None for INT32_MIN, "not requested"); our
+# names are Kafka's own.
 KP_RENAMED = {"topic_authorized_operations": "authorized_operations",
-              "cluster_authorized_operations": "authorized_operations"}
+              "cluster_authorized_operations": "authorized_operations",
+              "authorized_operations": "authorized_operations"}
 
 
 def _as_bit_set(value: int) -> set[int] | None:

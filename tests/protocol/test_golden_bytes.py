@@ -33,19 +33,29 @@ from broker_sim.protocol.messages.create_partitions import (
     CreatePartitionsResponse,
 )
 from broker_sim.protocol.messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
+from broker_sim.protocol.messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from broker_sim.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+from broker_sim.protocol.messages.describe_groups import (
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+)
 from broker_sim.protocol.messages.fetch import FetchRequest, FetchResponse
 from broker_sim.protocol.messages.find_coordinator import (
     FindCoordinatorRequest,
     FindCoordinatorResponse,
 )
+from broker_sim.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from broker_sim.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
     InitProducerIdResponse,
 )
+from broker_sim.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
+from broker_sim.protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse
+from broker_sim.protocol.messages.list_groups import ListGroupsRequest, ListGroupsResponse
 from broker_sim.protocol.messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
 from broker_sim.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from broker_sim.protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from broker_sim.protocol.messages.offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
 from broker_sim.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
 from broker_sim.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochRequest,
@@ -64,6 +74,7 @@ from broker_sim.protocol.messages.scram_credentials import (
     DescribeUserScramCredentialsRequest,
     DescribeUserScramCredentialsResponse,
 )
+from broker_sim.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from broker_sim.protocol.schema import Message
 from tests.protocol.protocol_samples import plain
 
@@ -495,6 +506,188 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         ff ff ff ff       # node_id -1
         00 00             # host ""
         ff ff ff ff       # port -1
+     """)),
+    ("find_coordinator_req_v4_batch", FindCoordinatorRequest, 4,
+     {"key_type": 0, "coordinator_keys": ["g"]}, h("""
+        00                # key_type 0 (group)
+        02                # coordinator_keys: compact, 1 + 1
+        02 67             #   "g"
+        00                # tagged fields
+     """)),
+    ("find_coordinator_resp_v4_batch", FindCoordinatorResponse, 4,
+     {"throttle_time_ms": 0, "coordinators": [{"key": "g", "node_id": 1, "host": "h", "port": 9092,
+                                               "error_code": 0, "error_message": None}]}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        02                # coordinators: 1 + 1
+        02 67             #   key "g"
+        00 00 00 01       #   node_id 1
+        02 68             #   host "h"
+        00 00 23 84       #   port 9092
+        00 00             #   error_code 0
+        00                #   error_message: null
+        00                #   tagged fields
+        00                # tagged fields
+     """)),
+    # ----------------------------------------------------------------- JoinGroup (11)
+    ("join_group_req_v5", JoinGroupRequest, 5,
+     {"group_id": "g", "session_timeout_ms": 10000, "rebalance_timeout_ms": 30000, "member_id": "",
+      "group_instance_id": "i", "protocol_type": "consumer",
+      "protocols": [{"name": "range", "metadata": b"\x00\x01"}]}, h("""
+        00 01 67                      # group_id "g"
+        00 00 27 10                   # session_timeout_ms 10000
+        00 00 75 30                   # rebalance_timeout_ms 30000
+        00 00                         # member_id ""
+        00 01 69                      # group_instance_id "i"
+        00 08 63 6f 6e 73 75 6d 65 72 # protocol_type "consumer"
+        00 00 00 01                   # protocols: count 1
+        00 05 72 61 6e 67 65          #   name "range"
+        00 00 00 02 00 01             #   metadata: 2 bytes
+     """)),
+    ("join_group_resp_v7", JoinGroupResponse, 7,
+     {"throttle_time_ms": 0, "error_code": 0, "generation_id": 1, "protocol_type": "consumer",
+      "protocol_name": "range", "leader": "m", "member_id": "m",
+      "members": [{"member_id": "m", "group_instance_id": None, "metadata": b"\x01"}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00                         # error_code 0
+        00 00 00 01                   # generation_id 1
+        09 63 6f 6e 73 75 6d 65 72    # protocol_type "consumer": compact, 8 + 1
+        06 72 61 6e 67 65             # protocol_name "range"
+        02 6d                         # leader "m"
+        02 6d                         # member_id "m"
+        02                            # members: 1 + 1
+        02 6d                         #   member_id "m"
+        00                            #   group_instance_id: null
+        02 01                         #   metadata: 1 byte
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    # ----------------------------------------------------------------- Heartbeat (12)
+    ("heartbeat_req_v0", HeartbeatRequest, 0,
+     {"group_id": "g", "generation_id": 3, "member_id": "m"}, h("""
+        00 01 67          # group_id "g"
+        00 00 00 03       # generation_id 3
+        00 01 6d          # member_id "m"
+     """)),
+    ("heartbeat_resp_v1", HeartbeatResponse, 1, {"throttle_time_ms": 0, "error_code": 25}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        00 19             # error_code 25 UNKNOWN_MEMBER_ID
+     """)),
+    # ---------------------------------------------------------------- LeaveGroup (13)
+    ("leave_group_req_v3_batch", LeaveGroupRequest, 3,
+     {"group_id": "g", "members": [{"member_id": "m", "group_instance_id": None}]}, h("""
+        00 01 67          # group_id "g"
+        00 00 00 01       # members: count 1
+        00 01 6d          #   member_id "m"
+        ff ff             #   group_instance_id: null
+     """)),
+    ("leave_group_resp_v3", LeaveGroupResponse, 3,
+     {"throttle_time_ms": 0, "error_code": 0,
+      "members": [{"member_id": "", "group_instance_id": "i", "error_code": 82}]}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        00 00             # error_code 0
+        00 00 00 01       # members: count 1
+        00 00             #   member_id ""
+        00 01 69          #   group_instance_id "i"
+        00 52             #   error_code 82 FENCED_INSTANCE_ID
+     """)),
+    # ----------------------------------------------------------------- SyncGroup (14)
+    ("sync_group_req_v3", SyncGroupRequest, 3,
+     {"group_id": "g", "generation_id": 1, "member_id": "m", "group_instance_id": None,
+      "assignments": [{"member_id": "m", "assignment": b"\xaa"}]}, h("""
+        00 01 67          # group_id "g"
+        00 00 00 01       # generation_id 1
+        00 01 6d          # member_id "m"
+        ff ff             # group_instance_id: null
+        00 00 00 01       # assignments: count 1
+        00 01 6d          #   member_id "m"
+        00 00 00 01 aa    #   assignment: 1 byte
+     """)),
+    ("sync_group_resp_v5", SyncGroupResponse, 5,
+     {"throttle_time_ms": 0, "error_code": 27, "protocol_type": None, "protocol_name": None,
+      "assignment": b""}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        00 1b             # error_code 27 REBALANCE_IN_PROGRESS
+        00                # protocol_type: null
+        00                # protocol_name: null
+        01                # assignment: empty, compact 0 + 1
+        00                # tagged fields
+     """)),
+    # ------------------------------------------------------------ DescribeGroups (15)
+    ("describe_groups_req_v3", DescribeGroupsRequest, 3,
+     {"groups": ["g"], "include_authorized_operations": True}, h("""
+        00 00 00 01 00 01 67   # groups: ["g"]
+        01                     # include_authorized_operations true
+     """)),
+    ("describe_groups_resp_v4", DescribeGroupsResponse, 4,
+     {"throttle_time_ms": 0, "groups": [{
+         "error_code": 0, "group_id": "g", "group_state": "Stable", "protocol_type": "consumer",
+         "protocol_data": "range", "authorized_operations": -2147483648,
+         "members": [{"member_id": "m", "group_instance_id": None, "client_id": "c",
+                      "client_host": "/h", "member_metadata": b"\x01", "member_assignment": b""}]}]},
+     h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00 00 01                   # groups: count 1
+        00 00                         #   error_code 0
+        00 01 67                      #   group_id "g"
+        00 06 53 74 61 62 6c 65       #   group_state "Stable"
+        00 08 63 6f 6e 73 75 6d 65 72 #   protocol_type "consumer"
+        00 05 72 61 6e 67 65          #   protocol_data "range"
+        00 00 00 01                   #   members: count 1
+        00 01 6d                      #     member_id "m"
+        ff ff                         #     group_instance_id: null
+        00 01 63                      #     client_id "c"
+        00 02 2f 68                   #     client_host "/h"
+        00 00 00 01 01                #     member_metadata: 1 byte
+        00 00 00 00                   #     member_assignment: empty
+        80 00 00 00                   #   authorized_operations: INT32_MIN (not asked)
+     """)),
+    # ---------------------------------------------------------------- ListGroups (16)
+    ("list_groups_req_v4", ListGroupsRequest, 4, {"states_filter": ["Stable"]}, h("""
+        02                            # states_filter: 1 + 1
+        07 53 74 61 62 6c 65          #   "Stable": compact, 6 + 1
+        00                            # tagged fields
+     """)),
+    ("list_groups_resp_v4", ListGroupsResponse, 4,
+     {"throttle_time_ms": 0, "error_code": 0,
+      "groups": [{"group_id": "g", "protocol_type": "", "group_state": "Empty"}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00                         # error_code 0
+        02                            # groups: 1 + 1
+        02 67                         #   group_id "g"
+        01                            #   protocol_type ""
+        06 45 6d 70 74 79             #   group_state "Empty"
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    # -------------------------------------------------------------- DeleteGroups (42)
+    ("delete_groups_req_v1", DeleteGroupsRequest, 1, {"groups_names": ["g"]}, h("""
+        00 00 00 01 00 01 67          # groups_names: ["g"]
+     """)),
+    ("delete_groups_resp_v1", DeleteGroupsResponse, 1,
+     {"throttle_time_ms": 0, "results": [{"group_id": "g", "error_code": 68}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00 00 01                   # results: count 1
+        00 01 67                      #   group_id "g"
+        00 44                         #   error_code 68 NON_EMPTY_GROUP
+     """)),
+    # -------------------------------------------------------------- OffsetDelete (47)
+    ("offset_delete_req_v0", OffsetDeleteRequest, 0,
+     {"group_id": "g", "topics": [{"name": "t", "partitions": [{"partition_index": 0}]}]}, h("""
+        00 01 67                      # group_id "g"
+        00 00 00 01                   # topics: count 1
+        00 01 74                      #   name "t"
+        00 00 00 01 00 00 00 00       #   partitions: [0]
+     """)),
+    ("offset_delete_resp_v0", OffsetDeleteResponse, 0,
+     {"error_code": 0, "throttle_time_ms": 0,
+      "topics": [{"name": "t", "partitions": [{"partition_index": 0, "error_code": 86}]}]}, h("""
+        00 00                         # error_code 0
+        00 00 00 00                   # throttle_time_ms 0
+        00 00 00 01                   # topics: count 1
+        00 01 74                      #   name "t"
+        00 00 00 01                   #   partitions: count 1
+        00 00 00 00                   #     partition_index 0
+        00 56                         #     error_code 86 GROUP_SUBSCRIBED_TO_TOPIC
      """)),
     # --------------------------------------------------------- OffsetForLeaderEpoch (23)
     ("offset_for_leader_epoch_req_v3", OffsetForLeaderEpochRequest, 3,

@@ -1,0 +1,86 @@
+"""The group coordinator's delayed operations: waiting joins and member liveness.
+
+Both run on the purgatory's timing wheel and share their group's lock, so checking one
+never races a request handler changing the group.
+
+* :class:`DelayedJoin` — a rebalance waits for every known member to rejoin, at most the
+  group's rebalance timeout (the largest of its members'); watched under the group's key,
+  so each JoinGroup or LeaveGroup re-checks it.
+* :class:`InitialDelayedJoin` — the first rebalance of an empty group waits
+  ``group.initial.rebalance.delay.ms`` for more members, extended while members keep
+  arriving, up to the rebalance timeout; it completes only by timing out.
+* :class:`DelayedHeartbeat` — one per member, ``session.timeout.ms`` long, watched under
+  the member's key. Each heartbeat completes the member's current one (its timer entry is
+  unlinked, O(1)) and arms the next (one insertion into the wheel, O(1)): there is never a
+  thread or a scan per member.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...purgatory import DelayedOperation
+
+if TYPE_CHECKING:
+    from .coordinator import GroupCoordinator
+    from .group import GroupMetadata
+
+
+class DelayedJoin(DelayedOperation):
+    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, timeout_ms: int) -> None:
+        super().__init__(timeout_ms, group.lock)
+        self.coordinator = coordinator
+        self.group = group
+
+    def try_complete(self) -> bool:
+        if self.coordinator.can_complete_join(self.group):
+            return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        self.coordinator.complete_join(self.group)
+
+    def on_expiration(self) -> None:
+        pass
+
+
+class InitialDelayedJoin(DelayedJoin):
+    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, delay_ms: int,
+                 remaining_ms: int) -> None:
+        super().__init__(coordinator, group, delay_ms)
+        self.delay_ms = delay_ms
+        self.remaining_ms = remaining_ms
+
+    def try_complete(self) -> bool:
+        return False
+
+    def on_complete(self) -> None:
+        with self.group.lock:
+            if self.group.new_member_added and self.remaining_ms > 0:
+                self.group.new_member_added = False
+                delay = min(self.delay_ms, self.remaining_ms)
+                self.coordinator.watch_join(InitialDelayedJoin(
+                    self.coordinator, self.group, delay, max(self.remaining_ms - delay, 0)))
+            else:
+                self.coordinator.complete_join(self.group)
+
+
+class DelayedHeartbeat(DelayedOperation):
+    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, member_id: str,
+                 is_pending: bool, timeout_ms: int) -> None:
+        super().__init__(timeout_ms, group.lock)
+        self.coordinator = coordinator
+        self.group = group
+        self.member_id = member_id
+        self.is_pending = is_pending
+
+    def try_complete(self) -> bool:
+        if self.coordinator.heartbeat_satisfied(self.group, self.member_id, self.is_pending):
+            return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        pass
+
+    def on_expiration(self) -> None:
+        self.coordinator.expire_member(self.group, self.member_id, self.is_pending)

@@ -1,0 +1,128 @@
+"""The records of ``__consumer_offsets``, in Kafka's own binary layout.
+
+Every record has a key and a value, each starting with an int16 schema version:
+
+* offset commit — key v1 ``(group, topic, partition)``; value v3 ``(offset, leader_epoch,
+  metadata, commit_timestamp)``. Older value versions (0-2) are read too.
+* group metadata — key v2 ``(group)``; value v3 ``(protocol_type, generation, protocol,
+  leader, current_state_timestamp, members[member_id, group_instance_id, client_id,
+  client_host, rebalance_timeout, session_timeout, subscription, assignment])``.
+
+A record with a null value is a tombstone: the offset, or the whole group, is gone. The
+topic is keyed so that the latest record per key is the truth, whether the log is read in
+full or (once the log cleaner exists) compacted. Using Kafka's layout means a partition of
+this topic reads the same as Kafka's under its tools.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from ...protocol.primitives import Array, Bytes, Int32, Int64, NullableString, String
+from ...protocol.schema import Data, Field, Struct
+
+OFFSET_KEY_VERSION = 1
+GROUP_KEY_VERSION = 2
+OFFSET_VALUE_VERSION = 3
+GROUP_VALUE_VERSION = 3
+
+OffsetCommitKey = Struct("OffsetCommitKey", [
+    Field("group", String), Field("topic", String), Field("partition", Int32)])
+
+GroupMetadataKey = Struct("GroupMetadataKey", [Field("group", String)])
+
+OffsetCommitValue = Struct("OffsetCommitValue", [
+    Field("offset", Int64),
+    Field("leader_epoch", Int32, versions="3+", default=-1),
+    Field("metadata", String),
+    Field("commit_timestamp", Int64),
+    Field("expire_timestamp", Int64, versions="1", default=-1),
+])
+
+MemberMetadataValue = Struct("MemberMetadataValue", [
+    Field("member_id", String),
+    Field("group_instance_id", NullableString, versions="3+"),
+    Field("client_id", String),
+    Field("client_host", String),
+    Field("rebalance_timeout", Int32, versions="1+", default=-1),
+    Field("session_timeout", Int32),
+    Field("subscription", Bytes),
+    Field("assignment", Bytes),
+])
+
+GroupMetadataValue = Struct("GroupMetadataValue", [
+    Field("protocol_type", String),
+    Field("generation", Int32),
+    Field("protocol", NullableString),
+    Field("leader", NullableString),
+    Field("current_state_timestamp", Int64, versions="2+", default=-1),
+    Field("members", Array(MemberMetadataValue)),
+])
+
+_INT16 = struct.Struct(">h")
+
+
+def _encode(version: int, schema: Struct, value: Any) -> bytes:
+    out = bytearray(_INT16.pack(version))
+    schema.at(version).write(out, value, False)
+    return bytes(out)
+
+
+def offset_key(group: str, topic: str, partition: int) -> bytes:
+    return _encode(OFFSET_KEY_VERSION, OffsetCommitKey, {"group": group, "topic": topic,
+                                                         "partition": partition})
+
+
+def group_key(group: str) -> bytes:
+    return _encode(GROUP_KEY_VERSION, GroupMetadataKey, {"group": group})
+
+
+def offset_value(offset: int, leader_epoch: int, metadata: str, commit_timestamp: int) -> bytes:
+    return _encode(OFFSET_VALUE_VERSION, OffsetCommitValue, {
+        "offset": offset, "leader_epoch": leader_epoch, "metadata": metadata,
+        "commit_timestamp": commit_timestamp})
+
+
+def group_value(value: dict[str, Any]) -> bytes:
+    return _encode(GROUP_VALUE_VERSION, GroupMetadataValue, value)
+
+
+@dataclass(frozen=True)
+class OffsetKey:
+    group: str
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True)
+class GroupKey:
+    group: str
+
+
+def decode_key(raw: bytes) -> OffsetKey | GroupKey:
+    (version,) = _INT16.unpack_from(raw)
+    if version in (0, 1):
+        k, _ = OffsetCommitKey.at(version).read(raw, 2, False)
+        return OffsetKey(k.group, k.topic, k.partition)
+    if version == 2:
+        g, _ = GroupMetadataKey.at(version).read(raw, 2, False)
+        return GroupKey(g.group)
+    raise ValueError(f"unknown __consumer_offsets key version {version}")
+
+
+def decode_offset_value(raw: bytes) -> Data:
+    (version,) = _INT16.unpack_from(raw)
+    if not 0 <= version <= OFFSET_VALUE_VERSION:
+        raise ValueError(f"unknown offset commit value version {version}")
+    value, _ = OffsetCommitValue.at(version).read(raw, 2, False)
+    return value
+
+
+def decode_group_value(raw: bytes) -> Data:
+    (version,) = _INT16.unpack_from(raw)
+    if not 0 <= version <= GROUP_VALUE_VERSION:
+        raise ValueError(f"unknown group metadata value version {version}")
+    value, _ = GroupMetadataValue.at(version).read(raw, 2, False)
+    return value

@@ -1,0 +1,223 @@
+"""The group side of :class:`~connector.client.admin.Admin`: committed offsets, and
+listing, describing and deleting consumer groups (as ``kafka-consumer-groups.sh`` does).
+
+Every group request goes to the group's coordinator (FindCoordinator, batched v4 or the
+single-key form), found again and retried while the answer is NOT_COORDINATOR,
+COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS (a coordinator moving or
+loading), until the call's deadline. ListGroups asks every broker, since each lists only
+the groups it coordinates.
+
+Offsets are committed as a *simple* group (generation -1, member id ""), as a consumer
+without group membership does: accepted while the group has no members.
+
+Threading: one thread at a time, like the Admin that owns it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+from broker_sim.protocol.api import ApiKey
+from broker_sim.protocol.errors import (
+    CoordinatorLoadInProgress,
+    CoordinatorNotAvailable,
+    KafkaError,
+    NotCoordinator,
+    error_for_code,
+)
+
+from .config import AdminConfig
+from .consumer_protocol import decode_assignment
+from .errors import KafkaTimeoutError
+from .metadata import TopicPartition
+from .sync_client import SyncClient
+
+MOVING = frozenset({NotCoordinator.code, CoordinatorNotAvailable.code, CoordinatorLoadInProgress.code})
+
+
+class OffsetAndMetadata(NamedTuple):
+    offset: int
+    metadata: str = ""
+    leader_epoch: int = -1
+
+
+class GroupListing(NamedTuple):
+    group_id: str
+    protocol_type: str  # "consumer" for consumer groups, "" for offset-only ("simple") groups
+    state: str
+    coordinator: int
+
+
+class MemberDescription(NamedTuple):
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    assignment: list[TopicPartition]
+
+
+class GroupDescription(NamedTuple):
+    group_id: str
+    state: str  # Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
+    protocol_type: str
+    protocol: str  # the assignor chosen, when Stable
+    coordinator: int
+    members: list[MemberDescription]
+
+
+def tp_of(key: TopicPartition | tuple[str, int]) -> TopicPartition:
+    return key if isinstance(key, TopicPartition) else TopicPartition(*key)
+
+
+def raise_for(code: int, what: str, message: str | None = None) -> None:
+    if code:
+        raise error_for_code(code)(f"{what}: {message}" if message else what)
+
+
+class GroupAdmin:
+    def __init__(self, sync: SyncClient, config: AdminConfig) -> None:
+        self._sync = sync
+        self.config = config
+
+    # ---- offsets ------------------------------------------------------------------------
+    def commit_offsets(self, group_id: str,
+                       offsets: Mapping[TopicPartition | tuple[str, int], int | OffsetAndMetadata],
+                       timeout_ms: float | None = None) -> None:
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for key, value in offsets.items():
+            tp = tp_of(key)
+            om = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
+            topics.setdefault(tp.topic, []).append(
+                {"partition_index": tp.partition, "committed_offset": om.offset,
+                 "committed_leader_epoch": om.leader_epoch, "committed_metadata": om.metadata})
+        body = {"group_id": group_id, "generation_id_or_member_epoch": -1, "member_id": "",
+                "group_instance_id": None, "retention_time_ms": -1,
+                "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
+        response = self._group_request(group_id, ApiKey.OFFSET_COMMIT, body, timeout_ms)
+        for t in response.topics:
+            for p in t.partitions:
+                raise_for(p.error_code, f"commit of {t.name}-{p.partition_index} "
+                                        f"for group {group_id!r}")
+
+    def fetch_offsets(self, group_id: str,
+                      partitions: Iterable[TopicPartition | tuple[str, int]] | None = None,
+                      timeout_ms: float | None = None) -> dict[TopicPartition, OffsetAndMetadata]:
+        topics = None
+        if partitions is not None:
+            by_topic: dict[str, list[int]] = {}
+            for key in partitions:
+                tp = tp_of(key)
+                by_topic.setdefault(tp.topic, []).append(tp.partition)
+            topics = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
+        body = {"group_id": group_id, "topics": topics}
+        response = self._group_request(group_id, ApiKey.OFFSET_FETCH, body, timeout_ms)
+        raise_for(response.error_code, f"offset fetch for group {group_id!r}")
+        out = {}
+        for t in response.topics:
+            for p in t.partitions:
+                raise_for(p.error_code, f"offset fetch of {t.name}-{p.partition_index} "
+                                        f"for group {group_id!r}")
+                if p.committed_offset >= 0:
+                    out[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
+                        p.committed_offset, p.metadata or "", p.committed_leader_epoch)
+        return out
+
+    def delete_offsets(self, group_id: str, partitions: Iterable[TopicPartition | tuple[str, int]],
+                       timeout_ms: float | None = None) -> None:
+        by_topic: dict[str, list[dict[str, int]]] = {}
+        for key in partitions:
+            tp = tp_of(key)
+            by_topic.setdefault(tp.topic, []).append({"partition_index": tp.partition})
+        body = {"group_id": group_id, "topics": [{"name": t, "partitions": ps}
+                                                 for t, ps in by_topic.items()]}
+        response = self._group_request(group_id, ApiKey.OFFSET_DELETE, body, timeout_ms)
+        raise_for(response.error_code, f"offset delete for group {group_id!r}")
+        for t in response.topics:
+            for p in t.partitions:
+                raise_for(p.error_code, f"offset delete of {t.name}-{p.partition_index} "
+                                        f"for group {group_id!r}")
+
+    # ---- groups -------------------------------------------------------------------------
+    def list_groups(self, states: Iterable[str] | None = None,
+                    timeout_ms: float | None = None) -> list[GroupListing]:
+        deadline = self._sync.deadline(timeout_ms)
+        cluster = self._sync.refresh_metadata([], deadline)
+        out: list[GroupListing] = []
+        for node in sorted(cluster.brokers):
+            while True:
+                response = self._sync.request(node, ApiKey.LIST_GROUPS, {
+                    "states_filter": list(states or []), "types_filter": []}, deadline)
+                if response.error_code != CoordinatorLoadInProgress.code:
+                    break
+                self._backoff(deadline, f"groups of broker {node}")
+            raise_for(response.error_code, f"list groups of broker {node}")
+            out.extend(GroupListing(g.group_id, g.protocol_type, g.group_state, node)
+                       for g in response.groups)
+        return sorted(out)
+
+    def describe_groups(self, group_ids: Iterable[str],
+                        timeout_ms: float | None = None) -> dict[str, GroupDescription]:
+        out = {}
+        for group_id in group_ids:
+            node, response = self._group_call(group_id, ApiKey.DESCRIBE_GROUPS, {
+                "groups": [group_id], "include_authorized_operations": False}, timeout_ms,
+                lambda r: r.groups[0].error_code)
+            g = response.groups[0]
+            raise_for(g.error_code, f"describe group {group_id!r}")
+            members = [MemberDescription(
+                m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                decode_assignment(bytes(m.member_assignment)) if g.protocol_type == "consumer" else [])
+                for m in g.members]
+            out[group_id] = GroupDescription(group_id, g.group_state, g.protocol_type,
+                                             g.protocol_data, node, members)
+        return out
+
+    def delete_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None) -> None:
+        for group_id in group_ids:
+            _, response = self._group_call(group_id, ApiKey.DELETE_GROUPS, {"groups_names": [group_id]},
+                                           timeout_ms, lambda r: r.results[0].error_code)
+            raise_for(response.results[0].error_code, f"delete group {group_id!r}")
+
+    # ---- routing ------------------------------------------------------------------------
+    def _group_request(self, group_id: str, api_key: int, body: Any,
+                       timeout_ms: float | None) -> Any:
+        def code(response: Any) -> int:
+            codes = {p.error_code for t in response.topics for p in t.partitions}
+            codes.add(getattr(response, "error_code", 0))
+            return next(iter(codes & MOVING), 0)
+        return self._group_call(group_id, api_key, body, timeout_ms, code)[1]
+
+    def _group_call(self, group_id: str, api_key: int, body: Any, timeout_ms: float | None,
+                    error_of: Any) -> tuple[int, Any]:
+        deadline = self._sync.deadline(timeout_ms)
+        while True:
+            node = self.find_coordinator(group_id, deadline=deadline)
+            response = self._sync.request(node, api_key, body, deadline)
+            if error_of(response) not in MOVING:
+                return node, response
+            self._backoff(deadline, f"the coordinator of group {group_id!r}")
+
+    def _backoff(self, deadline: float, what: str) -> None:
+        if self._sync.now() + self.config.retry_backoff_ms >= deadline:
+            raise KafkaTimeoutError(f"timed out waiting for {what}")
+        self._sync.client.poll(self.config.retry_backoff_ms, self._sync.now())
+
+    def find_coordinator(self, group_id: str, timeout_ms: float | None = None,
+                         deadline: float | None = None) -> int:
+        """The id of the broker coordinating ``group_id`` (retried while none is known)."""
+        if deadline is None:
+            deadline = self._sync.deadline(timeout_ms)
+        while True:
+            response = self._sync.request_any(ApiKey.FIND_COORDINATOR, {
+                "key": group_id, "key_type": 0, "coordinator_keys": [group_id]}, deadline)
+            if response.coordinators:  # v4+: one answer per key asked for
+                response = response.coordinators[0]
+            if response.error_code == 0:
+                self._sync.client.add_node(response.node_id, response.host, response.port)
+                return int(response.node_id)
+            error: KafkaError = error_for_code(response.error_code)(
+                f"coordinator of group {group_id!r}: {response.error_message}")
+            if not error.retriable or self._sync.now() >= deadline:
+                raise error
+            self._sync.client.poll(self.config.retry_backoff_ms, self._sync.now())

@@ -1,0 +1,88 @@
+"""Consumer processes for the group tests, watched from the test."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+WORKER = Path(__file__).with_name("consumer_worker.py")
+ROOT = WORKER.parents[2]
+
+
+class ConsumerProcess:
+    """One consumer_worker.py process; its events are collected by a reader thread."""
+
+    def __init__(self, client: str, bootstrap: str, group: str, topic: str,
+                 session_ms: int = 10_000, instance_id: str | None = None, pause_ms: int = 0) -> None:
+        cmd = [sys.executable, str(WORKER), client, bootstrap, group, topic,
+               "--session-ms", str(session_ms), "--pause-ms", str(pause_ms)]
+        if instance_id:
+            cmd += ["--instance-id", instance_id]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=env, text=True)
+        self.lock = threading.Lock()
+        self.assignments: list[tuple[float, list[int]]] = []
+        self.consumed: list[tuple[int, int, str]] = []
+        self.closed = False
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            event = json.loads(line)
+            with self.lock:
+                if event["event"] == "assigned":
+                    self.assignments.append((time.monotonic(), event["partitions"]))
+                elif event["event"] == "consumed":
+                    self.consumed.extend(tuple(r) for r in event["records"])
+                else:
+                    self.closed = True
+
+    @property
+    def assignment(self) -> list[int]:
+        with self.lock:
+            return self.assignments[-1][1] if self.assignments else []
+
+    def records(self) -> list[tuple[int, int, str]]:
+        with self.lock:
+            return list(self.consumed)
+
+    def terminate(self, timeout: float = 30) -> None:
+        """Close cleanly (the consumer leaves its group)."""
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout)
+        self._reader.join(5)
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> float:
+    """Poll ``condition`` until true; return when it became true (monotonic)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+    return time.monotonic()
+
+
+def covers(consumers: list[ConsumerProcess], partitions: int) -> bool:
+    """The consumers' assignments are disjoint and cover every partition."""
+    owned = [p for c in consumers for p in c.assignment]
+    return sorted(owned) == list(range(partitions))
