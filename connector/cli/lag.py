@@ -1,10 +1,14 @@
 """``pyq lag --group G [--topic T]``: how far a group's committed offsets trail the logs.
 
-One row per partition: the offset the group committed (the next one it will read), the
-partition's latest offset (high watermark), and the lag between them. A reader that
+First a summary line (the group's type, state, members and coordinator), then one row per
+partition: the offset the group committed (the next one it will read), the partition's
+latest offset (high watermark), the lag between them and, for a group with members, the
+member that owns the partition (CONSUMER, HOST, CLIENT). A reader that
 keeps counters in the commit's metadata string as a JSON object — the pyq Spark source
 stores ``{"query": ..., "skipped": n, "lost": n, "retried": n, "dead_lettered": n}`` —
 gets each of its fields as an extra column (nested objects flattened with dots)::
+
+    GROUP q1  TYPE simple  STATE Empty  MEMBERS 0  COORDINATOR 1
 
     TOPIC   PARTITION  COMMITTED  LATEST  LAG  QUERY  SKIPPED  LOST  RETRIED  DEAD_LETTERED
     events  0          1200       1250    50   q1     0        0     3        1
@@ -12,7 +16,7 @@ gets each of its fields as an extra column (nested objects flattened with dots):
 
 ``-`` means unknown: no committed offset, no leader, or no such field. With ``--topic``
 every partition of that topic is listed; without it, every partition the group has
-committed an offset for.
+committed an offset for or is assigned.
 
 >>> metadata_fields('{"query": "q1", "skipped": 2, "sink": {"rows": 7}}')
 {'query': 'q1', 'skipped': 2, 'sink.rows': 7}
@@ -33,9 +37,10 @@ from .table import format_table
 from .topics import describe
 
 if TYPE_CHECKING:
-    from connector.client import OffsetAndMetadata, TopicPartition
+    from connector.client import Admin, OffsetAndMetadata, TopicPartition
 
 COLUMNS = ["TOPIC", "PARTITION", "COMMITTED", "LATEST", "LAG"]
+OWNER_COLUMNS = ["CONSUMER", "HOST", "CLIENT"]
 
 
 def register(commands: Any) -> None:
@@ -68,8 +73,11 @@ def _flatten(data: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Any]]:
 
 def lag_table(partitions: Iterable[TopicPartition],
               committed: Mapping[TopicPartition, OffsetAndMetadata],
-              latest: Mapping[TopicPartition, int]) -> tuple[list[str], list[list[object]]]:
-    """Columns and rows: offsets and lag, then the metadata fields in first-seen order."""
+              latest: Mapping[TopicPartition, int],
+              owners: Mapping[TopicPartition, tuple[str, str, str]] | None = None,
+              ) -> tuple[list[str], list[list[object]]]:
+    """Columns and rows: offsets and lag, the owning member (when the group has members),
+    then the metadata fields in first-seen order."""
     fields = {tp: metadata_fields(om.metadata) for tp, om in committed.items()}
     extra: dict[str, None] = {}
     for tp in sorted(fields):
@@ -80,28 +88,44 @@ def lag_table(partitions: Iterable[TopicPartition],
         offset = om.offset if om is not None else None
         lag = end - offset if offset is not None and end is not None else None
         values = fields.get(tp, {})
-        rows.append([tp.topic, tp.partition, offset, end, lag,
+        owner = list(owners.get(tp, (None, None, None))) if owners else []
+        rows.append([tp.topic, tp.partition, offset, end, lag, *owner,
                      *(values.get(name) for name in extra)])
-    return COLUMNS + [name.upper() for name in extra], rows
+    columns = COLUMNS + (OWNER_COLUMNS if owners else [])
+    return columns + [name.upper() for name in extra], rows
+
+
+def lag_rows(admin: Admin, group: str, topic: str | None,
+             owners: Mapping[TopicPartition, tuple[str, str, str]]) -> tuple[list[str], list[list[object]]]:
+    """The lag table of ``group``: every partition it committed or owns (or every partition
+    of ``topic``)."""
+    from connector.client import TopicPartition
+
+    committed = admin.fetch_offsets(group)
+    if topic is not None:
+        committed = {tp: om for tp, om in committed.items() if tp.topic == topic}
+        owners = {tp: o for tp, o in owners.items() if tp.topic == topic}
+        infos = describe(admin, topic)[topic].partitions
+        partitions = {TopicPartition(p.topic, p.partition) for p in infos} | set(committed)
+    else:
+        partitions = set(committed) | set(owners)
+        infos = [p for d in admin.describe_topics().values() for p in d.partitions] if partitions else []
+    led = [tp for tp in (TopicPartition(p.topic, p.partition) for p in infos if p.leader >= 0)
+           if tp in partitions]
+    offsets = admin.list_offsets(dict.fromkeys(led, "latest")) if led else {}
+    return lag_table(partitions, committed, {tp: o.offset for tp, o in offsets.items()}, owners)
 
 
 def show_lag(args: argparse.Namespace) -> int:
-    from connector.client import Admin, TopicPartition
+    from connector.client import Admin
+
+    from .groups import owners, summary_line
 
     with Admin(client_options(args)) as admin:
-        committed = admin.fetch_offsets(args.group)
-        if args.topic is not None:
-            committed = {tp: om for tp, om in committed.items() if tp.topic == args.topic}
-            infos = describe(admin, args.topic)[args.topic].partitions
-            partitions = {TopicPartition(p.topic, p.partition) for p in infos} | set(committed)
-        elif not committed:
-            raise CommandError(f"group {args.group!r} has no committed offsets")
-        else:
-            partitions = set(committed)
-            infos = [p for d in admin.describe_topics().values() for p in d.partitions]
-        led = [tp for tp in (TopicPartition(p.topic, p.partition) for p in infos if p.leader >= 0)
-               if tp in partitions]
-        offsets = admin.list_offsets(dict.fromkeys(led, "latest")) if led else {}
-    columns, rows = lag_table(partitions, committed, {tp: o.offset for tp, o in offsets.items()})
+        d = admin.describe_groups([args.group])[args.group]
+        columns, rows = lag_rows(admin, args.group, args.topic, owners(d))
+    if not rows:
+        raise CommandError(f"group {args.group!r} has no committed offsets")
+    print(summary_line(d) + "\n")
     print(format_table(columns, rows))
     return 0

@@ -1,7 +1,7 @@
 """A group consumer in its own process, for tests that kill it: run as a script.
 
     python consumer_worker.py CLIENT BOOTSTRAP GROUP TOPIC [--session-ms N]
-        [--instance-id ID] [--pause-ms N]
+        [--instance-id ID] [--pause-ms N] [--heartbeat-ms N]
 
 CLIENT is ``kafka-python``, ``confluent`` (classic protocol) or ``confluent-consumer``
 (KIP-848, ``group.protocol=consumer``). The worker subscribes, and after every poll that
@@ -41,7 +41,8 @@ def run_kafka_python(args: argparse.Namespace) -> None:
     consumer = KafkaConsumer(
         args.topic, bootstrap_servers=args.bootstrap, group_id=args.group,
         group_instance_id=args.instance_id, session_timeout_ms=args.session_ms,
-        heartbeat_interval_ms=max(100, args.session_ms // 5), auto_offset_reset="earliest",
+        heartbeat_interval_ms=args.heartbeat_ms or max(100, args.session_ms // 5),
+        auto_offset_reset="earliest",
         enable_auto_commit=False, max_poll_records=50)
     assigned: list[int] | None = None
     while not stopping:
@@ -67,7 +68,7 @@ def run_confluent(args: argparse.Namespace, protocol: str) -> None:
         conf["group.protocol"] = "consumer"
     else:
         conf["session.timeout.ms"] = args.session_ms
-        conf["heartbeat.interval.ms"] = max(100, args.session_ms // 5)
+        conf["heartbeat.interval.ms"] = args.heartbeat_ms or max(100, args.session_ms // 5)
     if args.instance_id:
         conf["group.instance.id"] = args.instance_id
     consumer = Consumer(conf)
@@ -101,6 +102,7 @@ def main() -> None:
     parser.add_argument("--session-ms", type=int, default=10_000)
     parser.add_argument("--instance-id")
     parser.add_argument("--pause-ms", type=int, default=0)
+    parser.add_argument("--heartbeat-ms", type=int, default=0)
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, on_term)
     if args.client == "kafka-python":

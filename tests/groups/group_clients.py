@@ -20,9 +20,11 @@ class ConsumerProcess:
     """One consumer_worker.py process; its events are collected by a reader thread."""
 
     def __init__(self, client: str, bootstrap: str, group: str, topic: str,
-                 session_ms: int = 10_000, instance_id: str | None = None, pause_ms: int = 0) -> None:
+                 session_ms: int = 10_000, instance_id: str | None = None, pause_ms: int = 0,
+                 heartbeat_ms: int = 0) -> None:
         cmd = [sys.executable, str(WORKER), client, bootstrap, group, topic,
-               "--session-ms", str(session_ms), "--pause-ms", str(pause_ms)]
+               "--session-ms", str(session_ms), "--pause-ms", str(pause_ms),
+               "--heartbeat-ms", str(heartbeat_ms)]
         if instance_id:
             cmd += ["--instance-id", instance_id]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -31,6 +33,7 @@ class ConsumerProcess:
         self.lock = threading.Lock()
         self.assignments: list[tuple[float, list[int]]] = []
         self.consumed: list[tuple[int, int, str]] = []
+        self.arrivals: list[tuple[float, int]] = []  # (when this process reported it, partition)
         self.closed = False
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -44,6 +47,8 @@ class ConsumerProcess:
                     self.assignments.append((time.monotonic(), event["partitions"]))
                 elif event["event"] == "consumed":
                     self.consumed.extend(tuple(r) for r in event["records"])
+                    now = time.monotonic()
+                    self.arrivals.extend((now, r[0]) for r in event["records"])
                 else:
                     self.closed = True
 
@@ -55,6 +60,11 @@ class ConsumerProcess:
     def records(self) -> list[tuple[int, int, str]]:
         with self.lock:
             return list(self.consumed)
+
+    def first_arrival(self, partition: int, after: float) -> float | None:
+        """When this consumer first reported a record of ``partition`` after ``after``."""
+        with self.lock:
+            return next((t for t, p in self.arrivals if p == partition and t > after), None)
 
     def terminate(self, timeout: float = 30) -> None:
         """Close cleanly (the consumer leaves its group)."""

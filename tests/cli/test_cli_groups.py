@@ -1,0 +1,102 @@
+"""``pyq groups`` and ``pyq lag`` against a broker process with a real kafka-python consumer
+group beside an offsets-only group (what the Spark source's ``groupId`` makes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from connector.client import Admin, OffsetAndMetadata, Producer
+from tests.cli.support import pyq_here
+from tests.groups.group_clients import ConsumerProcess, wait_for
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def broker(broker_factory):
+    return broker_factory(overrides={"group.initial.rebalance.delay.ms": "0"})
+
+
+@pytest.fixture
+def run(monkeypatch, broker):
+    return lambda *args: pyq_here(monkeypatch, *args, "--bootstrap-server", broker.bootstrap_servers)
+
+
+@pytest.fixture
+def ok(run):
+    def ok(*args: str) -> list[list[str]]:
+        out = run(*args)
+        assert out.returncode == 0, out.stderr
+        return [line.split() for line in out.stdout.splitlines()]
+    return ok
+
+
+@pytest.fixture
+def consumer(broker):
+    started = []
+
+    def start() -> ConsumerProcess:
+        c = ConsumerProcess("kafka-python", broker.bootstrap_servers, "app", "orders", session_ms=10_000)
+        started.append(c)
+        return c
+    yield start
+    for c in started:
+        c.stop()
+
+
+def test_groups_list_describe_reset_and_delete(broker, ok, run, consumer):
+    ok("topics", "create", "orders", "--partitions", "3")
+    with Admin(bootstrap_servers=broker.bootstrap_servers) as admin:
+        with Producer(bootstrap_servers=broker.bootstrap_servers) as producer:
+            for i in range(30):
+                producer.send("orders", f"o{i}".encode(), partition=i % 3)
+        admin.commit_offsets("spark-q", {("orders", 0): OffsetAndMetadata(4, '{"query": "q"}')})
+    member = consumer()
+    wait_for(lambda: len(member.records()) == 30, 60, "the consumer to read everything")
+
+    listed = ok("groups", "list")
+    assert listed[0] == ["GROUP", "TYPE", "STATE", "MEMBERS", "COORDINATOR"]
+    assert [row[:4] for row in listed[1:]] == [["app", "consumer", "Stable", "1"],
+                                               ["spark-q", "simple", "Empty", "0"]]
+    assert [row[0] for row in ok("groups", "list", "--state", "Empty")[1:]] == ["spark-q"]
+
+    shown = ok("groups", "describe", "app")
+    assert shown[0][:8] == ["GROUP", "app", "TYPE", "consumer", "STATE", "Stable", "MEMBERS", "1"]
+    assert shown[2] == ["TOPIC", "PARTITION", "COMMITTED", "LATEST", "LAG", "CONSUMER", "HOST", "CLIENT"]
+    assert [r[:5] for r in shown[3:]] == [["orders", str(p), "10", "10", "0"] for p in range(3)]
+    assert all(r[5].startswith("kafka-python") for r in shown[3:])
+    lag = ok("lag", "--group", "spark-q")
+    assert lag[0][:6] == ["GROUP", "spark-q", "TYPE", "simple", "STATE", "Empty"]
+    assert lag[3] == ["orders", "0", "4", "10", "6", "q"]
+
+    refused = run("groups", "reset-offsets", "--group", "app", "--all-topics", "--to-earliest")
+    assert refused.returncode == 1 and "is Stable with 1 member(s)" in refused.stderr
+    refused = run("groups", "delete", "app")
+    assert refused.returncode == 1 and "NonEmptyGroup" in refused.stderr
+
+    member.terminate()
+    plan = ok("groups", "reset-offsets", "--group", "app", "--all-topics", "--to-earliest")
+    assert plan[1:4] == [["app", "orders", str(p), "10", "0"] for p in range(3)]
+    assert plan[4][0] == "(dry"
+    with Admin(bootstrap_servers=broker.bootstrap_servers) as admin:
+        assert {om.offset for om in admin.fetch_offsets("app").values()} == {10}
+    ok("groups", "reset-offsets", "--group", "app", "--topic", "orders:1", "--to-earliest", "--execute")
+    ok("groups", "reset-offsets", "--group", "app", "--topic", "orders:1", "--shift-by", "3", "--execute")
+    ok("groups", "reset-offsets", "--group", "app", "--topic", "orders:2", "--to-offset", "99", "--execute")
+    moved = ok("groups", "reset-offsets", "--group", "app", "--topic", "orders:0",
+               "--to-datetime", "2100-01-01T00:00:00")
+    assert moved[1] == ["app", "orders", "0", "10", "10"]  # nothing that late: the end
+    with Admin(bootstrap_servers=broker.bootstrap_servers) as admin:
+        offsets = {tp.partition: om.offset for tp, om in admin.fetch_offsets("app").items()}
+    assert offsets == {0: 10, 1: 3, 2: 10}  # 99 is clamped to the latest offset
+
+    # the restarted consumer resumes where the reset put it
+    again = consumer()
+    wait_for(lambda: len(again.records()) == 7, 60, "the re-read of partition 1 from offset 3")
+    assert sorted(r[1] for r in again.records()) == list(range(3, 10))
+    again.terminate()
+
+    assert ok("groups", "delete", "app") == [["deleted", "group", "app"]]
+    assert [row[0] for row in ok("groups", "list")[1:]] == ["spark-q"]
+    gone = run("groups", "describe", "app")
+    assert gone.returncode == 1 and "does not exist" in gone.stderr
