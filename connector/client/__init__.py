@@ -37,7 +37,8 @@ from broker_sim.protocol.errors import (
 
 from .admin import Admin, ClusterDescription, NewTopic, OffsetAndMetadata, TopicDescription
 from .columnar import KAFKA_SCHEMA, KAFKA_SCHEMA_WITH_HEADERS, RecordColumns
-from .config import AdminConfig, ClientConfig, FetcherConfig, ProducerConfig
+from .config import AdminConfig, ClientConfig, ConsumerConfig, FetcherConfig, ProducerConfig
+from .consumer import Consumer, NoOffsetForPartitionError
 from .errors import (
     AuthenticationError,
     BufferExhaustedError,
@@ -53,6 +54,8 @@ from .errors import (
     RequestTimeoutError,
 )
 from .fetcher import Fetcher
+from .group_admin import GroupDescription, GroupListing, MemberDescription
+from .group_member import CommitFailedError
 from .metadata import TopicPartition
 from .offsets import EARLIEST, LATEST, OffsetAndTimestamp
 from .producer import Producer
@@ -61,7 +64,9 @@ from .record_future import RecordFuture, RecordMetadata
 __all__ = [
     "EARLIEST", "KAFKA_SCHEMA", "KAFKA_SCHEMA_WITH_HEADERS", "LATEST",
     "Admin", "AuthenticationError", "AdminConfig", "BufferExhaustedError", "ClientConfig", "ClientError",
-    "ClusterDescription", "ConfigError", "DisconnectError", "Fetcher", "FetcherConfig",
+    "ClusterDescription", "CommitFailedError", "ConfigError", "Consumer", "ConsumerConfig",
+    "DisconnectError", "Fetcher", "FetcherConfig", "GroupDescription", "GroupListing",
+    "MemberDescription", "NoOffsetForPartitionError",
     "IncompatibleBrokerError", "KafkaError", "KafkaTimeoutError", "NewTopic",
     "NodeNotReadyError", "NotLeaderOrFollower", "OffsetAndMetadata", "OffsetAndTimestamp",
     "OffsetOutOfRange", "OffsetOutOfRangeError", "Producer", "ProducerClosedError",

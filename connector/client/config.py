@@ -181,6 +181,26 @@ def _parse_endpoint_id(value: Any) -> str:
     return text or "none"
 
 
+OFFSET_RESETS = ("earliest", "latest", "none")
+ASSIGNORS = {"range": "range", "roundrobin": "roundrobin",
+             "org.apache.kafka.clients.consumer.RangeAssignor": "range",
+             "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin"}
+
+
+def _parse_offset_reset(value: Any) -> str:
+    text = str(value).strip().lower()
+    if text not in OFFSET_RESETS:
+        raise ValueError
+    return text
+
+
+def _parse_assignor(value: Any) -> str:
+    text = str(value).strip()
+    if text not in ASSIGNORS:
+        raise ValueError
+    return ASSIGNORS[text]
+
+
 _PARSERS: dict[str, Callable[[Any], Any]] = {
     "int": _parse_int, "long": _parse_int, "bool": _parse_bool, "str": str,
     "servers": _parse_servers, "acks": _parse_acks, "compression": _parse_compression,
@@ -188,6 +208,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "path": _parse_path, "security_protocol": _choice(SECURITY_PROTOCOLS),
     "sasl_mechanism": _choice(SASL_MECHANISMS), "pem": _parse_pem,
     "endpoint_id": _parse_endpoint_id,
+    "offset_reset": _parse_offset_reset, "assignor": _parse_assignor,
 }
 
 _JAAS = re.compile(r"^\s*([\w.$]+)\s+(required|requisite|sufficient|optional)\s*(.*?)\s*;?\s*$", re.S)
@@ -233,6 +254,10 @@ def _allowed(meta: Mapping[str, Any]) -> str:
         return "PEM (pyq reads PEM files; convert a JKS store with keytool and openssl)"
     if kind == "endpoint_id":
         return 'https or none (or "")'
+    if kind == "offset_reset":
+        return "one of " + ", ".join(OFFSET_RESETS)
+    if kind == "assignor":
+        return "range or roundrobin (or Kafka's RangeAssignor / RoundRobinAssignor class name)"
     return "a string"
 
 
@@ -482,3 +507,29 @@ class FetcherConfig(ClientConfig):
 
 
 AdminConfig = ClientConfig
+
+
+@dataclass(frozen=True)
+class ConsumerConfig(FetcherConfig):
+    """A consumer group member's options (see :mod:`connector.client.consumer`), with
+    Kafka's names and defaults."""
+
+    group_id: str = option("group.id", "", "str")
+    group_instance_id: str | None = option("group.instance.id", None, "optional_str")
+    session_timeout_ms: int = option("session.timeout.ms", 45_000, low=1)
+    heartbeat_interval_ms: int = option("heartbeat.interval.ms", 3000, low=1)
+    max_poll_interval_ms: int = option("max.poll.interval.ms", 300_000, low=1)
+    auto_offset_reset: str = option("auto.offset.reset", "latest", "offset_reset")
+    enable_auto_commit: bool = option("enable.auto.commit", True, "bool")
+    auto_commit_interval_ms: int = option("auto.commit.interval.ms", 5000)
+    partition_assignment_strategy: str = option("partition.assignment.strategy", "range", "assignor")
+
+    def _check_cross_fields(self) -> None:
+        super()._check_cross_fields()
+        if not self.group_id:
+            raise ConfigError("Missing required configuration group.id: a consumer that "
+                              "subscribes belongs to a group")
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ConfigError(f"Invalid value {self.heartbeat_interval_ms} for configuration "
+                              f"heartbeat.interval.ms: must be lower than session.timeout.ms "
+                              f"({self.session_timeout_ms})")

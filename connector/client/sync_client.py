@@ -27,7 +27,7 @@ from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.errors import UnknownTopicOrPartition
 
 from .config import ClientConfig
-from .errors import KafkaTimeoutError
+from .errors import KafkaTimeoutError, NodeNotReadyError
 from .metadata import Cluster, Metadata, TopicPartition
 from .network_client import NetworkClient
 from .request_future import RequestFuture
@@ -61,6 +61,16 @@ class SyncClient:
                 raise KafkaTimeoutError(f"timed out waiting for {what}")
             self.client.poll(min(deadline_ms - now, _IDLE_POLL_MS), now)
 
+    def poll_until_or(self, done: Callable[[], bool], deadline_ms: float) -> bool:
+        """Poll until ``done()`` or the deadline; False (no error) if the deadline came first."""
+        while not done():
+            self._raise_fatal()
+            now = self.now()
+            if now >= deadline_ms:
+                return False
+            self.client.poll(min(deadline_ms - now, _IDLE_POLL_MS), now)
+        return True
+
     def _raise_fatal(self) -> None:
         if self.client.fatal_error is not None:
             raise self.client.fatal_error
@@ -71,9 +81,15 @@ class SyncClient:
             raise future.exception
         return future.value
 
-    def await_ready(self, node_id: int, deadline_ms: float) -> None:
+    def await_ready(self, node_id: int, deadline_ms: float, fail_fast: bool = False) -> None:
+        """Wait until ``node_id`` can take a request. With ``fail_fast`` a failed connection
+        attempt raises NodeNotReadyError at once (the caller has other nodes to try)."""
         while not self.client.ready(node_id, self.now()):
             self._raise_fatal()
+            if fail_fast and self.client.connection_failed(node_id):
+                error = self.metadata.last_error
+                raise NodeNotReadyError(f"node {node_id} is not reachable"
+                                        + (f" ({error})" if error else ""))
             now = self.now()
             if now >= deadline_ms:
                 error = self.metadata.last_error
@@ -83,9 +99,9 @@ class SyncClient:
             self.client.poll(min(deadline_ms - now, delay or _IDLE_POLL_MS), now)
 
     def request(self, node_id: int, api_key: int, body: Any, deadline_ms: float,
-                timeout_ms: float | None = None) -> Any:
+                timeout_ms: float | None = None, fail_fast: bool = False) -> Any:
         """Send to ``node_id`` once it is ready and wait for the decoded response."""
-        self.await_ready(node_id, deadline_ms)
+        self.await_ready(node_id, deadline_ms, fail_fast)
         future = self.client.send(node_id, api_key, body, self.now(), timeout_ms=timeout_ms)
         return self.wait(future, deadline_ms)
 
@@ -94,7 +110,7 @@ class SyncClient:
         while True:
             node = self.any_node(deadline_ms)
             try:
-                return self.request(node, api_key, body, deadline_ms)
+                return self.request(node, api_key, body, deadline_ms, fail_fast=True)
             except KafkaTimeoutError:
                 raise
             except Exception as e:

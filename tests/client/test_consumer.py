@@ -1,0 +1,185 @@
+"""pyq's group consumer against a broker process, beside kafka-python's and librdkafka's."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer as CkConsumer
+from kafka import KafkaConsumer
+
+from connector.client import (
+    KAFKA_SCHEMA,
+    Admin,
+    CommitFailedError,
+    ConfigError,
+    Consumer,
+    NewTopic,
+    NoOffsetForPartitionError,
+    Producer,
+    TopicPartition,
+)
+from connector.client.assignors import range_assign, roundrobin_assign
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    from broker_sim.process import BrokerProcess
+
+    proc = BrokerProcess(tmp_path_factory.mktemp("consumer"), overrides={
+        "group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "500"})
+    proc.start()
+    yield proc
+    proc.stop()
+
+
+def topic_with(broker, name: str, partitions: int, records: int) -> None:
+    with Admin(bootstrap_servers=broker.bootstrap_servers) as admin:
+        admin.create_topics([NewTopic(name, partitions, 1)])
+    with Producer(bootstrap_servers=broker.bootstrap_servers) as producer:
+        for i in range(records):
+            producer.send(name, f"{name}-{i}".encode(), key=str(i).encode(), partition=i % partitions)
+
+
+def consumer(broker, group: str, **options) -> Consumer:
+    settings = {"auto_offset_reset": "earliest", "session_timeout_ms": 3000,
+                "heartbeat_interval_ms": 300, **options}
+    return Consumer(bootstrap_servers=broker.bootstrap_servers, group_id=group, **settings)
+
+
+def poll_until(consumers, done, timeout=30.0):
+    got = {id(c): [] for c in consumers}
+    deadline = time.monotonic() + timeout
+    while not done(got):
+        assert time.monotonic() < deadline, "timed out"
+        for c in consumers:
+            table = c.poll(100)
+            if table.num_rows:
+                got[id(c)].append(table)
+    return got
+
+
+def test_poll_returns_arrow_in_sparks_schema_and_commit_resumes(broker):
+    topic_with(broker, "c-arrow", 3, 90)
+    with consumer(broker, "c-arrow", enable_auto_commit=False) as c:
+        c.subscribe(["c-arrow"])
+        got = poll_until([c], lambda g: sum(t.num_rows for t in g[id(c)]) >= 90)[id(c)]
+        assert all(t.schema == KAFKA_SCHEMA for t in got)
+        values = sorted(v for t in got for v in t.column("value").to_pylist())
+        assert values == sorted(f"c-arrow-{i}".encode() for i in range(90))
+        assert {c.position(tp) for tp in c.assignment()} == {30}
+        c.commit({TopicPartition("c-arrow", 0): 10})
+        assert c.committed([TopicPartition("c-arrow", 0)]) == {TopicPartition("c-arrow", 0): 10}
+    with consumer(broker, "c-arrow", enable_auto_commit=False) as again:
+        again.subscribe(["c-arrow"])
+        got = poll_until([again], lambda g: sum(t.num_rows for t in g[id(again)]) >= 20)[id(again)]
+        offsets = sorted(o for t in got for o, p in zip(t.column("offset").to_pylist(),
+                                                         t.column("partition").to_pylist(),
+                                                         strict=True) if p == 0)
+        assert offsets == list(range(10, 30))  # partition 0 resumes at its committed offset
+
+
+def test_members_of_three_clients_share_a_group_and_rebalance_with_callbacks(broker):
+    topic_with(broker, "c-mixed", 6, 600)
+    events: list[tuple[str, list[TopicPartition]]] = []
+    ours = consumer(broker, "c-mixed")
+    ours.subscribe(["c-mixed"], on_assign=lambda ps: events.append(("assign", ps)),
+                   on_revoke=lambda ps: events.append(("revoke", ps)))
+    kp = KafkaConsumer("c-mixed", bootstrap_servers=broker.bootstrap_servers, group_id="c-mixed",
+                       auto_offset_reset="earliest", session_timeout_ms=3000, heartbeat_interval_ms=300)
+    ck = CkConsumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "c-mixed",
+                     "auto.offset.reset": "earliest", "session.timeout.ms": 3000,
+                     "heartbeat.interval.ms": 300})
+    ck_assigned: list[int] = []
+    ck.subscribe(["c-mixed"], on_assign=lambda c, ps: ck_assigned.__init__([p.partition for p in ps]),
+                 on_revoke=lambda c, ps: ck_assigned.clear())
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            ours.poll(50)
+            kp.poll(50)
+            ck.poll(0.05)
+            shares = [sorted(tp.partition for tp in ours.assignment()),
+                      sorted(tp.partition for tp in kp.assignment()), sorted(ck_assigned)]
+            if sorted(p for s in shares for p in s) == list(range(6)) and all(len(s) == 2 for s in shares):
+                break
+            assert time.monotonic() < deadline, shares
+        assert events[0][0] == "assign" and events[-1] == ("assign", ours.assignment())
+        kp.close()
+        ck.close()
+        taken = time.monotonic()
+        while len(ours.assignment()) < 6:
+            ours.poll(50)
+            assert time.monotonic() - taken < 10, "the others left cleanly: no session timeout"
+        assert events[-2][0] == "revoke" and len(events[-1][1]) == 6
+    finally:
+        ours.close()
+
+
+def test_commit_async_callbacks_and_a_member_that_stops_polling_loses_its_partitions(broker):
+    topic_with(broker, "c-async", 2, 20)
+    c = consumer(broker, "c-async", enable_auto_commit=False, max_poll_interval_ms=1500)
+    c.subscribe(["c-async"])
+    poll_until([c], lambda g: sum(t.num_rows for t in g[id(c)]) >= 20)
+    results = []
+    c.commit_async(callback=lambda offsets, error: results.append((offsets, error)))
+    deadline = time.monotonic() + 10
+    while not results:
+        c.poll(50)
+        assert time.monotonic() < deadline
+    assert results == [({TopicPartition("c-async", 0): 10, TopicPartition("c-async", 1): 10}, None)]
+    other = consumer(broker, "c-async", enable_auto_commit=False)
+    other.subscribe(["c-async"])
+    poll_until([c, other], lambda g: len(c.assignment()) == 1 and len(other.assignment()) == 1)
+    # c stops polling for longer than max.poll.interval.ms: it leaves, other takes over
+    deadline = time.monotonic() + 30
+    while len(other.assignment()) < 2:
+        other.poll(100)
+        assert time.monotonic() < deadline
+    with pytest.raises(CommitFailedError, match="rebalanced"):
+        c.commit({TopicPartition("c-async", 0): 11})
+    poll_until([c, other], lambda g: len(c.assignment()) == 1 and len(other.assignment()) == 1)
+    other.close()
+    c.close()
+
+
+def test_auto_offset_reset_none_and_invalid_options(broker):
+    topic_with(broker, "c-none", 1, 1)
+    with consumer(broker, "c-none", auto_offset_reset="none") as c:
+        c.subscribe(["c-none"])
+        with pytest.raises(NoOffsetForPartitionError, match="auto.offset.reset is none"):
+            c.poll(5000)
+    with pytest.raises(ConfigError, match="group.id"):
+        Consumer(bootstrap_servers=broker.bootstrap_servers)
+    with pytest.raises(ConfigError, match="heartbeat.interval.ms"):
+        Consumer(bootstrap_servers=broker.bootstrap_servers, group_id="g",
+                 session_timeout_ms=1000, heartbeat_interval_ms=1000)
+    with pytest.raises(ConfigError, match="auto.offset.reset"):
+        Consumer(bootstrap_servers=broker.bootstrap_servers, group_id="g", auto_offset_reset="begin")
+
+
+def test_assignors_match_kafkas():
+    subs = {"m1": ["a", "b"], "m2": ["a"], "m3": ["a", "b"]}
+    r = range_assign(subs, {"a": 4, "b": 3})
+    assert r == {"m1": [TopicPartition("a", 0), TopicPartition("a", 1), TopicPartition("b", 0),
+                        TopicPartition("b", 1)],
+                 "m2": [TopicPartition("a", 2)],
+                 "m3": [TopicPartition("a", 3), TopicPartition("b", 2)]}
+    rr = roundrobin_assign({"m1": ["a"], "m2": ["a"]}, {"a": 3})
+    assert rr == {"m1": [TopicPartition("a", 0), TopicPartition("a", 2)], "m2": [TopicPartition("a", 1)]}
+
+
+def test_a_dead_bootstrap_server_is_skipped_not_waited_for(broker):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    for _ in range(5):  # the first node tried is random: try often enough to meet the dead one
+        started = time.monotonic()
+        with Admin(bootstrap_servers=f"127.0.0.1:{dead},{broker.bootstrap_servers}",
+                   default_api_timeout_ms=20_000) as admin:
+            assert admin.find_coordinator("any-group") == 0
+        assert time.monotonic() - started < 5
