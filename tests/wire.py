@@ -79,3 +79,15 @@ def wait_for(condition, timeout: float = 30.0, interval: float = 0.1, what: str 
 def produce_body(topic: str, partition: int, records: bytes, acks: int = -1, timeout_ms: int = 10_000) -> dict:
     return {"transactional_id": None, "acks": acks, "timeout_ms": timeout_ms,
             "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": records}]}]}
+
+
+def create_topic(port: int, name: str, partitions: int = 2, replication_factor: int = 1) -> None:
+    """CreateTopics v4 on the broker at ``port``; asserts it succeeded."""
+    from broker_sim.protocol.api import ApiKey
+
+    with WireClient(port) as c:
+        r = c.request(ApiKey.CREATE_TOPICS, 4, {
+            "topics": [{"name": name, "num_partitions": partitions,
+                        "replication_factor": replication_factor, "assignments": [], "configs": []}],
+            "timeout_ms": 10_000, "validate_only": False})
+    assert r.topics[0].error_code == 0, r

@@ -32,6 +32,14 @@ from .messages.acls import (
     DescribeAclsResponse,
 )
 from .messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from .messages.consumer_group_describe import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+)
+from .messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from .messages.controller import (
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -105,6 +113,8 @@ class ApiKey:
     OFFSET_DELETE = 47
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
+    CONSUMER_GROUP_HEARTBEAT = 68
+    CONSUMER_GROUP_DESCRIBE = 69
     # pyq-internal control plane (controller listener only; never advertised)
     BROKER_HEARTBEAT = 10001
     ALTER_PARTITION = 10002
@@ -116,6 +126,8 @@ class ApiSpec:
     name: str
     request: Message
     response: Message
+    #: A lower ceiling than the schemas' own, for a server that answers only older versions.
+    cap: int | None = None
 
     @property
     def min_version(self) -> int:
@@ -123,15 +135,16 @@ class ApiSpec:
 
     @property
     def max_version(self) -> int:
-        return min(self.request.max_version, self.response.max_version)
+        high = min(self.request.max_version, self.response.max_version)
+        return high if self.cap is None else min(high, self.cap)
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
 
 
-def _spec(name: str, request: Message, response: Message) -> ApiSpec:
+def _spec(name: str, request: Message, response: Message, cap: int | None = None) -> ApiSpec:
     assert request.api_key == response.api_key
-    return ApiSpec(request.api_key, name, request, response)
+    return ApiSpec(request.api_key, name, request, response, cap)
 
 
 APIS: dict[int, ApiSpec] = {s.key: s for s in [
@@ -165,11 +178,14 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
           AlterUserScramCredentialsResponse),
     _spec("DeleteGroups", DeleteGroupsRequest, DeleteGroupsResponse),
     _spec("OffsetDelete", OffsetDeleteRequest, OffsetDeleteResponse),
+    _spec("ConsumerGroupHeartbeat", ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
+    _spec("ConsumerGroupDescribe", ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
 ]}
 
 #: The controller's listener: the internal control plane plus what brokers forward to it
 #: (topic creation, growth and deletion, SCRAM credential
-#: and ACL changes), the legacy offset journal (ListGroups, OffsetFetch) and ApiVersions.
+#: and ACL changes), the legacy offset journal (ListGroups, OffsetFetch up to v7, the last
+#: version with one group per request) and ApiVersions.
 CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("BrokerHeartbeat", BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     _spec("AlterPartition", AlterPartitionRequest, AlterPartitionResponse),
@@ -177,7 +193,7 @@ CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
     _spec("CreatePartitions", CreatePartitionsRequest, CreatePartitionsResponse),
     _spec("ListGroups", ListGroupsRequest, ListGroupsResponse),
-    _spec("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse),
+    _spec("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse, cap=7),
     _spec("AlterUserScramCredentials", AlterUserScramCredentialsRequest,
           AlterUserScramCredentialsResponse),
     _spec("CreateAcls", CreateAclsRequest, CreateAclsResponse),

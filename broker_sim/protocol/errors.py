@@ -404,6 +404,42 @@ class UnacceptableCredential(KafkaError):
     code = 93
 
 
+class UnknownTopicId(KafkaError):
+    """Kafka error 100, ``UNKNOWN_TOPIC_ID``: no topic has the id the request named."""
+    code = 100
+    retriable = True
+    invalid_metadata = True
+
+
+class FencedMemberEpoch(KafkaError):
+    """Kafka error 110, ``FENCED_MEMBER_EPOCH``: a consumer-protocol member must give up its
+    partitions and rejoin with epoch 0."""
+    code = 110
+
+
+class UnreleasedInstanceId(KafkaError):
+    """Kafka error 111, ``UNRELEASED_INSTANCE_ID``: the static member's previous incarnation
+    has not left the group yet."""
+    code = 111
+
+
+class UnsupportedAssignor(KafkaError):
+    """Kafka error 112, ``UNSUPPORTED_ASSIGNOR``."""
+    code = 112
+
+
+class InvalidRegularExpression(KafkaError):
+    """Kafka error 128, ``INVALID_REGULAR_EXPRESSION``: a consumer's topic regex does not
+    compile."""
+    code = 128
+
+
+class StaleMemberEpoch(KafkaError):
+    """Kafka error 113, ``STALE_MEMBER_EPOCH``: an offset commit or fetch carried an old
+    member epoch."""
+    code = 113
+
+
 ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
     cls.code: cls
     for cls in (
@@ -474,6 +510,12 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
         ResourceNotFound,
         DuplicateResource,
         UnacceptableCredential,
+        UnknownTopicId,
+        FencedMemberEpoch,
+        UnreleasedInstanceId,
+        UnsupportedAssignor,
+        StaleMemberEpoch,
+        InvalidRegularExpression,
     )
 }
 """Every error class by its code."""

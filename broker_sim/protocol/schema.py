@@ -175,9 +175,35 @@ class Struct(Type):
         return Data(**merged)
 
 
+class NullableStruct(Type):
+    """A struct that may be null: an int8 marker (-1 null, 1 present) and then the struct,
+    as Kafka encodes nullable struct fields (e.g. ConsumerGroupHeartbeat's assignment)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.default = None
+
+    def write(self, out: bytearray, value: Any, flexible: bool) -> None:
+        if value is None:
+            out.append(0xFF)
+            return
+        out.append(1)
+        self.inner.write(out, value, flexible)
+
+    def read(self, buf: Any, pos: int, flexible: bool) -> tuple[Any, int]:
+        if pos >= len(buf):
+            raise MalformedFrame("truncated nullable struct")
+        marker = buf[pos]
+        if marker == 0xFF:
+            return None, pos + 1
+        return self.inner.read(buf, pos + 1, flexible)
+
+
 def _compile(t: Any, version: int) -> Type:
     if isinstance(t, Struct):
         return t.at(version)
+    if isinstance(t, NullableStruct):
+        return NullableStruct(_compile(t.inner, version))
     if isinstance(t, Array) and isinstance(t.inner, (Struct, Array)):
         return Array(_compile(t.inner, version), nullable=t.nullable)
     return t

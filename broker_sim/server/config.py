@@ -231,7 +231,7 @@ class BrokerConfig:
         }
         values: dict[str, Any] = {}
         log_props: dict[str, str] = {}
-        group_props: dict[str, int] = {}
+        group_props: dict[str, Any] = {}
         for name, raw in props.items():
             if name in simple:
                 attr, parse = simple[name]
@@ -243,6 +243,9 @@ class BrokerConfig:
                 log_props[log_names[name]] = raw
             elif name == "log.retention.hours":
                 log_props["retention.ms"] = str(int(raw) * 3_600_000)
+            elif name == "group.consumer.assignors":
+                group_props[GROUP_PROPERTIES[name]] = tuple(
+                    a.strip() for a in raw.split(",") if a.strip())
             elif name in GROUP_PROPERTIES:
                 try:
                     group_props[GROUP_PROPERTIES[name]] = int(raw)

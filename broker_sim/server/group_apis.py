@@ -149,7 +149,7 @@ class GroupApis:
         rebalance_timeout = body.rebalance_timeout_ms if version >= 1 else body.session_timeout_ms
         self.coordinator.join_group(
             body.group_id, body.member_id, body.group_instance_id, request.header.client_id or "",
-            _host(request), rebalance_timeout, body.session_timeout_ms, body.protocol_type,
+            client_host(request), rebalance_timeout, body.session_timeout_ms, body.protocol_type,
             [(p.name, bytes(p.metadata)) for p in body.protocols], version >= 4, respond)
 
     def handle_sync_group(self, request: Request) -> None:
@@ -215,10 +215,10 @@ class GroupApis:
         types = {t.lower() for t in (body.types_filter or [])}
         code, listed = self.coordinator.list_groups(set(body.states_filter or []) or None)
         everything = self.authorized(request, Op.DESCRIBE, RT.CLUSTER)
-        groups = [Data(group_id=g, protocol_type=t, group_state=s, group_type="classic")
-                  for g, t, s in listed
+        groups = [Data(group_id=g, protocol_type=t, group_state=s, group_type=k)
+                  for g, t, s, k in listed
                   if (everything or self.authorized(request, Op.DESCRIBE, RT.GROUP, g))
-                  and (not types or "classic" in types)]
+                  and (not types or k in types)]
         self.respond(request, Data(throttle_time_ms=0, error_code=code, groups=groups))
 
     def handle_delete_groups(self, request: Request) -> None:
@@ -271,14 +271,38 @@ class GroupApis:
                                         body.generation_id_or_member_epoch, offsets, respond)
 
     def handle_offset_fetch(self, request: Request) -> None:
+        # require_stable (v7+) is granted as asked: without transactions every committed
+        # offset is stable, so UNSTABLE_OFFSET_COMMIT is never the answer.
         body = request.body
-        if not self.authorized(request, Op.DESCRIBE, RT.GROUP, body.group_id):
-            self.respond(request, Data(throttle_time_ms=0, topics=[],
-                                       error_code=GroupAuthorizationFailed.code))
+        version = request.header.api_version
+        if version < 8:
+            code, topics = self._fetch_group_offsets(request, body.group_id, body.topics)
+            # Before v2 there is no top-level error: each partition carries it.
+            if code and version < 2:
+                for t in topics:
+                    for p in t.partitions:
+                        p.error_code = code
+            self.respond(request, Data(throttle_time_ms=0, topics=topics, error_code=code))
             return
-        wanted = None if body.topics is None else [
-            (t.name, p) for t in body.topics for p in t.partition_indexes]
-        code, committed = self.coordinator.fetch_offsets(body.group_id, wanted)
+        # v8+: a batch of groups, each answered on its own (authorization, coordinator).
+        # The v9 member of each group (null and -1 unless a KIP-848 member asks):
+        members: dict[str, tuple[str | None, int]] = {}
+        groups = []
+        for g in body.groups:
+            members[g.group_id] = (g.member_id, g.member_epoch)
+            code, topics = self._fetch_group_offsets(request, g.group_id, g.topics)
+            groups.append(Data(group_id=g.group_id, topics=[] if code else topics, error_code=code))
+        self.respond(request, Data(throttle_time_ms=0, groups=groups))
+
+    def _fetch_group_offsets(self, request: Request, group_id: str,
+                             wanted_topics: Any) -> tuple[int, list[Data]]:
+        """(group error, topics) of one group's OffsetFetch answer; ``wanted_topics`` None
+        asks for every committed offset (of the topics the principal may describe)."""
+        if not self.authorized(request, Op.DESCRIBE, RT.GROUP, group_id):
+            return GroupAuthorizationFailed.code, []
+        wanted = None if wanted_topics is None else [
+            (t.name, p) for t in wanted_topics for p in t.partition_indexes]
+        code, committed = self.coordinator.fetch_offsets(group_id, wanted)
         order = sorted(committed) if wanted is None else wanted
         describable = {t: self.authorized(request, Op.DESCRIBE, RT.TOPIC, t) for t, _ in order}
         if wanted is None:  # "all": only what may be described is listed
@@ -293,13 +317,7 @@ class GroupApis:
                         committed_leader_epoch=c.leader_epoch if c else -1,
                         metadata=c.metadata if c else "", error_code=0)
 
-        # Before v2 there is no top-level error: each partition carries it.
-        topics = _by_topic(order, partition)
-        if code and request.header.api_version < 2:
-            for t in topics:
-                for p in t.partitions:
-                    p.error_code = code
-        self.respond(request, Data(throttle_time_ms=0, topics=topics, error_code=code))
+        return code, _by_topic(order, partition)
 
     def handle_offset_delete(self, request: Request) -> None:
         body = request.body
@@ -324,7 +342,7 @@ class GroupApis:
                                         respond)
 
 
-def _host(request: Request) -> str:
+def client_host(request: Request) -> str:
     address = request.client_address
     return "/" + address.rsplit(":", 1)[0] if address else ""
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import Any, cast
+from uuid import UUID
 
 from ..coordinator.group import GroupCoordinator
 from ..coordinator.placement import INTERNAL_TOPICS
@@ -41,6 +42,7 @@ from ..protocol.errors import (
     LeaderNotAvailable,
     TopicAuthorizationFailed,
     UnknownServerError,
+    UnknownTopicId,
     UnknownTopicOrPartition,
 )
 from ..protocol.messages.fetch import FetchRequestView
@@ -52,10 +54,11 @@ from ..security.acl import Operation as Op
 from ..security.acl import ResourceType as RT
 from ..security.authorizer import Authorizer
 from .config import BrokerConfig
+from .consumer_group_apis import ConsumerGroupApis
 from .controller_client import ControllerClient
 from .delayed_produce import ProduceStatus
 from .group_apis import GroupApis
-from .metadata_cache import MetadataCache
+from .metadata_cache import ZERO_UUID, MetadataCache
 from .producer_ids import ProducerIdManager
 from .replica_manager import FetchResult, FetchSpec, ReplicaManager
 from .security_apis import SecurityApis
@@ -101,6 +104,8 @@ class KafkaApis:
         self.authorized = self.security.authorized
         self.groups = GroupApis(self, coordinator)
         self._handlers.update(self.groups.handlers)
+        self.consumer_groups = ConsumerGroupApis(self, coordinator.consumer)
+        self._handlers.update(self.consumer_groups.handlers)
 
     # ---- plumbing ------------------------------------------------------------------
     def handle(self, request: Request) -> None:
@@ -133,14 +138,19 @@ class KafkaApis:
         version = request.header.api_version
         image = self.metadata.image
         denied: set[str] = set()
+        # One slot per topic answered: a name, or (v12+, null name) an id to look up.
+        slots: list[str | UUID] = []
         if body.topics is None or (version == 0 and not body.topics):
-            names = sorted(n for n in image.topics if self.authorized(request, Op.DESCRIBE, RT.TOPIC, n))
+            slots.extend(sorted(n for n in image.topics
+                                if self.authorized(request, Op.DESCRIBE, RT.TOPIC, n)))
             auto_create = False
         else:
-            names = [t.name for t in body.topics]
-            denied = {n for n in names if not self.authorized(request, Op.DESCRIBE, RT.TOPIC, n)}
+            for t in body.topics:
+                slots.append(t.topic_id if t.name is None else t.name)
+            denied = {n for n in slots if isinstance(n, str)
+                      and not self.authorized(request, Op.DESCRIBE, RT.TOPIC, n)}
             auto_create = self.config.auto_create_topics_enable and body.allow_auto_topic_creation
-        missing = [n for n in names if n not in image.topics and n not in denied]
+        missing = [n for n in slots if isinstance(n, str) and n not in image.topics and n not in denied]
         if missing and auto_create:
             creatable = [n for n in missing if self._may_create(request, n)]
             denied.update(set(missing) - set(creatable))
@@ -148,12 +158,31 @@ class KafkaApis:
                 self._auto_create(creatable)
                 image = self.metadata.image
         alive = {b for b, info in image.brokers.items() if info.alive}
+
+        def failed(code: int, name: str | None, topic_id: UUID = ZERO_UUID) -> Data:
+            return Data(error_code=code, name=name, topic_id=topic_id, is_internal=False,
+                        partitions=[], topic_authorized_operations=UNKNOWN_OPERATIONS)
+
         topics = []
-        for name in names:
-            if name in denied:  # whether it exists or not: nothing is told
-                topics.append(Data(error_code=TopicAuthorizationFailed.code, name=name, is_internal=False,
-                                   partitions=[], topic_authorized_operations=UNKNOWN_OPERATIONS))
-                continue
+        for slot in slots:
+            if isinstance(slot, UUID):  # asked for by id
+                if version < 12:  # only v12+ may leave the name out
+                    topics.append(failed(InvalidRequest.code, ""))
+                    continue
+                found = self.metadata.topic_name(slot, image)
+                if found is None:
+                    topics.append(failed(UnknownTopicId.code, None, slot))
+                    continue
+                if not self.authorized(request, Op.DESCRIBE, RT.TOPIC, found):
+                    # The id was the client's to begin with; the name is not told.
+                    topics.append(failed(TopicAuthorizationFailed.code, None, slot))
+                    continue
+                name = found
+            else:
+                name = slot
+                if name in denied:  # whether it exists or not: nothing is told
+                    topics.append(failed(TopicAuthorizationFailed.code, name))
+                    continue
             info = image.topics.get(name)
             if info is None:
                 code = UnknownTopicOrPartition.code
@@ -161,8 +190,7 @@ class KafkaApis:
                     validate_topic_name(name)
                 except (ValueError, KafkaError):
                     code = InvalidTopic.code
-                topics.append(Data(error_code=code, name=name, is_internal=False, partitions=[],
-                                   topic_authorized_operations=UNKNOWN_OPERATIONS))
+                topics.append(failed(code, name))
                 continue
             partitions = []
             for i, p in enumerate(info.partitions):
@@ -170,8 +198,8 @@ class KafkaApis:
                     error_code=0 if p.leader >= 0 else LeaderNotAvailable.code, partition_index=i,
                     leader_id=p.leader, leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas),
                     isr_nodes=list(p.isr), offline_replicas=[r for r in p.replicas if r not in alive]))
-            topics.append(Data(error_code=0, name=name, is_internal=name in INTERNAL_TOPICS,
-                               partitions=partitions,
+            topics.append(Data(error_code=0, name=name, topic_id=self.metadata.topic_id(name, image),
+                               is_internal=name in INTERNAL_TOPICS, partitions=partitions,
                                topic_authorized_operations=UNKNOWN_OPERATIONS))
         listener = self.listener_name(request)
         brokers = [Data(node_id=b, host=host, port=port, rack=None)

@@ -103,13 +103,35 @@ def group_type(protocol_type: str) -> str:
     return protocol_type or "simple"
 
 
+def describe_any(admin: Admin, group_ids: list[str]) -> dict[str, GroupDescription]:
+    """Each group as DescribeGroups sees it; a group on the consumer protocol (KIP-848),
+    which DescribeGroups reports Dead as Kafka does, through ConsumerGroupDescribe instead
+    (PROTOCOL is then its server-side assignor)."""
+    from broker_sim.protocol.errors import GroupIdNotFound
+    from connector.client import GroupDescription, MemberDescription
+
+    described = admin.describe_groups(group_ids) if group_ids else {}
+    for group_id, d in list(described.items()):
+        if d.state != "Dead":
+            continue
+        try:
+            c = admin.describe_consumer_groups([group_id])[group_id]
+        except GroupIdNotFound:
+            continue
+        described[group_id] = GroupDescription(
+            group_id, c.state, "consumer", c.assignor, c.coordinator,
+            [MemberDescription(m.member_id, m.instance_id, m.client_id, m.client_host,
+                               m.assignment) for m in c.members])
+    return described
+
+
 def list_groups(args: argparse.Namespace) -> int:
     with _admin(args) as admin:
         listed = admin.list_groups(args.state)
-        described = admin.describe_groups([g.group_id for g in listed]) if listed else {}
+        described = describe_any(admin, [g.group_id for g in listed])
     rows = [[g.group_id, group_type(g.protocol_type), g.state, len(described[g.group_id].members),
-             g.coordinator] for g in listed]
-    print(format_table(["GROUP", "TYPE", "STATE", "MEMBERS", "COORDINATOR"], rows))
+             g.coordinator, g.group_type] for g in listed]
+    print(format_table(["GROUP", "TYPE", "STATE", "MEMBERS", "COORDINATOR", "PROTOCOL"], rows))
     return 0
 
 
@@ -128,7 +150,7 @@ def describe_groups(args: argparse.Namespace) -> int:
     from .lag import lag_rows
 
     with _admin(args) as admin:
-        described = admin.describe_groups(args.group)
+        described = describe_any(admin, list(args.group))
         blocks = []
         for group in args.group:
             d = described[group]
@@ -175,7 +197,7 @@ def _scope(admin: Admin, args: argparse.Namespace) -> list[TopicPartition]:
 
 def reset_offsets(args: argparse.Namespace) -> int:
     with _admin(args) as admin:
-        d = admin.describe_groups([args.group])[args.group]
+        d = describe_any(admin, [args.group])[args.group]
         if d.state not in INACTIVE:
             raise CommandError(f"group {args.group!r} is {d.state} with {len(d.members)} member(s): "
                                "offsets can only be reset while it has none (stop its consumers)")

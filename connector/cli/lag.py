@@ -119,10 +119,10 @@ def lag_rows(admin: Admin, group: str, topic: str | None,
 def show_lag(args: argparse.Namespace) -> int:
     from connector.client import Admin
 
-    from .groups import owners, summary_line
+    from .groups import describe_any, owners, summary_line
 
     with Admin(client_options(args)) as admin:
-        d = admin.describe_groups([args.group])[args.group]
+        d = describe_any(admin, [args.group])[args.group]
         columns, rows = lag_rows(admin, args.group, args.topic, owners(d))
     if not rows:
         raise CommandError(f"group {args.group!r} has no committed offsets")

@@ -50,6 +50,7 @@ from broker_sim.security.scram import (
 
 from .config import AdminConfig
 from .group_admin import (
+    ConsumerGroupDescription,
     GroupAdmin,
     GroupDescription,
     GroupListing,
@@ -242,6 +243,12 @@ class Admin:
                         timeout_ms: float | None = None) -> dict[str, GroupDescription]:
         """State, protocol, members and their assignments of each group."""
         return self._groups.describe_groups(group_ids, timeout_ms)
+
+    def describe_consumer_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None
+                                 ) -> dict[str, ConsumerGroupDescription]:
+        """Epochs, members, their assignments and targets of consumer-protocol (KIP-848)
+        groups."""
+        return self._groups.describe_consumer_groups(group_ids, timeout_ms)
 
     def delete_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None) -> None:
         """Delete empty groups and their committed offsets (NonEmptyGroup otherwise)."""

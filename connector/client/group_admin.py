@@ -31,6 +31,7 @@ from .config import AdminConfig
 from .consumer_protocol import decode_assignment
 from .errors import KafkaTimeoutError
 from .metadata import TopicPartition
+from .offset_fetch import group_answer, offset_fetch_body
 from .sync_client import SyncClient
 
 MOVING = frozenset({NotCoordinator.code, CoordinatorNotAvailable.code, CoordinatorLoadInProgress.code})
@@ -47,6 +48,9 @@ class GroupListing(NamedTuple):
     protocol_type: str  # "consumer" for consumer groups, "" for offset-only ("simple") groups
     state: str
     coordinator: int
+    #: "classic", or "consumer" for a group on the consumer protocol (KIP-848), whose
+    #: members :meth:`GroupAdmin.describe_consumer_groups` describes.
+    group_type: str = "classic"
 
 
 class MemberDescription(NamedTuple):
@@ -64,6 +68,34 @@ class GroupDescription(NamedTuple):
     protocol: str  # the assignor chosen, when Stable
     coordinator: int
     members: list[MemberDescription]
+
+
+class ConsumerMemberDescription(NamedTuple):
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    client_host: str
+    member_epoch: int
+    subscribed_topics: list[str]
+    assignment: list[TopicPartition]
+    target_assignment: list[TopicPartition]
+
+
+class ConsumerGroupDescription(NamedTuple):
+    """A consumer-protocol (KIP-848) group, as ConsumerGroupDescribe reports it."""
+
+    group_id: str
+    state: str  # Empty, Assigning, Reconciling, Stable
+    group_epoch: int
+    assignment_epoch: int
+    assignor: str
+    coordinator: int
+    members: list[ConsumerMemberDescription]
+
+
+def _partitions(assignment: Any) -> list[TopicPartition]:
+    return sorted(TopicPartition(t.topic_name, p) for t in assignment.topic_partitions
+                  for p in t.partitions)
 
 
 def tp_of(key: TopicPartition | tuple[str, int]) -> TopicPartition:
@@ -110,8 +142,8 @@ class GroupAdmin:
                 tp = tp_of(key)
                 by_topic.setdefault(tp.topic, []).append(tp.partition)
             topics = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
-        body = {"group_id": group_id, "topics": topics}
-        response = self._group_request(group_id, ApiKey.OFFSET_FETCH, body, timeout_ms)
+        response = group_answer(self._group_request(group_id, ApiKey.OFFSET_FETCH,
+                                                    offset_fetch_body(group_id, topics), timeout_ms))
         raise_for(response.error_code, f"offset fetch for group {group_id!r}")
         out = {}
         for t in response.topics:
@@ -152,7 +184,8 @@ class GroupAdmin:
                     break
                 self._backoff(deadline, f"groups of broker {node}")
             raise_for(response.error_code, f"list groups of broker {node}")
-            out.extend(GroupListing(g.group_id, g.protocol_type, g.group_state, node)
+            out.extend(GroupListing(g.group_id, g.protocol_type, g.group_state, node,
+                                    g.group_type or "classic")
                        for g in response.groups)
         return sorted(out)
 
@@ -173,6 +206,25 @@ class GroupAdmin:
                                              g.protocol_data, node, members)
         return out
 
+    def describe_consumer_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None
+                                 ) -> dict[str, ConsumerGroupDescription]:
+        """ConsumerGroupDescribe: groups on the consumer protocol (KIP-848); a group that is
+        not one raises GroupIdNotFound."""
+        out = {}
+        for group_id in group_ids:
+            node, response = self._group_call(group_id, ApiKey.CONSUMER_GROUP_DESCRIBE, {
+                "group_ids": [group_id], "include_authorized_operations": False}, timeout_ms,
+                lambda r: r.groups[0].error_code)
+            g = response.groups[0]
+            raise_for(g.error_code, f"describe consumer group {group_id!r}", g.error_message)
+            out[group_id] = ConsumerGroupDescription(
+                group_id, g.group_state, g.group_epoch, g.assignment_epoch, g.assignor_name, node,
+                [ConsumerMemberDescription(
+                    m.member_id, m.instance_id, m.client_id, m.client_host, m.member_epoch,
+                    list(m.subscribed_topic_names), _partitions(m.assignment),
+                    _partitions(m.target_assignment)) for m in g.members])
+        return out
+
     def delete_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None) -> None:
         for group_id in group_ids:
             _, response = self._group_call(group_id, ApiKey.DELETE_GROUPS, {"groups_names": [group_id]},
@@ -183,6 +235,8 @@ class GroupAdmin:
     def _group_request(self, group_id: str, api_key: int, body: Any,
                        timeout_ms: float | None) -> Any:
         def code(response: Any) -> int:
+            if api_key == ApiKey.OFFSET_FETCH:
+                response = group_answer(response)
             codes = {p.error_code for t in response.topics for p in t.partitions}
             codes.add(getattr(response, "error_code", 0))
             return next(iter(codes & MOVING), 0)

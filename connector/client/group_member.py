@@ -58,6 +58,7 @@ from .consumer_protocol import (
 )
 from .errors import ClientError, KafkaTimeoutError
 from .metadata import TopicPartition
+from .offset_fetch import group_answer, offset_fetch_body
 from .request_future import RequestFuture
 from .sync_client import SyncClient
 
@@ -420,11 +421,11 @@ class GroupMember:
         by_topic: dict[str, list[int]] = {}
         for tp in partitions:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
-        body = {"group_id": self.config.group_id,
-                "topics": [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]}
+        body = offset_fetch_body(self.config.group_id, [
+            {"name": t, "partition_indexes": ps} for t, ps in by_topic.items()])
         with self._lock:
             while True:
-                response = self._call(ApiKey.OFFSET_FETCH, body, deadline)
+                response = group_answer(self._call(ApiKey.OFFSET_FETCH, body, deadline))
                 codes = {response.error_code} | {p.error_code for t in response.topics for p in t.partitions}
                 moved = codes & {*COORDINATOR_MOVED, CoordinatorLoadInProgress.code}
                 if not moved:

@@ -1,4 +1,5 @@
-"""What the client knows about the cluster: brokers, partition leaders, partition counts.
+"""What the client knows about the cluster: brokers, partition leaders, partition counts,
+and topic ids (from Metadata v10 on: ``topic_id(name)`` and ``topic_name(id)``).
 
 A :class:`Cluster` is an immutable snapshot built from one Metadata response (or from
 ``bootstrap.servers`` before the first one: bootstrap nodes get ids -1, -2, ... as in
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -39,6 +41,8 @@ from broker_sim.protocol.errors import KafkaError, error_for_code
 from .config import ClientConfig
 
 log = logging.getLogger(__name__)
+
+ZERO_UUID = uuid.UUID(int=0)
 
 
 class Node(NamedTuple):
@@ -63,9 +67,12 @@ class Cluster:
 
     def __init__(self, brokers: Iterable[Node], partitions: Iterable[PartitionInfo] = (),
                  topic_errors: dict[str, int] | None = None, cluster_id: str | None = None,
-                 controller_id: int = -1, is_bootstrap: bool = False) -> None:
+                 controller_id: int = -1, is_bootstrap: bool = False,
+                 topic_ids: dict[str, uuid.UUID] | None = None) -> None:
         self.brokers: dict[int, Node] = {n.node_id: n for n in brokers}
         self.topic_errors = dict(topic_errors or {})
+        self._topic_ids = {t: i for t, i in (topic_ids or {}).items() if i != ZERO_UUID}
+        self._topic_names = {i: t for t, i in self._topic_ids.items()}
         self.cluster_id = cluster_id
         self.controller_id = controller_id
         self.is_bootstrap = is_bootstrap
@@ -92,19 +99,37 @@ class Cluster:
         brokers = [Node(b.node_id, b.host, b.port, b.rack) for b in body.brokers]
         partitions = []
         errors = {}
+        ids = {}
         for t in body.topics:
+            if t.name is None:  # v12: an unknown topic asked for by id
+                continue
             if t.error_code:
                 errors[t.name] = t.error_code
                 continue
+            ids[t.name] = t.topic_id  # the zero uuid below v10: dropped
             for p in t.partitions:
                 partitions.append(PartitionInfo(t.name, p.partition_index, p.leader_id,
                                                 p.leader_epoch, tuple(p.replica_nodes),
                                                 tuple(p.isr_nodes), p.error_code))
-        return cls(brokers, partitions, errors, body.cluster_id, body.controller_id)
+        return cls(brokers, partitions, errors, body.cluster_id, body.controller_id,
+                   topic_ids=ids)
 
     @property
     def topics(self) -> set[str]:
         return set(self._by_topic)
+
+    def topic_id(self, topic: str) -> uuid.UUID | None:
+        """The id of ``topic``, if the broker told it (Metadata v10+)."""
+        return self._topic_ids.get(topic)
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        """The name of the topic whose id is ``topic_id``, if known."""
+        return self._topic_names.get(topic_id)
+
+    @property
+    def topic_ids(self) -> dict[str, uuid.UUID]:
+        """Every known topic id by topic name."""
+        return dict(self._topic_ids)
 
     def node(self, node_id: int) -> Node | None:
         return self.brokers.get(node_id)

@@ -52,10 +52,10 @@ def test_groups_list_describe_reset_and_delete(broker, ok, run, consumer):
                 producer.send("orders", f"o{i}".encode(), partition=i % 3)
         admin.commit_offsets("spark-q", {("orders", 0): OffsetAndMetadata(4, '{"query": "q"}')})
     member = consumer()
-    wait_for(lambda: len(member.records()) == 30, 60, "the consumer to read everything")
+    wait_for(lambda: len(member.records()) == 30, 60, "the consumer to read everything", [member])
 
     listed = ok("groups", "list")
-    assert listed[0] == ["GROUP", "TYPE", "STATE", "MEMBERS", "COORDINATOR"]
+    assert listed[0] == ["GROUP", "TYPE", "STATE", "MEMBERS", "COORDINATOR", "PROTOCOL"]
     assert [row[:4] for row in listed[1:]] == [["app", "consumer", "Stable", "1"],
                                                ["spark-q", "simple", "Empty", "0"]]
     assert [row[0] for row in ok("groups", "list", "--state", "Empty")[1:]] == ["spark-q"]
@@ -100,3 +100,29 @@ def test_groups_list_describe_reset_and_delete(broker, ok, run, consumer):
     assert [row[0] for row in ok("groups", "list")[1:]] == ["spark-q"]
     gone = run("groups", "describe", "app")
     assert gone.returncode == 1 and "does not exist" in gone.stderr
+
+
+def test_a_consumer_protocol_group_is_listed_described_and_guarded(broker, ok, run):
+    """librdkafka with group.protocol=consumer (KIP-848): DescribeGroups reports such a group
+    Dead, as Kafka does, so the CLI describes it with ConsumerGroupDescribe."""
+    ok("topics", "create", "events", "--partitions", "2")
+    with Producer(bootstrap_servers=broker.bootstrap_servers) as producer:
+        for i in range(8):
+            producer.send("events", f"e{i}".encode(), partition=i % 2)
+    member = ConsumerProcess("confluent-consumer", broker.bootstrap_servers, "new", "events")
+    try:
+        wait_for(lambda: len(member.records()) == 8, 60, "the KIP-848 consumer", [member])
+        listed = {row[0]: row for row in ok("groups", "list")[1:]}
+        assert listed["new"][1:4] == ["consumer", "Stable", "1"]
+        assert listed["new"][5] == "consumer"
+        shown = ok("groups", "describe", "new")
+        assert shown[0][:8] == ["GROUP", "new", "TYPE", "consumer", "STATE", "Stable", "MEMBERS", "1"]
+        assert shown[0][8:10] == ["PROTOCOL", "uniform"]
+        assert [r[:5] for r in shown[3:]] == [["events", str(p), "4", "4", "0"] for p in range(2)]
+        assert all(r[7].startswith("rdkafka") for r in shown[3:])
+        refused = run("groups", "reset-offsets", "--group", "new", "--all-topics", "--to-earliest")
+        assert refused.returncode == 1 and "is Stable with 1 member(s)" in refused.stderr
+    finally:
+        member.terminate()
+    assert ok("groups", "describe", "new")[0][5] == "Empty"
+    assert ok("groups", "delete", "new") == [["deleted", "group", "new"]]

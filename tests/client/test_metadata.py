@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from broker_sim.protocol.errors import UnknownTopicOrPartition
+import uuid
+
+from broker_sim.protocol.errors import UnknownTopicId, UnknownTopicOrPartition
 from connector.client.config import ClientConfig
 from connector.client.metadata import Cluster, Metadata, TopicPartition
 from tests.client.support import metadata_response, roundtrip_response
@@ -37,6 +39,32 @@ def test_partitions_without_a_leader_are_not_available_and_topic_errors_are_kept
     assert c.partition_count("t") == 2 and c.available_partitions("t") == [0]
     assert c.leader_for(TopicPartition("t", 1)) is None
     assert isinstance(c.topic_error("gone"), UnknownTopicOrPartition)
+
+
+def test_topic_ids_from_a_v12_response_both_ways():
+    tid = uuid.uuid4()
+    body = roundtrip_response(3, 12, {
+        "throttle_time_ms": 0, "cluster_id": "c", "controller_id": 0,
+        "brokers": [{"node_id": 0, "host": "h", "port": 1, "rack": None}],
+        "topics": [
+            {"error_code": 0, "name": "t", "topic_id": tid, "is_internal": False, "partitions": [
+                {"error_code": 0, "partition_index": 0, "leader_id": 0, "leader_epoch": 2,
+                 "replica_nodes": [0], "isr_nodes": [0], "offline_replicas": []}]},
+            {"error_code": 3, "name": "gone", "topic_id": uuid.UUID(int=0), "is_internal": False,
+             "partitions": []},
+            {"error_code": UnknownTopicId.code, "name": None, "topic_id": uuid.uuid4(),
+             "is_internal": False, "partitions": []}]})
+    c = Cluster.from_response(body)
+    assert c.topic_id("t") == tid and c.topic_name(tid) == "t"
+    assert c.topic_id("gone") is None and c.topic_id("nope") is None
+    assert c.topic_name(uuid.uuid4()) is None and c.topic_ids == {"t": tid}
+    assert c.leader_for(TopicPartition("t", 0)) == 0 and c.partition_count("t") == 1
+    assert isinstance(c.topic_error("gone"), UnknownTopicOrPartition)
+
+
+def test_responses_before_v10_carry_no_topic_ids():
+    c = Cluster.from_response(metadata_response({("t", 0): 0}, version=9))
+    assert c.partition_count("t") == 1 and c.topic_id("t") is None and c.topic_ids == {}
 
 
 def test_refresh_on_demand_with_backoff_and_by_age():

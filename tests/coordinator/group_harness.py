@@ -9,6 +9,7 @@ replica manager to ``__consumer_offsets`` logs in a temporary directory.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,7 +50,9 @@ class Outcome:
 
 
 class GroupHarness:
-    def __init__(self, data_dir: Path, config: GroupConfig | None = None) -> None:
+    def __init__(self, data_dir: Path, config: GroupConfig | None = None,
+                 prepare: Callable[[GroupCoordinator], None] = lambda c: None) -> None:
+        self.prepare = prepare
         self.config = config or GroupConfig(group_initial_rebalance_delay_ms=3000,
                                             offsets_topic_num_partitions=PARTITIONS)
         self.clock = ManualClock(0, wall_start_ms=1_700_000_000_000)
@@ -73,6 +76,7 @@ class GroupHarness:
         self.store = GroupStore(self.config, self.replicas, self.clock)
         self.coordinator = GroupCoordinator(self.config, self.store, self.clock, timer=self.timer,
                                             reaper_enabled=False)
+        self.prepare(self.coordinator)  # what the broker wires in before groups load
         self.store.set_leadership(PARTITIONS, {i: self.epoch for i in range(PARTITIONS)})
         deadline = time.monotonic() + 10
         while self.store.any_loading():

@@ -9,7 +9,9 @@ returned records commits them synchronously, then prints one JSON line::
 
     {"event": "consumed", "records": [[partition, offset, value], ...]}
 
-so a record it printed is committed. On every change of assignment it prints
+so a record it printed is committed; a commit that fails (the member was fenced meanwhile)
+prints ``{"event": "commit_failed"}`` instead, as an application would carry on, and the
+records are left to whoever owns them next. On every change of assignment it prints
 ``{"event": "assigned", "partitions": [...]}``. SIGTERM closes the consumer cleanly (it
 leaves the group); SIGKILL is what the tests use to make it vanish.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import signal
 import sys
 import time
@@ -60,7 +63,7 @@ def run_kafka_python(args: argparse.Namespace) -> None:
 
 
 def run_confluent(args: argparse.Namespace, protocol: str) -> None:
-    from confluent_kafka import Consumer
+    from confluent_kafka import Consumer, KafkaException
 
     conf = {"bootstrap.servers": args.bootstrap, "group.id": args.group,
             "auto.offset.reset": "earliest", "enable.auto.commit": False}
@@ -87,13 +90,20 @@ def run_confluent(args: argparse.Namespace, protocol: str) -> None:
         messages = consumer.consume(num_messages=50, timeout=0.2)
         records = [[m.partition(), m.offset(), m.value().decode()] for m in messages if not m.error()]
         if records:
-            consumer.commit(asynchronous=False)
+            try:
+                consumer.commit(asynchronous=False)
+            except KafkaException as e:  # as an application must: a commit may fail, e.g.
+                emit(event="commit_failed", error=str(e))  # when the member was fenced
+                continue
             emit(event="consumed", records=records)
             time.sleep(args.pause_ms / 1000)
     consumer.close()
 
 
 def main() -> None:
+    # the clients' warnings go to stderr, which the test shows when a wait times out
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
     parser = argparse.ArgumentParser()
     parser.add_argument("client", choices=["kafka-python", "confluent", "confluent-consumer"])
     parser.add_argument("bootstrap")

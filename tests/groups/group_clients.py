@@ -7,9 +7,10 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 WORKER = Path(__file__).with_name("consumer_worker.py")
@@ -28,11 +29,13 @@ class ConsumerProcess:
         if instance_id:
             cmd += ["--instance-id", instance_id]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=env, text=True)
+        self.stderr = tempfile.TemporaryFile()  # the client's own log, shown when a wait fails
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.stderr, env=env,
+                                     text=True)
         self.lock = threading.Lock()
         self.assignments: list[tuple[float, list[int]]] = []
         self.consumed: list[tuple[int, int, str]] = []
+        self.commit_failures: list[str] = []
         self.arrivals: list[tuple[float, int]] = []  # (when this process reported it, partition)
         self.closed = False
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -49,6 +52,8 @@ class ConsumerProcess:
                     self.consumed.extend(tuple(r) for r in event["records"])
                     now = time.monotonic()
                     self.arrivals.extend((now, r[0]) for r in event["records"])
+                elif event["event"] == "commit_failed":
+                    self.commit_failures.append(event["error"])
                 else:
                     self.closed = True
 
@@ -66,6 +71,11 @@ class ConsumerProcess:
         with self.lock:
             return next((t for t, p in self.arrivals if p == partition and t > after), None)
 
+    def log_tail(self, lines: int = 15) -> str:
+        self.stderr.seek(0)
+        tail = self.stderr.read().decode(errors="replace").splitlines()[-lines:]
+        return "\n".join(tail)
+
     def terminate(self, timeout: float = 30) -> None:
         """Close cleanly (the consumer leaves its group)."""
         self.proc.send_signal(signal.SIGTERM)
@@ -82,12 +92,17 @@ class ConsumerProcess:
             self.proc.wait(10)
 
 
-def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> float:
-    """Poll ``condition`` until true; return when it became true (monotonic)."""
+def wait_for(condition: Callable[[], bool], timeout: float, what: str,
+             show: Iterable[ConsumerProcess] = ()) -> float:
+    """Poll ``condition`` until true; return when it became true (monotonic). On a timeout
+    the error carries the end of each process's log in ``show``."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+            logs = "".join(f"\n--- consumer {c.proc.pid} (exit {c.proc.poll()}), assignment "
+                           f"{c.assignment}, {len(c.records())} records, commit failures "
+                           f"{c.commit_failures[-3:]}:\n{c.log_tail()}" for c in show)
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}{logs}")
         time.sleep(0.05)
     return time.monotonic()
 

@@ -30,7 +30,7 @@ from broker_sim.protocol.primitives import (
     UInt32,
     Uuid,
 )
-from broker_sim.protocol.schema import Message, Struct
+from broker_sim.protocol.schema import Message, NullableStruct, Struct
 
 ARRAY_LEN = 2
 
@@ -74,6 +74,8 @@ def _scalar(t: Type, default: Any, k: int, nulls: bool) -> Any:
 NULLABLE_FROM = {
     ("MetadataRequest", "topics"): 1,     # v0: an empty array means "all topics"
     ("OffsetFetchRequest", "topics"): 2,
+    ("MetadataRequestTopic", "name"): 10,    # null (look up by id) only means something from v12
+    ("MetadataResponseTopic", "name"): 12,
 }
 
 
@@ -83,6 +85,8 @@ def sample(message: Struct, version: int, nulls: bool = False) -> dict[str, Any]
     counter = itertools.count(1)
 
     def value(t: Any, default: Any, nullable: bool) -> Any:
+        if isinstance(t, NullableStruct):
+            return None if nulls else value(t.inner, None, True)
         if isinstance(t, Struct):
             return {f.name: value(f.type, f.default,
                                   version >= NULLABLE_FROM.get((t.name, f.name), 0))
@@ -98,6 +102,8 @@ def sample(message: Struct, version: int, nulls: bool = False) -> dict[str, Any]
 
 def plain(value: Any, t: Any, version: int) -> Any:
     """``value`` (Data, dict, list, memoryview...) as comparable plain Python data."""
+    if isinstance(t, NullableStruct):
+        return None if value is None else plain(value, t.inner, version)
     if isinstance(t, Struct):
         return {f.name: plain(value.get(f.name, f.default), f.type, version)
                 for f in t.fields if f.present_in(version)}

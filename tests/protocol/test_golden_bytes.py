@@ -8,6 +8,7 @@ produced by our encoder: ``encode(value) == golden`` and ``decode(golden) == val
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -28,6 +29,14 @@ from broker_sim.protocol.messages.acls import (
     DescribeAclsResponse,
 )
 from broker_sim.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from broker_sim.protocol.messages.consumer_group_describe import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+)
+from broker_sim.protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from broker_sim.protocol.messages.create_partitions import (
     CreatePartitionsRequest,
     CreatePartitionsResponse,
@@ -86,6 +95,10 @@ def h(text: str) -> bytes:
 
 def one_topic(**fields: Any) -> list[dict[str, Any]]:
     return [{"name": "t", **fields}]
+
+
+#: A topic id for the Metadata v10+ cases: bytes 01 23 .. ef, twice.
+TOPIC_ID = uuid.UUID("0123456789abcdef0123456789abcdef")
 
 
 # ---------------------------------------------------------------------------- bodies
@@ -391,6 +404,90 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         80 00 00 00       #   topic_authorized_operations INT32_MIN (default)
         80 00 00 00       # cluster_authorized_operations INT32_MIN (default)
      """)),
+    ("metadata_req_v9", MetadataRequest, 9,
+     {"topics": [{"name": "t"}], "allow_auto_topic_creation": False}, h("""
+        02                # topics: compact, 1 + 1
+        02 74             #   name "t" (compact)
+        00                #   tagged fields
+        00                # allow_auto_topic_creation false
+        00                # include_cluster_authorized_operations false
+        00                # include_topic_authorized_operations false
+        00                # tagged fields
+     """)),
+    ("metadata_req_v10_by_name", MetadataRequest, 10,
+     {"topics": [{"name": "t"}], "allow_auto_topic_creation": False}, h("""
+        02                # topics: 1 + 1
+        00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00  # topic_id: zero (by name; before the name)
+        02 74             #   name "t"
+        00                #   tagged fields
+        00                # allow_auto_topic_creation false
+        00                # include_cluster_authorized_operations false (v8-10 only)
+        00                # include_topic_authorized_operations false
+        00                # tagged fields
+     """)),
+    ("metadata_req_v12_by_id", MetadataRequest, 12,
+     {"topics": [{"topic_id": TOPIC_ID, "name": None}], "allow_auto_topic_creation": False}, h("""
+        02                # topics: 1 + 1
+        01 23 45 67 89 ab cd ef 01 23 45 67 89 ab cd ef  # topic_id
+        00                #   name: null (look the id up)
+        00                #   tagged fields
+        00                # allow_auto_topic_creation false
+        00                # include_topic_authorized_operations false (no cluster flag from v11)
+        00                # tagged fields
+     """)),
+    ("metadata_resp_v10", MetadataResponse, 10,
+     {"throttle_time_ms": 0, "brokers": [{"node_id": 1, "host": "h", "port": 9092}],
+      "cluster_id": "clu", "controller_id": 1,
+      "topics": [{"error_code": 0, "name": "t", "topic_id": TOPIC_ID, "is_internal": True,
+                  "partitions": [{"error_code": 0, "partition_index": 0, "leader_id": 1,
+                                  "leader_epoch": 3, "replica_nodes": [1], "isr_nodes": [1],
+                                  "offline_replicas": []}]}]}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        02                # brokers: 1 + 1
+        00 00 00 01       #   node_id 1
+        02 68             #   host "h"
+        00 00 23 84       #   port 9092
+        00                #   rack: null
+        00                #   tagged fields
+        04 63 6c 75       # cluster_id "clu"
+        00 00 00 01       # controller_id 1
+        02                # topics: 1 + 1
+        00 00             #   error_code 0
+        02 74             #   name "t"
+        01 23 45 67 89 ab cd ef 01 23 45 67 89 ab cd ef  # topic_id (after the name)
+        01                #   is_internal true
+        02                #   partitions: 1 + 1
+        00 00             #     error_code 0
+        00 00 00 00       #     partition_index 0
+        00 00 00 01       #     leader_id 1
+        00 00 00 03       #     leader_epoch 3
+        02 00 00 00 01    #     replica_nodes [1]
+        02 00 00 00 01    #     isr_nodes [1]
+        01                #     offline_replicas []
+        00                #     tagged fields
+        80 00 00 00       #   topic_authorized_operations INT32_MIN
+        00                #   tagged fields
+        80 00 00 00       # cluster_authorized_operations INT32_MIN (v8-10 only)
+        00                # tagged fields
+     """)),
+    ("metadata_resp_v12_unknown_id", MetadataResponse, 12,
+     {"throttle_time_ms": 0, "brokers": [], "cluster_id": None, "controller_id": -1,
+      "topics": [{"error_code": 100, "name": None, "topic_id": TOPIC_ID, "is_internal": False,
+                  "partitions": []}]}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        01                # brokers: 0 + 1
+        00                # cluster_id: null
+        ff ff ff ff       # controller_id -1
+        02                # topics: 1 + 1
+        00 64             #   error_code 100 UNKNOWN_TOPIC_ID
+        00                #   name: null (nullable from v12)
+        01 23 45 67 89 ab cd ef 01 23 45 67 89 ab cd ef  # topic_id, echoed
+        00                #   is_internal false
+        01                #   partitions: 0 + 1
+        80 00 00 00       #   topic_authorized_operations INT32_MIN
+        00                #   tagged fields
+        00                # tagged fields (no cluster_authorized_operations from v11)
+     """)),
     # ----------------------------------------------------------------- OffsetCommit (8)
     ("offset_commit_req_v2", OffsetCommitRequest, 2,
      {"group_id": "g", "generation_id_or_member_epoch": 1, "member_id": "m",
@@ -442,6 +539,38 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00 00 00 01       #     partition_index 1
         00 16             #     error_code 22 ILLEGAL_GENERATION
      """)),
+    ("offset_commit_req_v9", OffsetCommitRequest, 9,
+     {"group_id": "g", "generation_id_or_member_epoch": 4, "member_id": "m",
+      "topics": one_topic(partitions=[
+          {"partition_index": 0, "committed_offset": 5, "committed_metadata": None}])}, h("""
+        02 67                    # group_id "g" (compact)
+        00 00 00 04              # generation_id_or_member_epoch 4 (a KIP-848 member epoch)
+        02 6d                    # member_id "m"
+        00                       # group_instance_id: null
+        02                       # topics: 1 + 1
+        02 74                    #   name "t"
+        02                       #   partitions: 1 + 1
+        00 00 00 00              #     partition_index 0
+        00 00 00 00 00 00 00 05  #     committed_offset 5
+        ff ff ff ff              #     committed_leader_epoch -1 (default)
+        00                       #     committed_metadata: null
+        00                       #     tagged fields
+        00                       #   tagged fields
+        00                       # tagged fields
+     """)),
+    ("offset_commit_resp_v8", OffsetCommitResponse, 8,
+     {"throttle_time_ms": 0,
+      "topics": one_topic(partitions=[{"partition_index": 0, "error_code": 0}])}, h("""
+        00 00 00 00       # throttle_time_ms 0
+        02                # topics: 1 + 1
+        02 74             #   name "t"
+        02                #   partitions: 1 + 1
+        00 00 00 00       #     partition_index 0
+        00 00             #     error_code 0
+        00                #     tagged fields
+        00                #   tagged fields
+        00                # tagged fields
+     """)),
     # ------------------------------------------------------------------ OffsetFetch (9)
     ("offset_fetch_req_v1", OffsetFetchRequest, 1,
      {"group_id": "g", "topics": one_topic(partition_indexes=[0])}, h("""
@@ -481,6 +610,68 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         ff ff                    #     metadata: null
         00 00                    #     error_code 0
         00 00                    # error_code 0
+     """)),
+    ("offset_fetch_req_v7", OffsetFetchRequest, 7,
+     {"group_id": "g", "topics": None, "require_stable": True}, h("""
+        02 67             # group_id "g" (compact)
+        00                # topics: null (all)
+        01                # require_stable true
+        00                # tagged fields
+     """)),
+    ("offset_fetch_req_v8_two_groups", OffsetFetchRequest, 8,
+     {"groups": [{"group_id": "g1", "topics": one_topic(partition_indexes=[0])},
+                 {"group_id": "g2", "topics": None}], "require_stable": False}, h("""
+        03                # groups: 2 + 1 (no top-level group_id/topics from v8)
+        03 67 31          #   group_id "g1"
+        02                #   topics: 1 + 1
+        02 74             #     name "t"
+        02 00 00 00 00    #     partition_indexes [0]
+        00                #     tagged fields
+        00                #   tagged fields
+        03 67 32          #   group_id "g2"
+        00                #   topics: null (all)
+        00                #   tagged fields
+        00                # require_stable false
+        00                # tagged fields
+     """)),
+    ("offset_fetch_req_v9", OffsetFetchRequest, 9,
+     {"groups": [{"group_id": "g", "member_id": "m", "member_epoch": 3, "topics": None}],
+      "require_stable": True}, h("""
+        02                # groups: 1 + 1
+        02 67             #   group_id "g"
+        02 6d             #   member_id "m"
+        00 00 00 03       #   member_epoch 3
+        00                #   topics: null (all)
+        00                #   tagged fields
+        01                # require_stable true
+        00                # tagged fields
+     """)),
+    ("offset_fetch_resp_v8", OffsetFetchResponse, 8,
+     {"throttle_time_ms": 0, "groups": [
+         {"group_id": "g1", "error_code": 0, "topics": one_topic(partitions=[
+             {"partition_index": 0, "committed_offset": 5, "committed_leader_epoch": 2,
+              "metadata": "", "error_code": 0}])},
+         {"group_id": "g2", "error_code": 16, "topics": []}]}, h("""
+        00 00 00 00              # throttle_time_ms 0
+        03                       # groups: 2 + 1 (no top-level topics/error_code from v8)
+        03 67 31                 #   group_id "g1"
+        02                       #   topics: 1 + 1
+        02 74                    #     name "t"
+        02                       #     partitions: 1 + 1
+        00 00 00 00              #       partition_index 0
+        00 00 00 00 00 00 00 05  #       committed_offset 5
+        00 00 00 02              #       committed_leader_epoch 2
+        01                       #       metadata ""
+        00 00                    #       error_code 0
+        00                       #       tagged fields
+        00                       #     tagged fields
+        00 00                    #   error_code 0
+        00                       #   tagged fields
+        03 67 32                 #   group_id "g2"
+        01                       #   topics: 0 + 1
+        00 10                    #   error_code 16 NOT_COORDINATOR
+        00                       #   tagged fields
+        00                       # tagged fields
      """)),
     # -------------------------------------------------------------- FindCoordinator (10)
     ("find_coordinator_req_v0", FindCoordinatorRequest, 0, {"key": "g"}, h("""
@@ -669,6 +860,103 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00 00 00 01                   # results: count 1
         00 01 67                      #   group_id "g"
         00 44                         #   error_code 68 NON_EMPTY_GROUP
+     """)),
+    # ---------------------------------------------------- ConsumerGroupHeartbeat (68)
+    ("consumer_group_heartbeat_req_v1_join", ConsumerGroupHeartbeatRequest, 1,
+     {"group_id": "g", "member_id": "m", "member_epoch": 0, "instance_id": None,
+      "rack_id": None, "rebalance_timeout_ms": 300_000, "subscribed_topic_names": ["t"],
+      "subscribed_topic_regex": None, "server_assignor": "uniform", "topic_partitions": []},
+     h("""
+        02 67                         # group_id "g" (compact)
+        02 6d                         # member_id "m"
+        00 00 00 00                   # member_epoch 0: join
+        00                            # instance_id null
+        00                            # rack_id null
+        00 04 93 e0                   # rebalance_timeout_ms 300000
+        02 02 74                      # subscribed_topic_names: ["t"]
+        00                            # subscribed_topic_regex null (v1+)
+        08 75 6e 69 66 6f 72 6d       # server_assignor "uniform"
+        01                            # topic_partitions: empty, not null
+        00                            # tagged fields
+     """)),
+    ("consumer_group_heartbeat_resp_v1", ConsumerGroupHeartbeatResponse, 1,
+     {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "member_id": "m",
+      "member_epoch": 3, "heartbeat_interval_ms": 5000,
+      "assignment": {"topic_partitions": [{"topic_id": TOPIC_ID, "partitions": [0, 2]}]}}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00                         # error_code 0
+        00                            # error_message null
+        02 6d                         # member_id "m"
+        00 00 00 03                   # member_epoch 3
+        00 00 13 88                   # heartbeat_interval_ms 5000
+        01                            # assignment: present (nullable struct marker)
+        02                            #   topic_partitions: 1
+        01 23 45 67 89 ab cd ef 01 23 45 67 89 ab cd ef  # topic_id
+        03 00 00 00 00 00 00 00 02    #     partitions [0, 2]
+        00                            #     tagged fields
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    ("consumer_group_heartbeat_resp_v0_error", ConsumerGroupHeartbeatResponse, 0,
+     {"throttle_time_ms": 0, "error_code": 110, "error_message": "x", "member_id": None,
+      "member_epoch": -1, "heartbeat_interval_ms": 0, "assignment": None}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 6e                         # error_code 110 FENCED_MEMBER_EPOCH
+        02 78                         # error_message "x"
+        00                            # member_id null
+        ff ff ff ff                   # member_epoch -1
+        00 00 00 00                   # heartbeat_interval_ms 0
+        ff                            # assignment: null
+        00                            # tagged fields
+     """)),
+    # ----------------------------------------------------- ConsumerGroupDescribe (69)
+    ("consumer_group_describe_req_v0", ConsumerGroupDescribeRequest, 0,
+     {"group_ids": ["g"], "include_authorized_operations": False}, h("""
+        02 02 67                      # group_ids: ["g"]
+        00                            # include_authorized_operations false
+        00                            # tagged fields
+     """)),
+    ("consumer_group_describe_resp_v0", ConsumerGroupDescribeResponse, 0,
+     {"throttle_time_ms": 0, "groups": [{
+         "error_code": 0, "error_message": None, "group_id": "g", "group_state": "Stable",
+         "group_epoch": 2, "assignment_epoch": 2, "assignor_name": "uniform",
+         "members": [{"member_id": "m", "instance_id": None, "rack_id": None,
+                      "member_epoch": 2, "client_id": "c", "client_host": "/h",
+                      "subscribed_topic_names": ["t"], "subscribed_topic_regex": None,
+                      "assignment": {"topic_partitions": [
+                          {"topic_id": TOPIC_ID, "topic_name": "t", "partitions": [1]}]},
+                      "target_assignment": {"topic_partitions": []}}],
+         "authorized_operations": -(2**31)}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        02                            # groups: 1
+        00 00                         #   error_code 0
+        00                            #   error_message null
+        02 67                         #   group_id "g"
+        07 53 74 61 62 6c 65          #   group_state "Stable"
+        00 00 00 02                   #   group_epoch 2
+        00 00 00 02                   #   assignment_epoch 2
+        08 75 6e 69 66 6f 72 6d       #   assignor_name "uniform"
+        02                            #   members: 1
+        02 6d                         #     member_id "m"
+        00                            #     instance_id null
+        00                            #     rack_id null
+        00 00 00 02                   #     member_epoch 2
+        02 63                         #     client_id "c"
+        03 2f 68                      #     client_host "/h"
+        02 02 74                      #     subscribed_topic_names ["t"]
+        00                            #     subscribed_topic_regex null
+        02                            #     assignment.topic_partitions: 1
+        01 23 45 67 89 ab cd ef 01 23 45 67 89 ab cd ef  # topic_id
+        02 74                         #       topic_name "t"
+        02 00 00 00 01                #       partitions [1]
+        00                            #       tagged fields
+        00                            #     assignment: tagged fields
+        01                            #     target_assignment.topic_partitions: 0
+        00                            #     target_assignment: tagged fields
+        00                            #     member: tagged fields
+        80 00 00 00                   #   authorized_operations INT32_MIN
+        00                            #   group: tagged fields
+        00                            # tagged fields
      """)),
     # -------------------------------------------------------------- OffsetDelete (47)
     ("offset_delete_req_v0", OffsetDeleteRequest, 0,

@@ -13,6 +13,8 @@ import struct
 import pytest
 
 from broker_sim.protocol.api import (
+    APIS,
+    CONTROLLER_APIS,
     UnknownApiKey,
     UnsupportedApiVersion,
     decode_request,
@@ -160,7 +162,7 @@ def test_unknown_api_key(api_key: int) -> None:
     assert info.value.api_key == api_key
 
 
-@pytest.mark.parametrize(("api_key", "version"), [(0, 2), (0, 9), (1, 3), (1, 12), (3, 9),
+@pytest.mark.parametrize(("api_key", "version"), [(0, 2), (0, 9), (1, 3), (1, 12), (3, 13),
                                                   (18, 5), (22, 2), (2, 0)])
 def test_unsupported_version_keeps_the_header(api_key: int, version: int) -> None:
     # Whatever the body (here garbage), the header is parsed for the error answer.
@@ -168,6 +170,16 @@ def test_unsupported_version_keeps_the_header(api_key: int, version: int) -> Non
     with pytest.raises(UnsupportedApiVersion) as info:
         decode_request(payload)
     assert info.value.header == RequestHeader(api_key, version, 4242, "cli")
+
+
+def test_the_controller_takes_offset_fetch_only_in_its_one_group_versions() -> None:
+    # Its legacy journal answers one group per request: v8+ (batches) is not advertised.
+    assert (CONTROLLER_APIS[9].min_version, CONTROLLER_APIS[9].max_version) == (1, 7)
+    assert (APIS[9].min_version, APIS[9].max_version) == (1, 9)
+    frame = encode_request(9, 8, 5, "b", {"groups": [{"group_id": "g", "topics": None}]})
+    with pytest.raises(UnsupportedApiVersion):
+        decode_request(frame[4:], CONTROLLER_APIS)
+    assert decode_request(frame[4:])[1].groups[0].group_id == "g"  # a broker takes it
 
 
 def test_unsupported_api_versions_request_with_header_v2_still_yields_the_header() -> None:

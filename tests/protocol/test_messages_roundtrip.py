@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import uuid
 
 import pytest
 
@@ -140,6 +141,17 @@ def _add_api_defaults() -> None:
          ["topics", 0, "partitions", 0, "commit_timestamp"], -1),  # v1-only field
         (offset_fetch.OffsetFetchResponse, 5, {"topics": [{"partitions": [{}]}]},
          ["topics", 0, "partitions", 0, "committed_leader_epoch"], -1),
+        (offset_fetch.OffsetFetchRequest, 9, {"groups": [{"group_id": "g"}]},
+         ["groups", 0, "member_epoch"], -1),
+        (offset_fetch.OffsetFetchRequest, 9, {"groups": [{"group_id": "g"}]},
+         ["groups", 0, "member_id"], None),
+        (offset_fetch.OffsetFetchRequest, 7, {"group_id": "g"}, ["require_stable"], False),
+        (offset_fetch.OffsetFetchResponse, 8, {"groups": [{"topics": [{"partitions": [{}]}]}]},
+         ["groups", 0, "topics", 0, "partitions", 0, "committed_leader_epoch"], -1),
+        (metadata.MetadataRequest, 12, {"topics": [{"name": "t"}]},
+         ["topics", 0, "topic_id"], uuid.UUID(int=0)),
+        (metadata.MetadataResponse, 10, {"topics": [{"name": "t"}]},
+         ["topics", 0, "topic_id"], uuid.UUID(int=0)),
     ])
 
 

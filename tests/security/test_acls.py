@@ -3,9 +3,11 @@ kafka-python's admin, librdkafka's admin), and kept across a restart."""
 
 from __future__ import annotations
 
+import uuid
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka.admin import AclBinding as CkAclBinding
@@ -14,6 +16,7 @@ from confluent_kafka.admin import AclOperation, AclPermissionType, AdminClient, 
 from confluent_kafka.admin import ResourceType as CkResourceType
 
 from broker_sim.process import BrokerProcess
+from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import (
     ClusterAuthorizationFailed,
     GroupAuthorizationFailed,
@@ -127,6 +130,31 @@ def test_metadata_lists_only_what_the_principal_may_describe(broker: BrokerProce
         assert {"orders", "logs-public", "logs-secret", "audit"} <= set(admin.list_topics())
     with Fetcher(as_user(broker, "bob")) as fetcher, pytest.raises(TopicAuthorizationFailed):
         list(fetcher.iter_records("logs-secret", 0, 0, 1, timeout_ms=5000))
+
+
+def _metadata_v12(proc: BrokerProcess, user: str, topics: list[dict]) -> Any:
+    """A Metadata request through our client, which negotiates v12 with the broker."""
+    with Admin(as_user(proc, user)) as admin:
+        sync = admin._sync
+        body = {"topics": topics, "allow_auto_topic_creation": False,
+                "include_topic_authorized_operations": False}
+        return sync.request_any(ApiKey.METADATA, body, sync.deadline(10_000))
+
+
+def test_metadata_by_id_does_not_tell_the_name_without_describe(broker: BrokerProcess) -> None:
+    [audit] = _metadata_v12(broker, "admin", [{"name": "audit"}]).topics
+    assert audit.error_code == 0 and audit.topic_id != uuid.UUID(int=0)
+    # bob may not describe "audit": by name, nothing about it is told, not even its id ...
+    [t] = _metadata_v12(broker, "bob", [{"name": "audit"}]).topics
+    assert (t.error_code, t.name, t.topic_id) == (TopicAuthorizationFailed.code, "audit", uuid.UUID(int=0))
+    # ... and by id, the id he already has comes back without the name
+    [t] = _metadata_v12(broker, "bob", [{"topic_id": audit.topic_id, "name": None}]).topics
+    assert (t.error_code, t.name, t.topic_id, t.partitions) == \
+        (TopicAuthorizationFailed.code, None, audit.topic_id, [])
+    # all topics: "audit" is left out, and every listed topic has its id
+    listed = _metadata_v12(broker, "bob", None).topics
+    assert "audit" not in {t.name for t in listed}
+    assert all(t.topic_id != uuid.UUID(int=0) for t in listed)
 
 
 def test_groups_topics_creation_and_acl_management_are_checked(broker: BrokerProcess) -> None:

@@ -47,11 +47,13 @@ from ...protocol.errors import (
     NonEmptyGroup,
     OffsetMetadataTooLarge,
     RebalanceInProgress,
+    StaleMemberEpoch,
     UnknownMemberId,
 )
-from ...purgatory import DelayedOperationPurgatory
+from ...purgatory import DelayedOperation, DelayedOperationPurgatory
 from ...timer import SystemTimer
 from .config import GroupConfig
+from .consumer_protocol import ConsumerProtocol
 from .delayed import DelayedHeartbeat, DelayedJoin, InitialDelayedJoin
 from .group import CommittedOffset, GroupMetadata, GroupState
 from .member import MemberMetadata
@@ -108,11 +110,13 @@ class GroupCoordinator:
         self.clock = clock
         self.join_purgatory: DelayedOperationPurgatory[DelayedJoin] = DelayedOperationPurgatory(
             "Rebalance", timer=timer, clock=clock, reaper_enabled=reaper_enabled)
-        self.heartbeat_purgatory: DelayedOperationPurgatory[DelayedHeartbeat] = \
+        self.heartbeat_purgatory: DelayedOperationPurgatory[DelayedOperation] = \
             DelayedOperationPurgatory("Heartbeat", timer=timer, clock=clock,
                                       reaper_enabled=reaper_enabled)
         store.on_loaded = self._on_loaded
         store.on_unloaded = self._on_unloaded
+        #: the consumer rebalance protocol (KIP-848), on the same groups and purgatories.
+        self.consumer = ConsumerProtocol(self)
 
     # ---- checks -------------------------------------------------------------------------
     def _check(self, group_id: str, needs_id: bool = True) -> KafkaError | None:
@@ -145,9 +149,13 @@ class GroupCoordinator:
                 return
             group = self.store.get_or_create(group_id)
         with group.lock:
+            if group.consumer is not None and not group.consumer.members:
+                self.consumer.drop(group)  # an empty consumer-protocol group turns classic
             if group.is_(S.DEAD):
                 # Deleted or unloaded meanwhile: the member retries and finds the new group.
                 callback(JoinResult(CoordinatorNotAvailable.code, member_id))
+            elif group.has_consumer_members:
+                callback(JoinResult(InconsistentGroupProtocol.code, member_id))
             elif not group.supports(protocol_type, protocols):
                 callback(JoinResult(InconsistentGroupProtocol.code, member_id))
             elif not member_id:
@@ -552,6 +560,12 @@ class GroupCoordinator:
             simple = generation_id < 0 and not member_id and instance_id is None
             if group.is_(S.DEAD):
                 fail(CoordinatorNotAvailable.code)
+            elif group.consumer is not None:
+                code = self._consumer_member_error(group, member_id, generation_id)
+                if code:
+                    fail(code)
+                else:
+                    self._store_offsets(group, offsets, callback)
             elif generation_id < 0 and group.is_(S.EMPTY):
                 self._store_offsets(group, offsets, callback)
             elif group.is_static_member_fenced(member_id, instance_id):
@@ -587,16 +601,37 @@ class GroupCoordinator:
 
         self.store.append(group.group_id, self.store.offset_records(group.group_id, valid), stored)
 
-    def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None
+    def _consumer_member_error(self, group: GroupMetadata, member_id: str | None,
+                               member_epoch: int) -> int:
+        """A consumer-protocol group's check of an offset commit or fetch: a member's must
+        carry its current epoch; one with no member is allowed while the group is empty."""
+        cg = group.consumer
+        assert cg is not None
+        if member_epoch < 0 and not member_id and not cg.members:
+            return 0
+        member = cg.members.get(member_id or "")
+        if member is None:
+            return UnknownMemberId.code
+        if member_epoch != member.member_epoch:
+            return StaleMemberEpoch.code
+        return 0
+
+    def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None,
+                      member_id: str | None = None, member_epoch: int = -1
                       ) -> tuple[int, dict[tuple[str, int], CommittedOffset]]:
-        """(error, offsets): every committed offset of the group if ``partitions`` is None."""
+        """(error, offsets): every committed offset of the group if ``partitions`` is None.
+        A member id (OffsetFetch v9) is checked against a consumer-protocol group."""
         error = self._check(group_id, needs_id=False)
         if error is not None:
             return error.code, {}
         group = self.store.get(group_id)
         if group is None:
-            return 0, {}
+            return (UnknownMemberId.code, {}) if member_id else (0, {})
         with group.lock:
+            if member_id is not None and group.consumer is not None:
+                code = self._consumer_member_error(group, member_id, member_epoch)
+                if code:
+                    return code, {}
             if partitions is None:
                 return 0, dict(group.offsets)
             return 0, {tp: group.offsets[tp] for tp in partitions if tp in group.offsets}
@@ -616,7 +651,10 @@ class GroupCoordinator:
                 callback(GroupIdNotFound.code, {})
                 return
             codes: dict[tuple[str, int], int] = {}
-            if not group.is_(S.EMPTY):
+            if group.has_consumer_members:
+                topics = group.consumer.subscribed_topics() if group.consumer else set()
+                codes = {tp: GroupSubscribedToTopic.code for tp in partitions if tp[0] in topics}
+            elif not group.is_(S.EMPTY):
                 if group.protocol_type != "consumer":
                     callback(NonEmptyGroup.code, {})
                     return
@@ -646,6 +684,8 @@ class GroupCoordinator:
         if group is None:
             return GroupSummary(0, group_id, S.DEAD.value, "", "", [])
         with group.lock:
+            if group.consumer is not None:  # as Kafka: DescribeGroups sees classic groups only
+                return GroupSummary(0, group_id, S.DEAD.value, "", "", [])
             stable = group.is_(S.STABLE)
             protocol = group.protocol_name or ""
             members = [(m.member_id, m.group_instance_id, m.client_id, m.client_host,
@@ -655,16 +695,19 @@ class GroupCoordinator:
                                 protocol if stable else "", members)
 
     def list_groups(self, states: set[str] | None = None
-                    ) -> tuple[int, list[tuple[str, str, str]]]:
-        """(error, [(group id, protocol type, state)]); states match case-insensitively."""
+                    ) -> tuple[int, list[tuple[str, str, str, str]]]:
+        """(error, [(group id, protocol type, state, group type)]); states match
+        case-insensitively; the group type is "classic" or "consumer" (KIP-848)."""
         wanted = {s.lower() for s in states} if states else None
         out = []
         for group in self.store.groups():
             with group.lock:
                 if group.is_(S.DEAD):
                     continue
-                if wanted is None or group.state.value.lower() in wanted:
-                    out.append((group.group_id, group.protocol_type or "", group.state.value))
+                state = group.state_name
+                if wanted is None or state.lower() in wanted:
+                    out.append((group.group_id, group.protocol_type or "", state,
+                                group.group_type))
         error = CoordinatorLoadInProgress.code if self.store.any_loading() else 0
         return error, sorted(out)
 
@@ -693,7 +736,7 @@ class GroupCoordinator:
             with group.lock:
                 if group.is_(S.DEAD):
                     done(group_id, GroupIdNotFound.code)
-                elif not group.is_(S.EMPTY):
+                elif not group.is_(S.EMPTY) or group.has_consumer_members:
                     done(group_id, NonEmptyGroup.code)
                 else:
                     self.store.append(group_id, self.store.tombstones(group, whole_group=True),
@@ -712,6 +755,7 @@ class GroupCoordinator:
 
     # ---- loading and unloading ----------------------------------------------------------
     def _on_loaded(self, group: GroupMetadata) -> None:
+        self.consumer.on_loaded(group)
         with group.lock:
             for member in group.members.values():
                 self._complete_and_schedule_heartbeat(group, member)
@@ -727,6 +771,7 @@ class GroupCoordinator:
                     member.awaiting_sync(SyncResult(NotCoordinator.code))
                     member.awaiting_sync = None
             group.transition_to(S.DEAD, self._now())
+            self.consumer.on_unloaded(group)
         self.join_purgatory.check_and_complete(group.group_id)
 
     def shutdown(self) -> None:

@@ -13,6 +13,10 @@ never races a request handler changing the group.
   the member's key. Each heartbeat completes the member's current one (its timer entry is
   unlinked, O(1)) and arms the next (one insertion into the wheel, O(1)): there is never a
   thread or a scan per member.
+* :class:`ConsumerSessionTimeout` — the same for a consumer-protocol (KIP-848) member,
+  ``group.consumer.session.timeout.ms`` long.
+* :class:`ConsumerRevocationTimeout` — a consumer-protocol member asked to give up
+  partitions has its rebalance timeout to do so, or it is fenced.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING
 from ...purgatory import DelayedOperation
 
 if TYPE_CHECKING:
+    from .consumer_protocol import ConsumerProtocol
     from .coordinator import GroupCoordinator
     from .group import GroupMetadata
 
@@ -84,3 +89,44 @@ class DelayedHeartbeat(DelayedOperation):
 
     def on_expiration(self) -> None:
         self.coordinator.expire_member(self.group, self.member_id, self.is_pending)
+
+
+class ConsumerSessionTimeout(DelayedOperation):
+    def __init__(self, protocol: ConsumerProtocol, group: GroupMetadata, member_id: str,
+                 timeout_ms: int) -> None:
+        super().__init__(timeout_ms, group.lock)
+        self.protocol = protocol
+        self.group = group
+        self.member_id = member_id
+
+    def try_complete(self) -> bool:
+        if self.protocol.session_satisfied(self.group, self.member_id):
+            return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        pass
+
+    def on_expiration(self) -> None:
+        self.protocol.expire_session(self.group, self.member_id)
+
+
+class ConsumerRevocationTimeout(DelayedOperation):
+    def __init__(self, protocol: ConsumerProtocol, group: GroupMetadata, member_id: str,
+                 epoch: int, timeout_ms: int) -> None:
+        super().__init__(timeout_ms, group.lock)
+        self.protocol = protocol
+        self.group = group
+        self.member_id = member_id
+        self.epoch = epoch
+
+    def try_complete(self) -> bool:
+        if self.protocol.revocation_done(self.group, self.member_id, self.epoch):
+            return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        pass
+
+    def on_expiration(self) -> None:
+        self.protocol.expire_revocation(self.group, self.member_id, self.epoch)

@@ -6,6 +6,7 @@ import enum
 import threading
 from dataclasses import dataclass
 
+from .consumer_group import ConsumerGroup
 from .member import MemberMetadata
 
 
@@ -72,6 +73,24 @@ class GroupMetadata:
         self.pending_members: set[str] = set()  # KIP-394: ids handed out, not yet joined
         self.new_member_added = False
         self.offsets: dict[tuple[str, int], CommittedOffset] = {}
+        #: set while the group uses the consumer protocol (KIP-848); the classic state
+        #: machine then stays Empty.
+        self.consumer: ConsumerGroup | None = None
+        #: consumer-protocol records read back by a loading coordinator, until restored.
+        self.loaded_consumer_records: dict[bytes, bytes] = {}
+
+    @property
+    def has_consumer_members(self) -> bool:
+        return self.consumer is not None and bool(self.consumer.members)
+
+    @property
+    def group_type(self) -> str:
+        return "classic" if self.consumer is None else "consumer"
+
+    @property
+    def state_name(self) -> str:
+        """The state ListGroups reports: the consumer protocol's when the group uses it."""
+        return self.consumer.state if self.consumer is not None else self.state.value
 
     # ---- state ------------------------------------------------------------------------
     def is_(self, state: GroupState) -> bool:

@@ -8,6 +8,15 @@ Every record has a key and a value, each starting with an int16 schema version:
   leader, current_state_timestamp, members[member_id, group_instance_id, client_id,
   client_host, rebalance_timeout, session_timeout, subscription, assignment])``.
 
+* consumer-protocol (KIP-848) groups — key v3 ``(group)`` → ``(epoch)``; key v5
+  ``(group, member)`` → member metadata ``(instance_id, rack_id, client_id, client_host,
+  subscribed_topic_names, subscribed_topic_regex, rebalance_timeout_ms, server_assignor)``;
+  key v6 ``(group)`` → ``(assignment_epoch)``; key v7 ``(group, member)`` → the member's
+  target ``topic_partitions [topic_id, partitions]``; key v8 ``(group, member)`` → its
+  current assignment ``(member_epoch, previous_member_epoch, state, assigned_partitions,
+  partitions_pending_revocation)``. Values are flexible (compact, tagged fields), version
+  0, and name topics by id, as Kafka's.
+
 A record with a null value is a tombstone: the offset, or the whole group, is gone. The
 topic is keyed so that the latest record per key is the truth, whether the log is read in
 full or (once the log cleaner exists) compacted. Using Kafka's layout means a partition of
@@ -20,7 +29,16 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from ...protocol.primitives import Array, Bytes, Int32, Int64, NullableString, String
+from ...protocol.primitives import (
+    Array,
+    Bytes,
+    Int8,
+    Int32,
+    Int64,
+    NullableString,
+    String,
+    Uuid,
+)
 from ...protocol.schema import Data, Field, Struct
 
 OFFSET_KEY_VERSION = 1
@@ -63,6 +81,77 @@ GroupMetadataValue = Struct("GroupMetadataValue", [
 
 _INT16 = struct.Struct(">h")
 
+#: (key, value) of one record of __consumer_offsets; a None value is a tombstone.
+Record = tuple[bytes, bytes | None]
+
+# ---- consumer-protocol groups (KIP-848) ------------------------------------------------
+CONSUMER_GROUP_KEY_VERSION = 3
+CONSUMER_MEMBER_KEY_VERSION = 5
+TARGET_METADATA_KEY_VERSION = 6
+TARGET_MEMBER_KEY_VERSION = 7
+CURRENT_ASSIGNMENT_KEY_VERSION = 8
+
+GroupMemberKey = Struct("GroupMemberKey", [Field("group", String), Field("member", String)])
+
+ConsumerGroupMetadataValue = Struct("ConsumerGroupMetadataValue", [Field("epoch", Int32)])
+
+ConsumerMemberMetadataValue = Struct("ConsumerMemberMetadataValue", [
+    Field("instance_id", NullableString),
+    Field("rack_id", NullableString),
+    Field("client_id", String),
+    Field("client_host", String),
+    Field("subscribed_topic_names", Array(String)),
+    Field("subscribed_topic_regex", NullableString),
+    Field("rebalance_timeout_ms", Int32, default=-1),
+    Field("server_assignor", NullableString),
+])
+
+TopicPartitions = Struct("TopicPartitions", [
+    Field("topic_id", Uuid), Field("partitions", Array(Int32))])
+
+TargetAssignmentMetadataValue = Struct("TargetAssignmentMetadataValue", [
+    Field("assignment_epoch", Int32)])
+
+TargetAssignmentMemberValue = Struct("TargetAssignmentMemberValue", [
+    Field("topic_partitions", Array(TopicPartitions))])
+
+CurrentMemberAssignmentValue = Struct("CurrentMemberAssignmentValue", [
+    Field("member_epoch", Int32),
+    Field("previous_member_epoch", Int32),
+    Field("state", Int8),
+    Field("assigned_partitions", Array(TopicPartitions)),
+    Field("partitions_pending_revocation", Array(TopicPartitions)),
+])
+
+_CONSUMER_VALUES = {
+    CONSUMER_GROUP_KEY_VERSION: ConsumerGroupMetadataValue,
+    CONSUMER_MEMBER_KEY_VERSION: ConsumerMemberMetadataValue,
+    TARGET_METADATA_KEY_VERSION: TargetAssignmentMetadataValue,
+    TARGET_MEMBER_KEY_VERSION: TargetAssignmentMemberValue,
+    CURRENT_ASSIGNMENT_KEY_VERSION: CurrentMemberAssignmentValue,
+}
+
+
+def consumer_key(kind: int, group: str, member: str | None = None) -> bytes:
+    """Key ``kind`` (one of the versions above) of a consumer group or of one member."""
+    if member is None:
+        return _encode(kind, GroupMetadataKey, {"group": group})
+    return _encode(kind, GroupMemberKey, {"group": group, "member": member})
+
+
+def consumer_value(kind: int, value: dict[str, Any]) -> bytes:
+    out = bytearray(_INT16.pack(0))
+    _CONSUMER_VALUES[kind].at(0).write(out, value, True)
+    return bytes(out)
+
+
+def decode_consumer_value(kind: int, raw: bytes) -> Data:
+    (version,) = _INT16.unpack_from(raw)
+    if version != 0:
+        raise ValueError(f"unknown value version {version} for __consumer_offsets key {kind}")
+    value, _ = _CONSUMER_VALUES[kind].at(0).read(raw, 2, True)
+    return value
+
 
 def _encode(version: int, schema: Struct, value: Any) -> bytes:
     out = bytearray(_INT16.pack(version))
@@ -101,7 +190,17 @@ class GroupKey:
     group: str
 
 
-def decode_key(raw: bytes) -> OffsetKey | GroupKey:
+@dataclass(frozen=True)
+class ConsumerKey:
+    """A consumer-protocol group's record: ``kind`` is the key version, ``member`` is None
+    for the group-level kinds (3 and 6)."""
+
+    kind: int
+    group: str
+    member: str | None = None
+
+
+def decode_key(raw: bytes) -> OffsetKey | GroupKey | ConsumerKey:
     (version,) = _INT16.unpack_from(raw)
     if version in (0, 1):
         k, _ = OffsetCommitKey.at(version).read(raw, 2, False)
@@ -109,6 +208,16 @@ def decode_key(raw: bytes) -> OffsetKey | GroupKey:
     if version == 2:
         g, _ = GroupMetadataKey.at(version).read(raw, 2, False)
         return GroupKey(g.group)
+    if version in (CONSUMER_GROUP_KEY_VERSION, TARGET_METADATA_KEY_VERSION):
+        g, _ = GroupMetadataKey.at(0).read(raw, 2, False)
+        return ConsumerKey(version, g.group)
+    if version in (CONSUMER_MEMBER_KEY_VERSION, TARGET_MEMBER_KEY_VERSION,
+                   CURRENT_ASSIGNMENT_KEY_VERSION):
+        m, _ = GroupMemberKey.at(0).read(raw, 2, False)
+        return ConsumerKey(version, m.group, m.member)
+    if version == 4:  # Kafka's subscription metadata: recomputed from the image instead
+        g, _ = GroupMetadataKey.at(0).read(raw, 2, False)
+        return ConsumerKey(version, g.group)
     raise ValueError(f"unknown __consumer_offsets key version {version}")
 
 

@@ -54,14 +54,14 @@ from ...protocol.records.batch_header import iter_batches
 from ...protocol.records.builder import RecordBatchBuilder
 from ...protocol.records.reader import decode_records
 from ..placement import OFFSETS_TOPIC, partition_for
-from . import records
+from . import consumer_records, records
 from .config import GroupConfig
 from .group import CommittedOffset, GroupMetadata, GroupState
 from .member import MemberMetadata
 
 log = logging.getLogger(__name__)
 
-Record = tuple[bytes, bytes | None]
+Record = records.Record
 
 
 class Appender(Protocol):
@@ -234,6 +234,8 @@ class GroupStore:
         out: list[Record] = [(records.offset_key(group.group_id, t, p), None) for t, p in parts]
         if whole_group:
             out.append((records.group_key(group.group_id), None))
+            if group.consumer is not None:
+                out.extend(consumer_records.tombstones(group.consumer))
         return out
 
     # ---- loading ------------------------------------------------------------------------
@@ -269,6 +271,7 @@ class GroupStore:
     def _read(self, partition) -> list[GroupMetadata]:  # noqa: ANN001 - a server Partition
         offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
         metadata: dict[str, object] = {}
+        consumer: dict[str, dict[bytes, bytes]] = {}
         position = partition.log.log_start_offset
         end = partition.log.log_end_offset
         while position < end:
@@ -279,25 +282,33 @@ class GroupStore:
                 if not header.is_control:
                     for rec in decode_records(data, pos, header):
                         if rec.offset >= position and rec.key is not None:
-                            self._replay(rec.key, rec.value, offsets, metadata)
+                            self._replay(rec.key, rec.value, offsets, metadata, consumer)
                 position = max(position, header.next_offset)
         now = self.clock.wall_ms()
         out = []
-        for group_id in set(offsets) | set(metadata):
+        for group_id in set(offsets) | set(metadata) | set(consumer):
             value = metadata.get(group_id)
             group = GroupMetadata(group_id, now)
             group.offsets = offsets.get(group_id, {})
+            group.loaded_consumer_records = consumer.get(group_id, {})
             if value is not None:
                 self._restore(group, value)
-            if value is None and not group.offsets:
+            if value is None and not group.offsets and not group.loaded_consumer_records:
                 continue
             out.append(group)
         return out
 
     @staticmethod
-    def _replay(key: bytes, value: bytes | None, offsets: dict, metadata: dict) -> None:
+    def _replay(key: bytes, value: bytes | None, offsets: dict, metadata: dict,
+                consumer: dict) -> None:
         k = records.decode_key(key)
-        if isinstance(k, records.OffsetKey):
+        if isinstance(k, records.ConsumerKey):
+            per_group = consumer.setdefault(k.group, {})
+            if value is None:
+                per_group.pop(key, None)
+            else:
+                per_group[key] = value
+        elif isinstance(k, records.OffsetKey):
             per_group = offsets.setdefault(k.group, {})
             if value is None:
                 per_group.pop((k.topic, k.partition), None)

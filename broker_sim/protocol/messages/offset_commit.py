@@ -1,4 +1,4 @@
-"""OffsetCommit (key 8), v2-7: store a consumer group's offsets. Flexible only from v8.
+"""OffsetCommit (key 8), v2-9: store a consumer group's offsets. Flexible from v8.
 
 Request::
 
@@ -15,6 +15,10 @@ Response::
 
 ``commit_timestamp`` exists only in v1, below our range: it is never on the wire here
 and always reads as its default -1.
+
+v8 is the first flexible version (compact encodings, tagged fields). v9 has the same
+fields as v8; it is the first version a KIP-848 (consumer protocol) member may use, and
+then ``generation_id_or_member_epoch`` carries its member epoch rather than a generation.
 """
 
 from ..primitives import Array, Int16, Int32, Int64, NullableString, String
@@ -33,7 +37,7 @@ OffsetCommitRequestTopic = Struct("OffsetCommitRequestTopic", [
     Field("partitions", Array(OffsetCommitRequestPartition)),
 ])
 
-OffsetCommitRequest = Message("OffsetCommitRequest", api_key=8, valid="2-7", flexible="8+", fields=[
+OffsetCommitRequest = Message("OffsetCommitRequest", api_key=8, valid="2-9", flexible="8+", fields=[
     Field("group_id", String),
     Field("generation_id_or_member_epoch", Int32, versions="1+", default=-1),
     Field("member_id", String, versions="1+"),
@@ -52,7 +56,7 @@ OffsetCommitResponseTopic = Struct("OffsetCommitResponseTopic", [
     Field("partitions", Array(OffsetCommitResponsePartition)),
 ])
 
-OffsetCommitResponse = Message("OffsetCommitResponse", api_key=8, valid="2-7", flexible="8+", fields=[
+OffsetCommitResponse = Message("OffsetCommitResponse", api_key=8, valid="2-9", flexible="8+", fields=[
     Field("throttle_time_ms", Int32, versions="3+"),
     Field("topics", Array(OffsetCommitResponseTopic)),
 ])
