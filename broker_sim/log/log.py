@@ -68,6 +68,7 @@ from .timestamp_lookup import (  # noqa: F401 - the special timestamps are part 
     MAX_TIMESTAMP,
     find_offset_for_timestamp,
 )
+from .transactions import AbortedTxn, TransactionState
 
 _READ_ATTEMPTS = 32
 _MAGIC_AT = 16
@@ -153,6 +154,21 @@ class Log(LogTruncation):
         for seg in loaded.segments[-2:]:  # idempotent producers' recent batches (see producer_state)
             for _pos, header in seg.headers():
                 self.producers.update(header)
+        self.txns = TransactionState()
+        self._rebuild_transactions()
+
+    def _rebuild_transactions(self) -> None:
+        """Open and aborted transactions from every batch header (see transactions)."""
+        self.txns.clear()
+        for seg in self._view.segments:
+            for pos, header in seg.headers():
+                if not header.is_transactional:
+                    continue
+                if header.is_control:  # a marker: its one record says commit or abort
+                    self.txns.apply(seg.read_at(pos, header.size), 0, header, seg.base_offset,
+                                    self._hw)
+                else:
+                    self.txns.apply(b"", 0, header, seg.base_offset, self._hw)
 
     def _write_state(self) -> None:
         write_log_state(self.dir, self._view.log_start_offset, self._hw, self._recovery_point)
@@ -175,6 +191,18 @@ class Log(LogTruncation):
     def high_watermark(self, value: int) -> None:
         with self._lock:
             self._hw = min(max(value, self._view.log_start_offset), self._leo)
+
+    @property
+    def last_stable_offset(self) -> int:
+        """What read_committed consumers may read below: the high watermark, or the first
+        offset of the oldest transaction still open if that is lower."""
+        hw = self._hw
+        first = self.txns.first_unstable_offset()
+        return hw if first is None or first >= hw else max(first, self._view.log_start_offset)
+
+    def aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping ``[start_offset, end_offset)``."""
+        return self.txns.aborted_between(start_offset, end_offset)
 
     @property
     def recovery_point(self) -> int:
@@ -209,7 +237,8 @@ class Log(LogTruncation):
     def _validate(self, buf: Any, *, leader: bool) -> tuple[list[tuple[int, BatchHeader]], int]:
         return validate_append(buf, self.name, self.config, leader=leader)
 
-    def append_as_leader(self, records: bytes | bytearray | memoryview, leader_epoch: int) -> AppendInfo:
+    def append_as_leader(self, records: bytes | bytearray | memoryview, leader_epoch: int, *,
+                         markers: bool = False) -> AppendInfo:
         """Validate produced batches, assign consecutive offsets from the LEO, append.
 
         Offsets and the leader epoch are patched into each batch's header (the CRC does
@@ -217,9 +246,14 @@ class Log(LogTruncation):
         Raises InvalidRecord (not magic 2, no records, base offset not 0, empty),
         CorruptMessage (CRC/length), MessageTooLarge (a batch over max.message.bytes),
         RecordListTooLarge (more than segment.bytes), KafkaStorageError (I/O failure).
+        Control batches (transaction markers) only with ``markers``: producers may not
+        write them (InvalidRecord).
         """
         buf = bytearray(records)
         batches, _ = self._validate(buf, leader=True)
+        if not markers and any(h.is_control for _, h in batches):
+            raise InvalidRecord(f"append to {self.name}: a producer may not write control "
+                                "batches (transaction markers come from the coordinator)")
         num_records = 0
         max_ts = -1
         for _pos, header in batches:
@@ -229,6 +263,9 @@ class Log(LogTruncation):
         with self._lock:
             self._check_open()
             for _pos, header in batches:
+                if header.is_control:
+                    self.producers.check_marker(header, self.name)
+                    continue
                 duplicate = self.producers.check(header, self.name)
                 if duplicate is not None:
                     if len(batches) == 1:  # a retried batch: already written, answer its offsets
@@ -244,8 +281,11 @@ class Log(LogTruncation):
                 offset += header.last_offset_delta + 1
             self._append_locked(buf, first, offset - 1)
             self.epochs.assign(leader_epoch, first)
+            base = self._view.segments[-1].base_offset
             for pos, _header in batches:
-                self.producers.update(BatchHeader.parse(buf, pos))
+                header = BatchHeader.parse(buf, pos)
+                self.producers.update(header)
+                self.txns.apply(buf, pos, header, base, self._hw)
             return AppendInfo(first, offset - 1, num_records, max_ts, -1, self._view.log_start_offset)
 
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendInfo:
@@ -273,9 +313,11 @@ class Log(LogTruncation):
             last = batches[-1][1].last_offset
             data = records if used == len(records) else memoryview(records)[:used]
             self._append_locked(data, first, last)
-            for _pos, header in batches:
+            base = self._view.segments[-1].base_offset
+            for pos, header in batches:
                 self.epochs.assign(header.partition_leader_epoch, header.base_offset)
                 self.producers.update(header)
+                self.txns.apply(records, pos, header, base, self._hw)
             return AppendInfo(first, last, num_records, max_ts, -1, self._view.log_start_offset)
 
     def _append_locked(self, buf: Any, first: int, last: int) -> None:

@@ -27,6 +27,7 @@ from .leader_epoch_cache import LeaderEpochCache
 from .log_view import LogView
 from .producer_state import ProducerStateManager
 from .segment import LogSegment, SegmentGone
+from .transactions import TransactionState
 
 
 class LogTruncation:
@@ -41,6 +42,7 @@ class LogTruncation:
     clock: Clock
     epochs: LeaderEpochCache
     producers: ProducerStateManager
+    txns: TransactionState
     _lock: threading.RLock
     _view: LogView
     _leo: int
@@ -55,6 +57,9 @@ class LogTruncation:
         raise NotImplementedError
 
     def _write_state(self) -> None:
+        raise NotImplementedError
+
+    def _rebuild_transactions(self) -> None:
         raise NotImplementedError
 
     def truncate_to(self, offset: int) -> bool:
@@ -91,6 +96,7 @@ class LogTruncation:
             self._recovery_point = min(self._recovery_point, self._leo)
             self.epochs.truncate_from_end(self._leo)
             self.producers.truncate_from(self._leo)
+            self._rebuild_transactions()  # a cut-off marker reopens its transaction
             return True
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -109,6 +115,7 @@ class LogTruncation:
                 self._hw = offset
                 self.epochs.clear()
                 self.producers.clear()
+                self.txns.clear()
                 self._recovery_point = offset
                 self._write_state()
             except OSError as e:
@@ -168,6 +175,7 @@ class LogTruncation:
         # Publish first: readers that still hold the old list get SegmentGone, re-snapshot,
         # and see the new log start offset.
         self._view = LogView.of(keep, log_start)
+        self.txns.forget_segments_below(log_start)
         if self._hw < log_start:
             self._hw = log_start
         try:
@@ -195,6 +203,7 @@ class LogTruncation:
             view = self._view
             if offset > view.log_start_offset:
                 self._view = LogView(view.bases, view.segments, offset)
+                self.txns.forget_segments_below(offset)
                 try:
                     self._write_state()
                 except OSError as e:

@@ -88,9 +88,22 @@ class ProducerStateManager:
                     f"expected {expected}")
         return None
 
+    def check_marker(self, header: BatchHeader, topic_partition: str) -> None:
+        """A transaction marker must not come from an epoch older than the producer's."""
+        entry = self._producers.get(header.producer_id)
+        if entry is not None and header.producer_epoch < entry.epoch:
+            raise ProducerFenced(f"{topic_partition}: marker for producer {header.producer_id} "
+                                 f"epoch {header.producer_epoch} is older than the current "
+                                 f"epoch {entry.epoch}")
+
     def update(self, header: BatchHeader) -> None:
         """Record an appended batch (its offsets already assigned)."""
         pid = header.producer_id
+        if header.is_control and pid >= 0:  # a marker may carry a newer epoch (a fence)
+            entry = self._producers.get(pid)
+            if entry is None or header.producer_epoch > entry.epoch:
+                self._producers[pid] = _ProducerEntry(header.producer_epoch)
+            return
         if pid < 0 or header.base_sequence < 0:
             return
         entry = self._producers.get(pid)

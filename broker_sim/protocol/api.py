@@ -81,6 +81,7 @@ from .messages.scram_credentials import (
     DescribeUserScramCredentialsResponse,
 )
 from .messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from .messages.write_txn_markers import WriteTxnMarkersRequest, WriteTxnMarkersResponse
 from .schema import Data, Message
 
 
@@ -104,6 +105,7 @@ class ApiKey:
     DELETE_TOPICS = 20
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    WRITE_TXN_MARKERS = 27
     DESCRIBE_ACLS = 29
     CREATE_ACLS = 30
     DELETE_ACLS = 31
@@ -167,6 +169,7 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
     _spec("InitProducerId", InitProducerIdRequest, InitProducerIdResponse),
     _spec("OffsetForLeaderEpoch", OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
+    _spec("WriteTxnMarkers", WriteTxnMarkersRequest, WriteTxnMarkersResponse),
     _spec("DescribeAcls", DescribeAclsRequest, DescribeAclsResponse),
     _spec("CreateAcls", CreateAclsRequest, CreateAclsResponse),
     _spec("DeleteAcls", DeleteAclsRequest, DeleteAclsResponse),

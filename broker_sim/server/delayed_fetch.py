@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 class DelayedFetch(DelayedOperation):
     def __init__(self, max_wait_ms: int, specs: list[FetchSpec], max_bytes: int, min_bytes: int,
                  is_follower: bool, replica_manager: ReplicaManager,
-                 respond: Callable[[list[FetchResult]], None]) -> None:
+                 respond: Callable[[list[FetchResult]], None], read_committed: bool = False) -> None:
         super().__init__(max_wait_ms)
+        self.read_committed = read_committed
         self.specs = specs
         self.max_bytes = max_bytes
         self.min_bytes = min_bytes
@@ -52,6 +53,8 @@ class DelayedFetch(DelayedOperation):
             upper = p.log_end_offset if self.is_follower else p.high_watermark
             if spec.fetch_offset > upper or spec.fetch_offset < p.log_start_offset:
                 return self.force_complete()  # out of range now: answer with the error
+            if self.read_committed:
+                upper = p.log.last_stable_offset  # a marker moves it (and checks this op)
             if spec.fetch_offset < upper:
                 available += p.bytes_available(spec.fetch_offset, upper, self.min_bytes - available)
                 if available >= self.min_bytes:
@@ -62,4 +65,5 @@ class DelayedFetch(DelayedOperation):
         pass
 
     def on_complete(self) -> None:
-        self.respond(self.replica_manager.read(self.specs, self.max_bytes, self.is_follower))
+        self.respond(self.replica_manager.read(self.specs, self.max_bytes, self.is_follower,
+                                               read_committed=self.read_committed))

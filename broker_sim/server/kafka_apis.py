@@ -62,6 +62,7 @@ from .metadata_cache import ZERO_UUID, MetadataCache
 from .producer_ids import ProducerIdManager
 from .replica_manager import FetchResult, FetchSpec, ReplicaManager
 from .security_apis import SecurityApis
+from .txn_markers import TxnMarkerApis
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,8 @@ class KafkaApis:
         self._handlers.update(self.groups.handlers)
         self.consumer_groups = ConsumerGroupApis(self, coordinator.consumer)
         self._handlers.update(self.consumer_groups.handlers)
+        self.txn_markers = TxnMarkerApis(self)
+        self._handlers.update(self.txn_markers.handlers)
 
     # ---- plumbing ------------------------------------------------------------------
     def handle(self, request: Request) -> None:
@@ -285,7 +288,8 @@ class KafkaApis:
                 else:
                     refused.append(FetchResult(spec, TopicAuthorizationFailed(f"Read on {t.topic!r}")))
         self.replica_manager.fetch(body.replica_id, specs, body.max_bytes, body.min_bytes, body.max_wait_ms,
-                                   lambda results: self.respond(request, self.fetch_response(refused + results)))
+                                   lambda results: self.respond(request, self.fetch_response(refused + results)),
+                                   isolation=body.isolation_level)
 
     @staticmethod
     def fetch_response(results: list[FetchResult]) -> Data:
@@ -293,8 +297,10 @@ class KafkaApis:
         for r in results:
             by_topic.setdefault(r.spec.topic, []).append(Data(
                 partition_index=r.spec.partition, error_code=_code(r.error),
-                high_watermark=r.high_watermark, last_stable_offset=r.high_watermark,
-                log_start_offset=r.log_start_offset, aborted_transactions=None,
+                high_watermark=r.high_watermark, last_stable_offset=r.last_stable_offset,
+                log_start_offset=r.log_start_offset,
+                aborted_transactions=None if r.aborted is None else [
+                    Data(producer_id=pid, first_offset=first) for pid, first in r.aborted],
                 preferred_read_replica=-1, records=r.records))
         return Data(throttle_time_ms=0, error_code=0, session_id=0,
                     responses=[Data(topic=t, partitions=ps) for t, ps in by_topic.items()])
@@ -320,11 +326,15 @@ class KafkaApis:
                     part.check_leader_epoch(p.current_leader_epoch)
                     out.leader_epoch = part.leader_epoch
                     if p.timestamp == LATEST_TIMESTAMP:
-                        out.offset = part.log_end_offset if is_follower else part.high_watermark
+                        out.offset = part.log_end_offset if is_follower else (
+                            part.log.last_stable_offset if body.isolation_level == 1
+                            else part.high_watermark)
                     elif p.timestamp == EARLIEST_TIMESTAMP:
                         out.offset = part.log_start_offset
                     else:
-                        found = part.log.offset_for_timestamp(p.timestamp, max_offset=part.high_watermark)
+                        found = part.log.offset_for_timestamp(
+                            p.timestamp, max_offset=part.log.last_stable_offset
+                            if body.isolation_level == 1 else part.high_watermark)
                         if found is not None:
                             out.offset, out.timestamp = found
                 except KafkaError as e:

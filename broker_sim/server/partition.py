@@ -124,14 +124,15 @@ class Partition:
         return self.log.epochs.end_offset_for(epoch, self.log.log_end_offset)
 
     # ---- appends and the high watermark ---------------------------------------------------
-    def append_records_to_leader(self, records: bytes | memoryview, required_acks: int) -> AppendResult:
+    def append_records_to_leader(self, records: bytes | memoryview, required_acks: int, *,
+                                 markers: bool = False) -> AppendResult:
         with self.lock:
             self.check_leader()
             if required_acks == -1 and len(self.isr) < self.min_isr:
                 raise NotEnoughReplicas(
                     f"{self.topic}-{self.index}: {len(self.isr)} in-sync replica(s) {self.isr}, "
                     f"fewer than min.insync.replicas={self.min_isr}")
-            info = self.log.append_as_leader(records, self.leader_epoch)
+            info = self.log.append_as_leader(records, self.leader_epoch, markers=markers)
             self.maybe_increment_hw()
             return AppendResult(info.first_offset, info.last_offset, self.log.log_start_offset)
 

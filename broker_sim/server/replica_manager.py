@@ -57,6 +57,12 @@ class FetchResult:
     high_watermark: int = -1
     log_start_offset: int = -1
     log_end_offset: int = -1
+    last_stable_offset: int = -1
+    #: read_committed only: (producer id, first offset) of aborted transactions in range.
+    aborted: list[tuple[int, int]] | None = None
+
+
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 
 
 class ReplicaManager:
@@ -145,13 +151,16 @@ class ReplicaManager:
 
     # ---- produce ------------------------------------------------------------------------------
     def append(self, acks: int, timeout_ms: int, entries: list[tuple[str, int, memoryview | bytes]],
-               respond: Callable[[list[ProduceStatus]], None]) -> None:
+               respond: Callable[[list[ProduceStatus]], None], *, markers: bool = False) -> None:
+        """Append to the partitions this broker leads; ``respond`` once ``acks`` allow.
+        Control batches (transaction markers) are accepted only with ``markers``: the
+        transaction coordinator's WriteTxnMarkers, never a producer."""
         statuses = []
         for topic, index, records in entries:
             s = ProduceStatus(topic, index, -1)
             try:
                 p = self.partition(topic, index)
-                result = p.append_records_to_leader(records, acks)
+                result = p.append_records_to_leader(records, acks, markers=markers)
                 s.base_offset = result.base_offset
                 s.log_start_offset = result.log_start_offset
                 s.required_offset = result.last_offset + 1
@@ -172,8 +181,12 @@ class ReplicaManager:
 
     # ---- fetch --------------------------------------------------------------------------------
     def fetch(self, replica_id: int, specs: list[FetchSpec], max_bytes: int, min_bytes: int,
-              max_wait_ms: int, respond: Callable[[list[FetchResult]], None]) -> None:
+              max_wait_ms: int, respond: Callable[[list[FetchResult]], None],
+              isolation: int = READ_UNCOMMITTED) -> None:
+        """A consumer reads below the high watermark (read_committed: below the last stable
+        offset, with the aborted transactions of that range); a follower below the LEO."""
         is_follower = replica_id >= 0
+        committed = isolation == READ_COMMITTED and not is_follower
         if is_follower:
             now = self.clock.monotonic_ms()
             for spec in specs:
@@ -185,16 +198,17 @@ class ReplicaManager:
                     key = (spec.topic, spec.partition)
                     self.produce_purgatory.check_and_complete(key)
                     self.fetch_purgatory.check_and_complete(key)
-        results = self.read(specs, max_bytes, is_follower)
+        results = self.read(specs, max_bytes, is_follower, read_committed=committed)
         available = sum(len(r.records) for r in results)
         if max_wait_ms <= 0 or available >= min_bytes or any(r.error for r in results) or not specs:
             respond(results)
             return
-        op = DelayedFetch(max_wait_ms, specs, max_bytes, min_bytes, is_follower, self, respond)
+        op = DelayedFetch(max_wait_ms, specs, max_bytes, min_bytes, is_follower, self, respond,
+                          read_committed=committed)
         self.fetch_purgatory.try_complete_else_watch(op, [(s.topic, s.partition) for s in specs])
 
     def read(self, specs: list[FetchSpec], max_bytes: int, is_follower: bool,
-             min_one_batch: bool = True) -> list[FetchResult]:
+             min_one_batch: bool = True, read_committed: bool = False) -> list[FetchResult]:
         """Read each partition in order, sharing ``max_bytes`` across them.
 
         Like Kafka from Fetch v3 on, the first partition that has data returns at least
@@ -212,12 +226,17 @@ class ReplicaManager:
                 result.high_watermark = p.high_watermark
                 result.log_start_offset = p.log_start_offset
                 result.log_end_offset = p.log_end_offset
+                result.last_stable_offset = p.log.last_stable_offset
                 limit = min(spec.max_bytes, remaining)
-                upper = None if is_follower else result.high_watermark
+                upper = None if is_follower else (
+                    result.last_stable_offset if read_committed else result.high_watermark)
                 if limit > 0 or min_one_batch:
                     data = p.log.read(spec.fetch_offset, max(limit, 0), max_offset=upper,
                                       min_one_batch=min_one_batch)
                     result.records = data.records
+                if read_committed and upper is not None:
+                    result.aborted = [(a.producer_id, a.first_offset) for a in
+                                      p.log.aborted_transactions(spec.fetch_offset, upper)]
             except KafkaError as e:
                 result.error = e
             if result.records:

@@ -36,7 +36,7 @@ object-based reader does.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,15 +153,20 @@ def iter_batch_headers(record_set: Any,
 
 
 def decode_columns(topic: str, partition: int, record_set: Any, start: int, until: int,
-                   with_headers: bool = False, check_crcs: bool = True) -> RecordColumns | None:
+                   with_headers: bool = False, check_crcs: bool = True,
+                   keep: Callable[[BatchHeader], bool] | None = None) -> RecordColumns | None:
     """The records of ``record_set`` with offsets in ``[start, until)``, as columns.
 
     None if no record of the range is in ``record_set``. A trailing partial batch (a
-    fetch cut at its size limit) is ignored.
+    fetch cut at its size limit) is ignored. ``keep`` (read_committed: see
+    :mod:`connector.client.aborted`) sees every batch header in order and drops a batch
+    by answering False.
     """
     chunks: list[Any] = []
     batches: list[BatchHeader] = []
     for pos, header in iter_batch_headers(record_set, check_crcs):
+        if keep is not None and not keep(header):
+            continue
         if (header.is_control or header.records_count == 0 or header.next_offset <= start
                 or header.base_offset >= until):
             continue

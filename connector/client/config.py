@@ -182,6 +182,7 @@ def _parse_endpoint_id(value: Any) -> str:
 
 
 OFFSET_RESETS = ("earliest", "latest", "none")
+ISOLATION_LEVELS = ("read_uncommitted", "read_committed")
 ASSIGNORS = {"range": "range", "roundrobin": "roundrobin",
              "org.apache.kafka.clients.consumer.RangeAssignor": "range",
              "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin"}
@@ -190,6 +191,13 @@ ASSIGNORS = {"range": "range", "roundrobin": "roundrobin",
 def _parse_offset_reset(value: Any) -> str:
     text = str(value).strip().lower()
     if text not in OFFSET_RESETS:
+        raise ValueError
+    return text
+
+
+def _parse_lower(value: Any, allowed: tuple[str, ...]) -> str:
+    text = str(value).strip().lower()
+    if text not in allowed:
         raise ValueError
     return text
 
@@ -209,6 +217,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "sasl_mechanism": _choice(SASL_MECHANISMS), "pem": _parse_pem,
     "endpoint_id": _parse_endpoint_id,
     "offset_reset": _parse_offset_reset, "assignor": _parse_assignor,
+    "isolation_level": lambda value: _parse_lower(value, ISOLATION_LEVELS),
 }
 
 _JAAS = re.compile(r"^\s*([\w.$]+)\s+(required|requisite|sufficient|optional)\s*(.*?)\s*;?\s*$", re.S)
@@ -256,6 +265,8 @@ def _allowed(meta: Mapping[str, Any]) -> str:
         return 'https or none (or "")'
     if kind == "offset_reset":
         return "one of " + ", ".join(OFFSET_RESETS)
+    if kind == "isolation_level":
+        return "one of " + ", ".join(ISOLATION_LEVELS)
     if kind == "assignor":
         return "range or roundrobin (or Kafka's RangeAssignor / RoundRobinAssignor class name)"
     return "a string"
@@ -494,6 +505,13 @@ class FetcherConfig(ClientConfig):
     fetch_max_bytes: int = option("fetch.max.bytes", 50 * 1024 * 1024, low=1)
     max_partition_fetch_bytes: int = option("max.partition.fetch.bytes", 1024 * 1024, low=1)
     check_crcs: bool = option("check.crcs", True, "bool")
+    #: read_committed: only records of committed transactions (and non-transactional ones),
+    #: up to the last stable offset; aborted data and markers are dropped per batch.
+    isolation_level: str = option("isolation.level", "read_uncommitted", "isolation_level")
+
+    @property
+    def read_committed(self) -> bool:
+        return self.isolation_level == "read_committed"
 
     def _check_cross_fields(self) -> None:
         super()._check_cross_fields()

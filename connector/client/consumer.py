@@ -44,6 +44,7 @@ from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import OffsetOutOfRange, error_for_code
 
+from .aborted import AbortedTransactions
 from .columnar import KAFKA_SCHEMA, KAFKA_SCHEMA_WITH_HEADERS, decode_columns
 from .config import ConsumerConfig
 from .errors import ClientError, KafkaTimeoutError
@@ -178,7 +179,8 @@ class Consumer:
                 f"group {self.config.group_id!r} has no valid committed offset for {partitions} "
                 "and auto.offset.reset is none")
         found = list_offsets(self._sync, dict.fromkeys(partitions, EARLIEST if policy == "earliest"
-                                                       else LATEST), deadline)
+                                                       else LATEST), deadline,
+                             self.config.read_committed)
         return {tp: o.offset for tp, o in found.items()}
 
     def _maybe_auto_commit(self) -> None:
@@ -208,7 +210,8 @@ class Consumer:
                     "fetch_offset": self._positions[tp], "log_start_offset": -1,
                     "partition_max_bytes": cfg.max_partition_fetch_bytes})
             body = {"replica_id": -1, "max_wait_ms": wait_ms, "min_bytes": cfg.fetch_min_bytes,
-                    "max_bytes": cfg.fetch_max_bytes, "isolation_level": 0, "session_id": 0,
+                    "max_bytes": cfg.fetch_max_bytes,
+                    "isolation_level": 1 if cfg.read_committed else 0, "session_id": 0,
                     "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
                     "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}
             futures.append(sync.client.send(node, ApiKey.FETCH, body, sync.now(),
@@ -248,8 +251,10 @@ class Consumer:
         records, position = data.records, self._positions[tp]
         if not records:
             return None
+        keep = (AbortedTransactions(data.aborted_transactions).keeps
+                if self.config.read_committed else None)
         columns = decode_columns(tp.topic, tp.partition, records, position, UNTIL_END,
-                                 self.include_headers, self.config.check_crcs)
+                                 self.include_headers, self.config.check_crcs, keep)
         self._positions[tp] = max(next_fetch_offset(records, position),
                                   columns.next_offset if columns is not None else position)
         return columns.to_arrow(self.include_headers) if columns is not None and len(columns) else None

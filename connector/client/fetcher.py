@@ -52,6 +52,7 @@ from broker_sim.protocol.messages.fetch import FetchResponseView, PartitionDataV
 from broker_sim.protocol.records import BatchHeader, Record, decode_records
 from broker_sim.protocol.records.batch_header import peek_batch_size
 
+from .aborted import AbortedTransactions
 from .columnar import (
     KAFKA_SCHEMA,
     KAFKA_SCHEMA_WITH_HEADERS,
@@ -92,7 +93,16 @@ class Fetcher:
         """Yield the record sets (whole batches) of successive fetches covering the range.
 
         Batches may extend beyond the range on either side; callers filter by offset.
+        With ``isolation.level=read_committed`` the fetches stop at the last stable offset
+        and aborted batches are still in the sets: :meth:`fetches` says which.
         """
+        for records, _aborted in self.fetches(topic, partition, start, until, timeout_ms):
+            yield records
+
+    def fetches(self, topic: str, partition: int, start: int, until: int,
+                timeout_ms: float | None = None
+                ) -> Iterator[tuple[memoryview | bytes, AbortedTransactions | None]]:
+        """Each fetch's record set with, under read_committed, its aborted transactions."""
         if start >= until:
             return
         tp = TopicPartition(topic, partition)
@@ -135,7 +145,8 @@ class Fetcher:
             if next_offset < until:  # pipeline: the broker reads on while we decode
                 pending = (next_offset, self._send_fetch(tp, next_offset, deadline))
             offset = next_offset
-            yield records
+            yield records, (AbortedTransactions(data.aborted_transactions)
+                            if self.config.read_committed else None)
 
     def _send_fetch(self, tp: TopicPartition, offset: int, deadline: float) -> RequestFuture:
         sync = self._sync
@@ -153,7 +164,8 @@ class Fetcher:
                 continue
             body = {"replica_id": -1, "max_wait_ms": cfg.fetch_max_wait_ms,
                     "min_bytes": cfg.fetch_min_bytes, "max_bytes": cfg.fetch_max_bytes,
-                    "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+                    "isolation_level": 1 if cfg.read_committed else 0,
+                    "session_id": 0, "session_epoch": -1,
                     "topics": [{"topic": tp.topic, "partitions": [{
                         "partition": tp.partition, "current_leader_epoch": -1,
                         "fetch_offset": offset, "log_start_offset": -1,
@@ -183,9 +195,9 @@ class Fetcher:
                       deadline: float) -> OffsetOutOfRangeError:
         start, end = data.log_start_offset, data.high_watermark
         try:
-            found = list_offsets(self._sync, {tp: EARLIEST}, deadline)
+            found = list_offsets(self._sync, {tp: EARLIEST}, deadline, self.config.read_committed)
             start = found[tp].offset
-            found = list_offsets(self._sync, {tp: LATEST}, deadline)
+            found = list_offsets(self._sync, {tp: LATEST}, deadline, self.config.read_committed)
             end = found[tp].offset
         except Exception as e:  # keep what the fetch response said
             log.warning("could not list the offsets of %s after OFFSET_OUT_OF_RANGE: %s", tp, e)
@@ -195,8 +207,10 @@ class Fetcher:
     def iter_records(self, topic: str, partition: int, start: int, until: int,
                      timeout_ms: float | None = None) -> Iterator[Record]:
         """Every record with ``start <= offset < until``, in offset order."""
-        for record_set in self.fetch_record_sets(topic, partition, start, until, timeout_ms):
+        for record_set, aborted in self.fetches(topic, partition, start, until, timeout_ms):
             for pos, header in iter_batch_headers(record_set, self.config.check_crcs):
+                if aborted is not None and not aborted.keeps(header):
+                    continue
                 if header.is_control or header.next_offset <= start or header.base_offset >= until:
                     continue
                 for record in decode_records(record_set, pos, header):
@@ -207,9 +221,10 @@ class Fetcher:
                      with_headers: bool = False,
                      timeout_ms: float | None = None) -> Iterator[RecordColumns]:
         """The range as :class:`RecordColumns`, one per fetch response."""
-        for record_set in self.fetch_record_sets(topic, partition, start, until, timeout_ms):
+        for record_set, aborted in self.fetches(topic, partition, start, until, timeout_ms):
             columns = decode_columns(topic, partition, record_set, start, until, with_headers,
-                                     self.config.check_crcs)
+                                     self.config.check_crcs,
+                                     None if aborted is None else aborted.keeps)
             if columns is not None and len(columns):
                 yield columns
 
@@ -233,8 +248,8 @@ class Fetcher:
         """(log start offset, high watermark) of a partition."""
         tp = TopicPartition(topic, partition)
         deadline = self._sync.deadline(timeout_ms)
-        start = list_offsets(self._sync, {tp: EARLIEST}, deadline)[tp].offset
-        end = list_offsets(self._sync, {tp: LATEST}, deadline)[tp].offset
+        start = list_offsets(self._sync, {tp: EARLIEST}, deadline, self.config.read_committed)[tp].offset
+        end = list_offsets(self._sync, {tp: LATEST}, deadline, self.config.read_committed)[tp].offset
         return start, end
 
     # ---- lifecycle ------------------------------------------------------------------

@@ -39,8 +39,11 @@ class OffsetAndTimestamp(NamedTuple):
 
 
 def list_offsets(sync: SyncClient, queries: Mapping[TopicPartition, int],
-                 deadline_ms: float) -> dict[TopicPartition, OffsetAndTimestamp]:
-    """``{tp: EARLIEST | LATEST | timestamp}`` -> ``{tp: OffsetAndTimestamp}``."""
+                 deadline_ms: float, read_committed: bool = False
+                 ) -> dict[TopicPartition, OffsetAndTimestamp]:
+    """``{tp: EARLIEST | LATEST | timestamp}`` -> ``{tp: OffsetAndTimestamp}``; with
+    ``read_committed``, LATEST is the last stable offset (nothing past an open
+    transaction), as a read_committed consumer sees the end."""
     remaining = dict(queries)
     out: dict[TopicPartition, OffsetAndTimestamp] = {}
     while remaining:
@@ -54,7 +57,7 @@ def list_offsets(sync: SyncClient, queries: Mapping[TopicPartition, int],
                 topics.setdefault(tp.topic, []).append(
                     {"partition_index": tp.partition, "current_leader_epoch": -1,
                      "timestamp": remaining[tp]})
-            body = {"replica_id": -1, "isolation_level": 0,
+            body = {"replica_id": -1, "isolation_level": 1 if read_committed else 0,
                     "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
             try:
                 response = sync.request(node, ApiKey.LIST_OFFSETS, body, deadline_ms)

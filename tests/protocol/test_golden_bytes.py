@@ -84,6 +84,10 @@ from broker_sim.protocol.messages.scram_credentials import (
     DescribeUserScramCredentialsResponse,
 )
 from broker_sim.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from broker_sim.protocol.messages.write_txn_markers import (
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+)
 from broker_sim.protocol.schema import Message
 from tests.protocol.protocol_samples import plain
 
@@ -956,6 +960,51 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00                            #     member: tagged fields
         80 00 00 00                   #   authorized_operations INT32_MIN
         00                            #   group: tagged fields
+        00                            # tagged fields
+     """)),
+    # ------------------------------------------------------------ WriteTxnMarkers (27)
+    ("write_txn_markers_req_v0", WriteTxnMarkersRequest, 0,
+     {"markers": [{"producer_id": 7, "producer_epoch": 1, "transaction_result": False,
+                   "topics": [{"name": "t", "partition_indexes": [0]}],
+                   "coordinator_epoch": 2}]}, h("""
+        00 00 00 01                   # markers: 1
+        00 00 00 00 00 00 00 07       #   producer_id 7
+        00 01                         #   producer_epoch 1
+        00                            #   transaction_result false: abort
+        00 00 00 01                   #   topics: 1
+        00 01 74                      #     name "t"
+        00 00 00 01 00 00 00 00       #     partition_indexes [0]
+        00 00 00 02                   #   coordinator_epoch 2
+     """)),
+    ("write_txn_markers_req_v1", WriteTxnMarkersRequest, 1,
+     {"markers": [{"producer_id": 7, "producer_epoch": 1, "transaction_result": True,
+                   "topics": [{"name": "t", "partition_indexes": [0]}],
+                   "coordinator_epoch": 2}]}, h("""
+        02                            # markers: 1 (compact)
+        00 00 00 00 00 00 00 07       #   producer_id 7
+        00 01                         #   producer_epoch 1
+        01                            #   transaction_result true: commit
+        02                            #   topics: 1
+        02 74                         #     name "t"
+        02 00 00 00 00                #     partition_indexes [0]
+        00                            #     tagged fields
+        00 00 00 02                   #   coordinator_epoch 2
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    ("write_txn_markers_resp_v1", WriteTxnMarkersResponse, 1,
+     {"markers": [{"producer_id": 7, "topics": [
+         {"name": "t", "partitions": [{"partition_index": 0, "error_code": 90}]}]}]}, h("""
+        02                            # markers: 1
+        00 00 00 00 00 00 00 07       #   producer_id 7
+        02                            #   topics: 1
+        02 74                         #     name "t"
+        02                            #     partitions: 1
+        00 00 00 00                   #       partition_index 0
+        00 5a                         #       error_code 90 PRODUCER_FENCED
+        00                            #       tagged fields
+        00                            #     tagged fields
+        00                            #   tagged fields
         00                            # tagged fields
      """)),
     # -------------------------------------------------------------- OffsetDelete (47)

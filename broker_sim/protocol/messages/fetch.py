@@ -112,12 +112,18 @@ class FetchRequestView(Protocol):
     topics: Sequence[FetchTopicView]
 
 
+class AbortedTransactionView(Protocol):
+    producer_id: int
+    first_offset: int
+
+
 class PartitionDataView(Protocol):
     partition_index: int
     error_code: int
     high_watermark: int
     last_stable_offset: int
     log_start_offset: int
+    aborted_transactions: Sequence[AbortedTransactionView] | None
     records: memoryview | bytes | None
 
 
