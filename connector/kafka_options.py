@@ -19,6 +19,8 @@ max.in.flight.requests.per.connection
 fetch.max.wait.ms, fetch.min.bytes,   yes     no    the executors' fetches
 fetch.max.bytes,
 max.partition.fetch.bytes, check.crcs
+isolation.level                       yes     no    read_uncommitted (default) or read_committed:
+                                                    plan to the last stable offset, drop aborted
 acks                                  no      yes   ``all`` / ``-1`` only: the sink is acks=all
 compression.type                      no      yes   none, gzip, snappy, lz4, zstd
 linger.ms                             no      yes   how long a partial batch waits for more rows

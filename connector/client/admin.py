@@ -199,8 +199,10 @@ class Admin:
 
     # ---- partition offsets ----------------------------------------------------------
     def list_offsets(self, queries: Mapping[TopicPartition | tuple[str, int], OffsetQuery],
-                     timeout_ms: float | None = None) -> dict[TopicPartition, OffsetAndTimestamp]:
-        """``{tp: "earliest" | "latest" | timestamp_ms}`` -> offsets (see :mod:`.offsets`)."""
+                     timeout_ms: float | None = None, *, read_committed: bool = False
+                     ) -> dict[TopicPartition, OffsetAndTimestamp]:
+        """``{tp: "earliest" | "latest" | timestamp_ms}`` -> offsets (see :mod:`.offsets`);
+        ``read_committed``: "latest" is the last stable offset."""
         parsed = {}
         for key, query in queries.items():
             if isinstance(query, str):
@@ -209,7 +211,7 @@ class Admin:
                                      f"'latest' or a timestamp in ms")
                 query = _NAMED_QUERIES[query.lower()]
             parsed[_tp(key)] = int(query)
-        return list_offsets(self._sync, parsed, self._sync.deadline(timeout_ms))
+        return list_offsets(self._sync, parsed, self._sync.deadline(timeout_ms), read_committed)
 
     # ---- consumer groups (see :mod:`.group_admin`) -------------------------------------
     def commit_offsets(self, group_id: str,

@@ -110,6 +110,12 @@ class SourceOptions:
     kafka: KafkaOptions | None = None
 
     @property
+    def read_committed(self) -> bool:
+        """``kafka.isolation.level=read_committed``: plan up to the last stable offset."""
+        return self.kafka is not None and \
+            self.kafka.specific.get("isolation.level", "").strip().lower() == "read_committed"
+
+    @property
     def extra(self) -> dict[str, str]:
         """The ``kafka.*`` options besides bootstrap servers, prefix kept."""
         if self.kafka is None:

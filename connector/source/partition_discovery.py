@@ -45,11 +45,15 @@ class PartitionDiscovery:
         return sorted(TopicPartition(t, p.partition) for t, d in described.items() for p in d.partitions)
 
     def bounds(self, tps: list[TopicPartition]) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
-        """(earliest, latest) offsets: latest is the high watermark."""
+        """(earliest, latest) offsets: latest is the high watermark, or with
+        ``kafka.isolation.level=read_committed`` the last stable offset (batches never
+        wait on an open transaction; its aborted records and the markers are skipped
+        offsets, as a compacted topic's gaps are)."""
         if not tps:
             return {}, {}
+        committed = self.options.read_committed
         earliest = self.admin.list_offsets({tp: "earliest" for tp in tps})
-        latest = self.admin.list_offsets({tp: "latest" for tp in tps})
+        latest = self.admin.list_offsets({tp: "latest" for tp in tps}, read_committed=committed)
         return ({TopicPartition(*tp): v.offset for tp, v in earliest.items()},
                 {TopicPartition(*tp): v.offset for tp, v in latest.items()})
 
