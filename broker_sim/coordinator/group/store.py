@@ -1,58 +1,30 @@
 """Where groups live: the partitions of ``__consumer_offsets`` this broker leads.
 
-:class:`GroupStore` keeps, for each partition this broker leads, the groups that hash to it
-(:func:`~broker_sim.coordinator.placement.partition_for`), and writes every change of a
-group — committed offsets, the membership and assignment after a rebalance, deletions —
-as records to that partition through the replica manager, with acks=all, answering only
-once the write is replicated to the in-sync replicas and flushed to disk on the leader.
-So a commit that was acknowledged survives the coordinator's crash: the next leader of
-the partition reads it back.
-
-Ownership follows leadership. When the broker becomes leader of a partition the
-partition is LOADING: its log is read from start to end on the loader thread (the latest
-record per key wins; a null value deletes), and until that is done every request for its
-groups gets COORDINATOR_LOAD_IN_PROGRESS. When it stops leading the partition its groups
-are unloaded (parked requests answered NOT_COORDINATOR) and requests get NOT_COORDINATOR.
+A :class:`~broker_sim.coordinator.partitioned_store.PartitionedStore` (leadership, loading,
+acks=all writes; see there) whose entities are groups: :class:`GroupStore` writes every
+change of a group — committed offsets, the membership and assignment after a rebalance,
+a consumer-protocol group's epochs and assignments, deletions — as records in Kafka's
+layout (:mod:`.records`), and rebuilds the groups of a newly led partition from them.
 
 Migration: before this store, the controller kept committed offsets in a journal of its
 own. A partition whose log is still empty when it is first loaded takes over the
 journal's offsets of the groups that hash to it (written as ordinary offset records), so a
 data directory of an older pyq keeps its consumers' positions.
 
-Threading: ``_lock`` guards the partition states and the group map; a group's own state is
-guarded by the group's lock. Loads run on one loader thread, appends complete on whatever
-thread completes the produce (a handler, a follower's fetch, the purgatory's timer).
+Threading: as the base class; a group's own state is guarded by the group's lock.
 """
 
 from __future__ import annotations
 
-import enum
 import logging
 import threading
-import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
 
 from ...common import SYSTEM_CLOCK, Clock
-from ...protocol.errors import (
-    CoordinatorLoadInProgress,
-    CoordinatorNotAvailable,
-    KafkaError,
-    KafkaStorageError,
-    MessageTooLarge,
-    NotCoordinator,
-    NotEnoughReplicas,
-    NotEnoughReplicasAfterAppend,
-    NotLeaderOrFollower,
-    RecordListTooLarge,
-    RequestTimedOut,
-    UnknownServerError,
-    UnknownTopicOrPartition,
-)
-from ...protocol.records.batch_header import iter_batches
-from ...protocol.records.builder import RecordBatchBuilder
-from ...protocol.records.reader import decode_records
+from ...protocol.errors import CoordinatorNotAvailable, KafkaError
+from ..partitioned_store import Appender, PartitionedStore
+from ..partitioned_store import coordinator_error as coordinator_error
 from ..placement import OFFSETS_TOPIC, partition_for
 from . import consumer_records, records
 from .config import GroupConfig
@@ -64,14 +36,6 @@ log = logging.getLogger(__name__)
 Record = records.Record
 
 
-class Appender(Protocol):
-    """What the store needs from the replica manager."""
-
-    def append(self, acks: int, timeout_ms: int, entries: list, respond: Callable) -> None: ...
-
-    def partition(self, topic: str, index: int): ...  # noqa: ANN201 - a server Partition
-
-
 class LegacyOffsets(Protocol):
     """The controller's journal of committed offsets, as older pyq versions kept them."""
 
@@ -80,131 +44,27 @@ class LegacyOffsets(Protocol):
     def legacy_offsets(self, group: str) -> dict[tuple[str, int], CommittedOffset]: ...
 
 
-class PartitionState(enum.Enum):
-    LOADING = "loading"
-    LOADED = "loaded"
+class GroupStore(PartitionedStore[GroupMetadata]):
+    kind = "group"
 
-
-def coordinator_error(e: KafkaError | None) -> KafkaError | None:
-    """The error a group request reports for a failed write (Kafka's mapping)."""
-    if e is None:
-        return None
-    if isinstance(e, (UnknownTopicOrPartition, NotEnoughReplicas, NotEnoughReplicasAfterAppend,
-                      RequestTimedOut)):
-        return CoordinatorNotAvailable(str(e))
-    if isinstance(e, (NotLeaderOrFollower, KafkaStorageError)):
-        return NotCoordinator(str(e))
-    if isinstance(e, (MessageTooLarge, RecordListTooLarge)):
-        return UnknownServerError(str(e))
-    return e
-
-
-class GroupStore:
     def __init__(self, config: GroupConfig, replicas: Appender, clock: Clock = SYSTEM_CLOCK,
                  legacy: LegacyOffsets | None = None) -> None:
+        super().__init__(OFFSETS_TOPIC, config.offsets_topic_num_partitions,
+                         config.offsets_commit_timeout_ms, config.offsets_load_buffer_size,
+                         replicas, clock)
         self.config = config
-        self.replicas = replicas
-        self.clock = clock
         self.legacy = legacy
-        self._lock = threading.Lock()
-        self._partitions: dict[int, tuple[int, PartitionState]] = {}  # index -> (epoch, state)
-        self._num_partitions = 0
-        self._groups: dict[str, GroupMetadata] = {}
-        self._loader = ThreadPoolExecutor(1, thread_name_prefix="group-loader")
-        self._shutdown = False
-        self.on_loaded: Callable[[GroupMetadata], None] = lambda g: None
-        self.on_unloaded: Callable[[GroupMetadata], None] = lambda g: None
 
-    # ---- ownership ----------------------------------------------------------------------
-    def partition_of(self, group_id: str) -> int:
-        n = self._num_partitions or self.config.offsets_topic_num_partitions
-        return partition_for(group_id, n)
+    def _new(self, key: str) -> GroupMetadata:
+        return GroupMetadata(key, self.clock.wall_ms())
 
-    def ownership_error(self, group_id: str) -> KafkaError | None:
-        """None if this broker coordinates ``group_id`` now, else the error to answer."""
-        with self._lock:
-            if self._shutdown or not self._num_partitions:
-                return CoordinatorNotAvailable("the group coordinator is not available")
-            p = partition_for(group_id, self._num_partitions)
-            owned = self._partitions.get(p)
-        if owned is None:
-            return NotCoordinator(f"this broker does not coordinate group {group_id!r} "
-                                  f"({OFFSETS_TOPIC}-{p})")
-        if owned[1] is PartitionState.LOADING:
-            return CoordinatorLoadInProgress(f"{OFFSETS_TOPIC}-{p} is loading")
-        return None
-
-    def any_loading(self) -> bool:
-        with self._lock:
-            return any(s is PartitionState.LOADING for _, s in self._partitions.values())
-
-    def set_leadership(self, num_partitions: int, led: dict[int, int]) -> None:
-        """The partitions of ``__consumer_offsets`` this broker leads now (index -> epoch)."""
-        to_load, to_unload = [], []
-        with self._lock:
-            if self._shutdown:
-                return
-            self._num_partitions = num_partitions
-            for p, (epoch, _) in list(self._partitions.items()):
-                if led.get(p) != epoch:
-                    del self._partitions[p]
-                    to_unload.append(p)
-            for p, epoch in led.items():
-                if p not in self._partitions:
-                    self._partitions[p] = (epoch, PartitionState.LOADING)
-                    to_load.append((p, epoch))
-        for p in to_unload:
-            self._unload(p)
-        for p, epoch in to_load:
-            self._loader.submit(self._load, p, epoch)
-
-    # ---- groups -------------------------------------------------------------------------
-    def get(self, group_id: str) -> GroupMetadata | None:
-        with self._lock:
-            return self._groups.get(group_id)
-
-    def get_or_create(self, group_id: str) -> GroupMetadata:
-        with self._lock:
-            group = self._groups.get(group_id)
-            if group is None:
-                group = GroupMetadata(group_id, self.clock.wall_ms())
-                self._groups[group_id] = group
-            return group
-
-    def remove(self, group: GroupMetadata) -> None:
-        with self._lock:
-            if self._groups.get(group.group_id) is group:
-                del self._groups[group.group_id]
+    def _key_of(self, entity: GroupMetadata) -> str:
+        return entity.group_id
 
     def groups(self) -> list[GroupMetadata]:
-        with self._lock:
-            return list(self._groups.values())
+        return self.entities()
 
-    # ---- writes -------------------------------------------------------------------------
-    def append(self, group_id: str, recs: list[Record],
-               callback: Callable[[KafkaError | None], None]) -> None:
-        """Write ``recs`` to the group's partition (acks=all); ``callback(error)`` after."""
-        self._append_to(self.partition_of(group_id), recs, callback)
-
-    def _append_to(self, p: int, recs: list[Record],
-                   callback: Callable[[KafkaError | None], None]) -> None:
-        builder = RecordBatchBuilder()
-        now = self.clock.wall_ms()
-        for key, value in recs:
-            builder.append(now, key, value)
-
-        def respond(statuses: list) -> None:
-            error = statuses[0].error if statuses else None
-            if error is None:
-                try:
-                    self.replicas.partition(OFFSETS_TOPIC, p).log.flush()
-                except KafkaError as e:
-                    error = e
-            callback(coordinator_error(error))
-
-        self.replicas.append(-1, self.config.offsets_commit_timeout_ms,
-                             [(OFFSETS_TOPIC, p, builder.build())], respond)
-
+    # ---- records ------------------------------------------------------------------------
     def group_record(self, group: GroupMetadata,
                      assignments: dict[str, bytes] | None = None) -> Record:
         """The group metadata record of ``group`` (its members with ``assignments``)."""
@@ -239,51 +99,16 @@ class GroupStore:
         return out
 
     # ---- loading ------------------------------------------------------------------------
-    def _still_loading(self, p: int, epoch: int) -> bool:
-        with self._lock:
-            return self._partitions.get(p) == (epoch, PartitionState.LOADING)
+    def _before_load(self, p: int, partition: Any) -> None:
+        if partition.log.log_end_offset == 0 and self.legacy is not None:
+            self._migrate(p)
 
-    def _load(self, p: int, epoch: int) -> None:
-        try:
-            if not self._still_loading(p, epoch):
-                return
-            partition = self.replicas.partition(OFFSETS_TOPIC, p)
-            if partition.log.log_end_offset == 0 and self.legacy is not None:
-                self._migrate(p)
-            groups = self._read(partition)
-        except Exception as e:  # noqa: BLE001 - retried: the partition stays LOADING
-            log.warning("%s-%d: loading groups failed (%s); retrying", OFFSETS_TOPIC, p, e)
-            time.sleep(0.5)
-            if self._still_loading(p, epoch) and not self._shutdown:
-                self._loader.submit(self._load, p, epoch)
-            return
-        with self._lock:
-            if self._partitions.get(p) != (epoch, PartitionState.LOADING):
-                return
-            for group in groups:
-                self._groups[group.group_id] = group
-            self._partitions[p] = (epoch, PartitionState.LOADED)
-        for group in groups:
-            self.on_loaded(group)
-        (log.info if groups else log.debug)("%s-%d: loaded %d group(s) in epoch %d", OFFSETS_TOPIC,
-                                            p, len(groups), epoch)
-
-    def _read(self, partition) -> list[GroupMetadata]:  # noqa: ANN001 - a server Partition
+    def _read_entities(self, recs: Iterator[tuple[bytes, bytes | None]]) -> list[GroupMetadata]:
         offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
         metadata: dict[str, object] = {}
         consumer: dict[str, dict[bytes, bytes]] = {}
-        position = partition.log.log_start_offset
-        end = partition.log.log_end_offset
-        while position < end:
-            data = partition.log.read(position, self.config.offsets_load_buffer_size).records
-            if not data:
-                break
-            for pos, header in iter_batches(data):
-                if not header.is_control:
-                    for rec in decode_records(data, pos, header):
-                        if rec.offset >= position and rec.key is not None:
-                            self._replay(rec.key, rec.value, offsets, metadata, consumer)
-                position = max(position, header.next_offset)
+        for key, raw in recs:
+            self._replay(key, raw, offsets, metadata, consumer)
         now = self.clock.wall_ms()
         out = []
         for group_id in set(offsets) | set(metadata) | set(consumer):
@@ -360,22 +185,3 @@ class GroupStore:
                                           f"{result[0] if result else 'timed out'}")
         log.info("%s-%d: took over %d committed offset(s) from the controller's journal",
                  OFFSETS_TOPIC, p, len(recs))
-
-    def _unload(self, p: int) -> None:
-        with self._lock:
-            gone = [g for g in self._groups.values() if partition_for(g.group_id, self._num_partitions) == p]
-            for g in gone:
-                del self._groups[g.group_id]
-        for g in gone:
-            self.on_unloaded(g)
-        if gone:
-            log.info("%s-%d: unloaded %d group(s)", OFFSETS_TOPIC, p, len(gone))
-
-    def shutdown(self) -> None:
-        with self._lock:
-            self._shutdown = True
-            partitions = list(self._partitions)
-            self._partitions.clear()
-        for p in partitions:
-            self._unload(p)
-        self._loader.shutdown(wait=True, cancel_futures=True)

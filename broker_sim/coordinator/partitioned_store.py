@@ -1,0 +1,277 @@
+"""A coordinator's state kept in the partitions of an internal topic this broker leads.
+
+Both coordinators work this way (the group coordinator on ``__consumer_offsets``, the
+transaction coordinator on ``__transaction_state``): a key (group id, transactional id)
+hashes to a partition (:func:`~broker_sim.coordinator.placement.partition_for`); the leader
+of that partition owns the key. :class:`PartitionedStore` follows leadership and holds the
+entities of the partitions it leads; every change is written to the owning partition
+through the replica manager with acks=all and flushed on the leader before the caller is
+told, so what was acknowledged survives the leader's crash and the next leader reads it
+back.
+
+When this broker becomes leader of a partition the partition is LOADING: its log is read
+from start to end on the loader thread (a subclass replays the records: latest per key
+wins, a null value deletes), and until that is done requests for its keys get
+COORDINATOR_LOAD_IN_PROGRESS. When it stops leading the partition its entities are
+unloaded (``on_unloaded``) and requests get NOT_COORDINATOR.
+
+Threading: ``_lock`` guards the partition states and the entity map; an entity's own state
+is guarded by its own lock. Loads run on one loader thread, appends complete on whatever
+thread completes the produce (a handler, a follower's fetch, the purgatory's timer).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Generic, Protocol, TypeVar
+
+from ..common import SYSTEM_CLOCK, Clock
+from ..protocol.errors import (
+    CoordinatorLoadInProgress,
+    CoordinatorNotAvailable,
+    KafkaError,
+    KafkaStorageError,
+    MessageTooLarge,
+    NotCoordinator,
+    NotEnoughReplicas,
+    NotEnoughReplicasAfterAppend,
+    NotLeaderOrFollower,
+    RecordListTooLarge,
+    RequestTimedOut,
+    UnknownServerError,
+    UnknownTopicOrPartition,
+)
+from ..protocol.records.batch_header import iter_batches
+from ..protocol.records.builder import RecordBatchBuilder
+from ..protocol.records.reader import decode_records
+from .placement import partition_for
+
+log = logging.getLogger(__name__)
+
+#: (key, value) of one record; a None value is a tombstone.
+Record = tuple[bytes, bytes | None]
+E = TypeVar("E")
+
+
+class Appender(Protocol):
+    """What the store needs from the replica manager."""
+
+    def append(self, acks: int, timeout_ms: int, entries: list, respond: Callable) -> None: ...
+
+    def partition(self, topic: str, index: int): ...  # noqa: ANN201 - a server Partition
+
+
+class PartitionState(enum.Enum):
+    LOADING = "loading"
+    LOADED = "loaded"
+
+
+def coordinator_error(e: KafkaError | None) -> KafkaError | None:
+    """The error a coordinator request reports for a failed write (Kafka's mapping)."""
+    if e is None:
+        return None
+    if isinstance(e, (UnknownTopicOrPartition, NotEnoughReplicas, NotEnoughReplicasAfterAppend,
+                      RequestTimedOut)):
+        return CoordinatorNotAvailable(str(e))
+    if isinstance(e, (NotLeaderOrFollower, KafkaStorageError)):
+        return NotCoordinator(str(e))
+    if isinstance(e, (MessageTooLarge, RecordListTooLarge)):
+        return UnknownServerError(str(e))
+    return e
+
+
+class PartitionedStore(Generic[E]):
+    """Subclasses name the topic and the entity, and turn a partition's records into
+    entities (:meth:`_read_entities`)."""
+
+    #: what the keys are, for messages ("group", "transactional id").
+    kind = "key"
+
+    def __init__(self, topic: str, default_partitions: int, write_timeout_ms: int,
+                 load_buffer_size: int, replicas: Appender, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.topic = topic
+        self.default_partitions = default_partitions
+        self.write_timeout_ms = write_timeout_ms
+        self.load_buffer_size = load_buffer_size
+        self.replicas = replicas
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._partitions: dict[int, tuple[int, PartitionState]] = {}  # index -> (epoch, state)
+        self._num_partitions = 0
+        self._entities: dict[str, E] = {}
+        self._loader = ThreadPoolExecutor(1, thread_name_prefix=f"{topic.strip('_')}-loader")
+        self._shutdown = False
+        self.on_loaded: Callable[[E], None] = lambda e: None
+        self.on_unloaded: Callable[[E], None] = lambda e: None
+
+    # ---- what subclasses provide ----------------------------------------------------------
+    def _new(self, key: str) -> E:
+        raise NotImplementedError
+
+    def _key_of(self, entity: E) -> str:
+        raise NotImplementedError
+
+    def _read_entities(self, records: Iterator[tuple[bytes, bytes | None]]) -> list[E]:
+        """The entities a partition's records (oldest first) leave behind."""
+        raise NotImplementedError
+
+    def _before_load(self, p: int, partition: Any) -> None:
+        """Called on the loader thread before partition ``p`` is read (e.g. a migration)."""
+
+    # ---- ownership ----------------------------------------------------------------------
+    def partition_of(self, key: str) -> int:
+        return partition_for(key, self._num_partitions or self.default_partitions)
+
+    def ownership_error(self, key: str) -> KafkaError | None:
+        """None if this broker owns ``key`` now, else the error to answer."""
+        with self._lock:
+            if self._shutdown or not self._num_partitions:
+                return CoordinatorNotAvailable(f"the coordinator of {self.topic} is not available")
+            p = partition_for(key, self._num_partitions)
+            owned = self._partitions.get(p)
+        if owned is None:
+            return NotCoordinator(f"this broker does not coordinate {self.kind} {key!r} "
+                                  f"({self.topic}-{p})")
+        if owned[1] is PartitionState.LOADING:
+            return CoordinatorLoadInProgress(f"{self.topic}-{p} is loading")
+        return None
+
+    def any_loading(self) -> bool:
+        with self._lock:
+            return any(s is PartitionState.LOADING for _, s in self._partitions.values())
+
+    def set_leadership(self, num_partitions: int, led: dict[int, int]) -> None:
+        """The partitions of the topic this broker leads now (index -> leader epoch)."""
+        to_load, to_unload = [], []
+        with self._lock:
+            if self._shutdown:
+                return
+            self._num_partitions = num_partitions
+            for p, (epoch, _) in list(self._partitions.items()):
+                if led.get(p) != epoch:
+                    del self._partitions[p]
+                    to_unload.append(p)
+            for p, epoch in led.items():
+                if p not in self._partitions:
+                    self._partitions[p] = (epoch, PartitionState.LOADING)
+                    to_load.append((p, epoch))
+        for p in to_unload:
+            self._unload(p)
+        for p, epoch in to_load:
+            self._loader.submit(self._load, p, epoch)
+
+    # ---- entities -----------------------------------------------------------------------
+    def get(self, key: str) -> E | None:
+        with self._lock:
+            return self._entities.get(key)
+
+    def get_or_create(self, key: str) -> E:
+        with self._lock:
+            entity = self._entities.get(key)
+            if entity is None:
+                entity = self._new(key)
+                self._entities[key] = entity
+            return entity
+
+    def remove(self, entity: E) -> None:
+        with self._lock:
+            key = self._key_of(entity)
+            if self._entities.get(key) is entity:
+                del self._entities[key]
+
+    def entities(self) -> list[E]:
+        with self._lock:
+            return list(self._entities.values())
+
+    # ---- writes -------------------------------------------------------------------------
+    def append(self, key: str, recs: list[Record],
+               callback: Callable[[KafkaError | None], None]) -> None:
+        """Write ``recs`` to ``key``'s partition (acks=all); ``callback(error)`` after."""
+        self._append_to(self.partition_of(key), recs, callback)
+
+    def _append_to(self, p: int, recs: list[Record],
+                   callback: Callable[[KafkaError | None], None]) -> None:
+        builder = RecordBatchBuilder()
+        now = self.clock.wall_ms()
+        for key, value in recs:
+            builder.append(now, key, value)
+
+        def respond(statuses: list) -> None:
+            error = statuses[0].error if statuses else None
+            if error is None:
+                try:
+                    self.replicas.partition(self.topic, p).log.flush()
+                except KafkaError as e:
+                    error = e
+            callback(coordinator_error(error))
+
+        self.replicas.append(-1, self.write_timeout_ms, [(self.topic, p, builder.build())], respond)
+
+    # ---- loading ------------------------------------------------------------------------
+    def _still_loading(self, p: int, epoch: int) -> bool:
+        with self._lock:
+            return self._partitions.get(p) == (epoch, PartitionState.LOADING)
+
+    def _load(self, p: int, epoch: int) -> None:
+        try:
+            if not self._still_loading(p, epoch):
+                return
+            partition = self.replicas.partition(self.topic, p)
+            self._before_load(p, partition)
+            entities = self._read_entities(self._records(partition))
+        except Exception as e:  # noqa: BLE001 - retried: the partition stays LOADING
+            log.warning("%s-%d: loading failed (%s); retrying", self.topic, p, e)
+            time.sleep(0.5)
+            if self._still_loading(p, epoch) and not self._shutdown:
+                self._loader.submit(self._load, p, epoch)
+            return
+        with self._lock:
+            if self._partitions.get(p) != (epoch, PartitionState.LOADING):
+                return
+            for entity in entities:
+                self._entities[self._key_of(entity)] = entity
+            self._partitions[p] = (epoch, PartitionState.LOADED)
+        for entity in entities:
+            self.on_loaded(entity)
+        (log.info if entities else log.debug)("%s-%d: loaded %d %s(s) in epoch %d", self.topic,
+                                              p, len(entities), self.kind, epoch)
+
+    def _records(self, partition: Any) -> Iterator[tuple[bytes, bytes | None]]:
+        """Every keyed record of a partition, oldest first (markers skipped)."""
+        position = partition.log.log_start_offset
+        end = partition.log.log_end_offset
+        while position < end:
+            data = partition.log.read(position, self.load_buffer_size).records
+            if not data:
+                break
+            for pos, header in iter_batches(data):
+                if not header.is_control:
+                    for rec in decode_records(data, pos, header):
+                        if rec.offset >= position and rec.key is not None:
+                            yield rec.key, rec.value
+                position = max(position, header.next_offset)
+
+    def _unload(self, p: int) -> None:
+        with self._lock:
+            gone = [e for k, e in self._entities.items()
+                    if partition_for(k, self._num_partitions) == p]
+            for e in gone:
+                del self._entities[self._key_of(e)]
+        for e in gone:
+            self.on_unloaded(e)
+        if gone:
+            log.info("%s-%d: unloaded %d %s(s)", self.topic, p, len(gone), self.kind)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._shutdown = True
+            partitions = list(self._partitions)
+            self._partitions.clear()
+        for p in partitions:
+            self._unload(p)
+        self._loader.shutdown(wait=False, cancel_futures=True)
