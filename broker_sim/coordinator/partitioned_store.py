@@ -141,6 +141,13 @@ class PartitionedStore(Generic[E]):
             return CoordinatorLoadInProgress(f"{self.topic}-{p} is loading")
         return None
 
+    def epoch_of(self, key: str) -> int:
+        """The leader epoch of ``key``'s partition here (-1 if not led): a coordinator's
+        epoch, carried on what it sends so that a stale coordinator can be told apart."""
+        with self._lock:
+            owned = self._partitions.get(partition_for(key, self._num_partitions or 1))
+        return -1 if owned is None else owned[0]
+
     def any_loading(self) -> bool:
         with self._lock:
             return any(s is PartitionState.LOADING for _, s in self._partitions.values())

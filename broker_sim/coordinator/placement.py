@@ -2,7 +2,7 @@
 
 A key (a group id, a transactional id) belongs to partition
 ``abs(java_string_hash(key)) % partitions`` of its internal topic (``__consumer_offsets``
-for groups), exactly as Kafka computes it, so the same group lands on the same partition
+for groups, ``__transaction_state`` for transactional ids), exactly as Kafka computes it, so the same group lands on the same partition
 number as it would on a Kafka cluster with the same partition count. The leader of that
 partition is the key's coordinator; when leadership moves, so does the coordination.
 """
@@ -10,7 +10,8 @@ partition is the key's coordinator; when leadership moves, so does the coordinat
 from __future__ import annotations
 
 OFFSETS_TOPIC = "__consumer_offsets"
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC})
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
 
 
 def java_string_hash(text: str) -> int:

@@ -31,6 +31,10 @@ from .messages.acls import (
     DescribeAclsRequest,
     DescribeAclsResponse,
 )
+from .messages.add_partitions_to_txn import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+)
 from .messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from .messages.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
@@ -51,6 +55,7 @@ from .messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
 from .messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from .messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
 from .messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
+from .messages.end_txn import EndTxnRequest, EndTxnResponse
 from .messages.fetch import FetchRequest, FetchResponse
 from .messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from .messages.heartbeat import HeartbeatRequest, HeartbeatResponse
@@ -105,6 +110,8 @@ class ApiKey:
     DELETE_TOPICS = 20
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    ADD_PARTITIONS_TO_TXN = 24
+    END_TXN = 26
     WRITE_TXN_MARKERS = 27
     DESCRIBE_ACLS = 29
     CREATE_ACLS = 30
@@ -169,6 +176,8 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
     _spec("InitProducerId", InitProducerIdRequest, InitProducerIdResponse),
     _spec("OffsetForLeaderEpoch", OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
+    _spec("AddPartitionsToTxn", AddPartitionsToTxnRequest, AddPartitionsToTxnResponse),
+    _spec("EndTxn", EndTxnRequest, EndTxnResponse),
     _spec("WriteTxnMarkers", WriteTxnMarkersRequest, WriteTxnMarkersResponse),
     _spec("DescribeAcls", DescribeAclsRequest, DescribeAclsResponse),
     _spec("CreateAcls", CreateAclsRequest, CreateAclsResponse),

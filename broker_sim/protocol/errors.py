@@ -289,9 +289,32 @@ class InvalidProducerEpoch(KafkaError):
     code = 47
 
 
+class InvalidTxnState(KafkaError):
+    """Kafka error 48, ``INVALID_TXN_STATE``: the request does not fit the transaction's
+    state (e.g. a commit of a transaction being aborted)."""
+    code = 48
+
+
 class InvalidProducerIdMapping(KafkaError):
     """Kafka error 49, ``INVALID_PRODUCER_ID_MAPPING``."""
     code = 49
+
+
+class InvalidTransactionTimeout(KafkaError):
+    """Kafka error 50, ``INVALID_TRANSACTION_TIMEOUT``."""
+    code = 50
+
+
+class OperationNotAttempted(KafkaError):
+    """Kafka error 55, ``OPERATION_NOT_ATTEMPTED``: another part of the same request failed."""
+    code = 55
+
+
+class ConcurrentTransactions(KafkaError):
+    """Kafka error 51, ``CONCURRENT_TRANSACTIONS``: the previous change of this
+    transactional id is still being completed; retry."""
+    code = 51
+    retriable = True
 
 
 class TransactionalIdAuthorizationFailed(KafkaError):
@@ -489,7 +512,11 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
         OutOfOrderSequenceNumber,
         DuplicateSequenceNumber,
         InvalidProducerEpoch,
+        InvalidTxnState,
         InvalidProducerIdMapping,
+        InvalidTransactionTimeout,
+        ConcurrentTransactions,
+        OperationNotAttempted,
         TransactionalIdAuthorizationFailed,
         SecurityDisabled,
         KafkaStorageError,

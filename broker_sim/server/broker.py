@@ -29,7 +29,8 @@ from ..controller.controller import Controller
 from ..controller.image import ClusterImage
 from ..coordinator.group import GroupCoordinator
 from ..coordinator.group.store import GroupStore
-from ..coordinator.placement import OFFSETS_TOPIC
+from ..coordinator.transaction.coordinator import TransactionCoordinator
+from ..coordinator.transaction.store import TransactionStore
 from ..log import LogManager
 from ..network import Listener, SocketServer
 from ..network.handler_pool import RequestHandlerPool
@@ -47,6 +48,7 @@ from .metadata_cache import MetadataCache
 from .partition import Partition
 from .producer_ids import ProducerIdManager
 from .replica_manager import ReplicaManager
+from .txn_marker_sender import MarkerSender
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +138,10 @@ class Broker:
                                               clock=self.clock)
         self.group_store = GroupStore(cfg.group, self.replica_manager, self.clock, legacy=self.controller)
         self.group_coordinator = GroupCoordinator(cfg.group, self.group_store, self.clock)
+        self.txn_store = TransactionStore(cfg.transaction, self.replica_manager, self.clock)
+        self.txn_coordinator = TransactionCoordinator(
+            cfg.transaction, self.txn_store, lambda: self.producer_ids.next_id(),
+            MarkerSender(cfg.broker_id, self._leader_of, self.metadata.address), self.clock)
         inter = cfg.inter_broker_listener
         self.lifecycle = BrokerLifecycle(self.controller, cfg.broker_id, cfg.advertised_host or inter.host,
                                          self._inter_broker_port, self._on_image,
@@ -144,7 +150,7 @@ class Broker:
         self.producer_ids = ProducerIdManager(data_dir / "producer-id-block", cfg.broker_id)
         self.apis = KafkaApis(cfg, self.socket_server.channel, self.replica_manager, self.metadata,
                               self.controller, self.lifecycle.heartbeat, self.producer_ids,
-                              self.group_coordinator, self._authorizer())
+                              self.group_coordinator, self._authorizer(), self.txn_coordinator)
         self.handlers = RequestHandlerPool(cfg.num_io_threads, self.socket_server.channel, self.apis)
         self.handlers.start()
         self.socket_server.start()
@@ -173,17 +179,25 @@ class Broker:
     def _on_image(self, image: ClusterImage) -> None:
         self.replica_manager.apply_image(image)
         self.metadata.update(image)
-        offsets = image.topics.get(OFFSETS_TOPIC)
-        self.group_store.set_leadership(
-            len(offsets.partitions) if offsets else 0,
-            {i: p.leader_epoch for i, p in enumerate(offsets.partitions) if p.leader == self.config.broker_id}
-            if offsets else {})
+        for store in (self.group_store, self.txn_store):
+            internal = image.topics.get(store.topic)
+            store.set_leadership(
+                len(internal.partitions) if internal else 0,
+                {i: p.leader_epoch for i, p in enumerate(internal.partitions)
+                 if p.leader == self.config.broker_id} if internal else {})
         if self._first_image:
             self._first_image = False
             for tp in list(self.log_manager.all_logs()):
                 if tp.topic not in image.topics:
                     log.info("deleting the logs of %s: the topic no longer exists", tp.topic)
                     self.log_manager.delete_topic(tp.topic)
+
+    def _leader_of(self, topic: str, partition: int) -> int | None:
+        """The partition's leader now (-1: none yet); None if the topic is gone."""
+        info = self.metadata.image.topics.get(topic)
+        if info is None or partition >= len(info.partitions):
+            return None
+        return info.partitions[partition].leader
 
     def _alter_partition(self, partition: Partition, isr: list[int]) -> None:
         try:
@@ -229,6 +243,7 @@ class Broker:
         self.lifecycle.stop()
         self.handlers.shutdown()
         self.group_coordinator.shutdown()
+        self.txn_coordinator.shutdown()
         self.replica_manager.shutdown()
         if self._retention_thread is not None:
             self._retention_thread.stop()

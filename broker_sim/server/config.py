@@ -19,6 +19,8 @@ from typing import Any
 
 from ..coordinator.group.config import PROPERTIES as GROUP_PROPERTIES
 from ..coordinator.group.config import GroupConfig
+from ..coordinator.transaction.config import PROPERTIES as TXN_PROPERTIES
+from ..coordinator.transaction.config import TransactionConfig
 from ..log.config import LogConfig
 from ..network.listener import Listener, parse_listeners, parse_protocol_map
 from ..protocol.errors import KafkaError
@@ -123,6 +125,9 @@ class BrokerConfig:
     allow_everyone_if_no_acl_found: bool = False
     #: The group coordinator's settings (``offsets.topic.*``, ``group.*``).
     group: GroupConfig = field(default_factory=GroupConfig)
+    #: The transaction coordinator's settings (``transaction.state.log.*``,
+    #: ``transaction.max.timeout.ms``).
+    transaction: TransactionConfig = field(default_factory=TransactionConfig)
 
     def __post_init__(self) -> None:
         rules = [
@@ -232,6 +237,7 @@ class BrokerConfig:
         values: dict[str, Any] = {}
         log_props: dict[str, str] = {}
         group_props: dict[str, Any] = {}
+        txn_props: dict[str, int] = {}
         for name, raw in props.items():
             if name in simple:
                 attr, parse = simple[name]
@@ -246,6 +252,11 @@ class BrokerConfig:
             elif name == "group.consumer.assignors":
                 group_props[GROUP_PROPERTIES[name]] = tuple(
                     a.strip() for a in raw.split(",") if a.strip())
+            elif name in TXN_PROPERTIES:
+                try:
+                    txn_props[TXN_PROPERTIES[name]] = int(raw)
+                except ValueError as e:
+                    raise ConfigError(f"{name}={raw!r} is not allowed: an integer") from e
             elif name in GROUP_PROPERTIES:
                 try:
                     group_props[GROUP_PROPERTIES[name]] = int(raw)
@@ -255,6 +266,7 @@ class BrokerConfig:
                 continue  # parsed below, once the protocol map is known
             else:
                 known = sorted(set(simple) | set(log_names) | set(GROUP_PROPERTIES)
+                               | set(TXN_PROPERTIES)
                                | {"log.retention.hours", "listeners"})
                 raise ConfigError(f"unknown broker option {name!r}; known options: {', '.join(known)}")
         if "listeners" in props:
@@ -267,6 +279,11 @@ class BrokerConfig:
             try:
                 values["log"] = LogConfig.from_properties(log_props)
             except KafkaError as e:  # InvalidConfig, naming the option
+                raise ConfigError(str(e)) from e
+        if txn_props:
+            try:
+                values["transaction"] = TransactionConfig(**txn_props)
+            except ValueError as e:
                 raise ConfigError(str(e)) from e
         if group_props:
             try:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..coordinator.group import GroupCoordinator
 from ..coordinator.group.coordinator import JoinResult, SyncResult
 from ..coordinator.group.group import CommittedOffset
-from ..coordinator.placement import OFFSETS_TOPIC, partition_for
+from ..coordinator.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, partition_for
 from ..network.request_channel import Request
 from ..protocol.api import ApiKey
 from ..protocol.errors import (
@@ -93,43 +93,54 @@ class GroupApis:
         if key_type == TRANSACTION_KEY:
             if not self.authorized(request, Op.DESCRIBE, RT.TRANSACTIONAL_ID, key):
                 return error(TransactionalIdAuthorizationFailed(f"Describe on {key!r} is not allowed"))
-            return error(CoordinatorNotAvailable("pyq has no transaction coordinator yet"))
-        if key_type != GROUP_KEY:
+            internal, what = TRANSACTION_STATE_TOPIC, f"transactional id {key!r}"
+        elif key_type == GROUP_KEY:
+            if not self.authorized(request, Op.DESCRIBE, RT.GROUP, key):
+                return error(GroupAuthorizationFailed(f"Describe on group {key!r} is not allowed"))
+            internal, what = OFFSETS_TOPIC, f"group {key!r}"
+        else:
             return error(InvalidRequest(f"unknown coordinator key type {key_type}"))
-        if not self.authorized(request, Op.DESCRIBE, RT.GROUP, key):
-            return error(GroupAuthorizationFailed(f"Describe on group {key!r} is not allowed"))
         image = self.apis.metadata.image
-        topic = image.topics.get(OFFSETS_TOPIC)
+        topic = image.topics.get(internal)
         if topic is None:
-            self._create_offsets_topic()
+            self._create_internal_topic(internal)
             image = self.apis.metadata.image
-            topic = image.topics.get(OFFSETS_TOPIC)
+            topic = image.topics.get(internal)
             if topic is None:
-                return error(CoordinatorNotAvailable(f"{OFFSETS_TOPIC} is being created"))
+                return error(CoordinatorNotAvailable(f"{internal} is being created"))
         leader = topic.partitions[partition_for(key, len(topic.partitions))].leader
         info = image.brokers.get(leader)
         if leader < 0 or info is None or not info.alive:
-            return error(CoordinatorNotAvailable(f"the coordinator of group {key!r} has no leader yet"))
+            return error(CoordinatorNotAvailable(f"the coordinator of {what} has no leader yet"))
         host, port = info.address(self.apis.listener_name(request))
         return Data(key=key, node_id=leader, host=host, port=port, error_code=0, error_message=None)
 
-    def _create_offsets_topic(self) -> None:
-        cfg = self.config.group
+    def _create_internal_topic(self, name: str) -> None:
+        """``__consumer_offsets`` or ``__transaction_state``, on first use, as Kafka: the
+        configured partitions, the replication factor capped at the live brokers."""
         with self._create_lock:
             image = self.apis.metadata.image
-            if OFFSETS_TOPIC in image.topics:
+            if name in image.topics:
                 return
             alive = sum(1 for b in image.brokers.values() if b.alive)
-            rf = max(1, min(cfg.offsets_topic_replication_factor, alive))
+            if name == OFFSETS_TOPIC:
+                g = self.config.group
+                partitions, rf = g.offsets_topic_num_partitions, g.offsets_topic_replication_factor
+                configs = {"segment.bytes": g.offsets_topic_segment_bytes}
+            else:
+                t = self.config.transaction
+                partitions, rf = t.state_log_num_partitions, t.state_log_replication_factor
+                configs = {"segment.bytes": t.state_log_segment_bytes}
+            rf = max(1, min(rf, alive))
+            if name == TRANSACTION_STATE_TOPIC:
+                configs["min.insync.replicas"] = min(self.config.transaction.state_log_min_isr, rf)
             body = Data(topics=[Data(
-                name=OFFSETS_TOPIC, num_partitions=cfg.offsets_topic_num_partitions,
-                replication_factor=rf, assignments=[],
-                configs=[Data(name="segment.bytes", value=str(cfg.offsets_topic_segment_bytes))])],
+                name=name, num_partitions=partitions, replication_factor=rf, assignments=[],
+                configs=[Data(name=k, value=str(v)) for k, v in configs.items()])],
                 timeout_ms=30_000, validate_only=False)
             result = self.apis.controller.create_topics(body).topics[0]
             if result.error_code == 0:
-                log.info("created %s (%d partitions, replication factor %d)", OFFSETS_TOPIC,
-                         cfg.offsets_topic_num_partitions, rf)
+                log.info("created %s (%d partitions, replication factor %d)", name, partitions, rf)
             self.apis.refresh_metadata()
 
     # ---- the classic protocol -----------------------------------------------------------

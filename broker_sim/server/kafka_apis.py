@@ -28,6 +28,7 @@ from uuid import UUID
 
 from ..coordinator.group import GroupCoordinator
 from ..coordinator.placement import INTERNAL_TOPICS
+from ..coordinator.transaction.coordinator import TransactionCoordinator
 from ..log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..log.log_manager import validate_topic_name
 from ..network.request_channel import Request, RequestChannel, Response
@@ -62,6 +63,7 @@ from .metadata_cache import ZERO_UUID, MetadataCache
 from .producer_ids import ProducerIdManager
 from .replica_manager import FetchResult, FetchSpec, ReplicaManager
 from .security_apis import SecurityApis
+from .transaction_apis import TransactionApis
 from .txn_markers import TxnMarkerApis
 
 log = logging.getLogger(__name__)
@@ -80,7 +82,8 @@ class KafkaApis:
     def __init__(self, config: BrokerConfig, channel: RequestChannel, replica_manager: ReplicaManager,
                  metadata: MetadataCache, controller: ControllerClient, refresh_metadata: Callable[[], None],
                  producer_ids: ProducerIdManager, coordinator: GroupCoordinator,
-                 authorizer: Authorizer | None = None) -> None:
+                 authorizer: Authorizer | None = None,
+                 transactions: TransactionCoordinator | None = None) -> None:
         self.config = config
         self.channel = channel
         self.replica_manager = replica_manager
@@ -109,6 +112,9 @@ class KafkaApis:
         self._handlers.update(self.consumer_groups.handlers)
         self.txn_markers = TxnMarkerApis(self)
         self._handlers.update(self.txn_markers.handlers)
+        if transactions is not None:
+            self.transactions = TransactionApis(self, transactions)
+            self._handlers.update(self.transactions.handlers)
 
     # ---- plumbing ------------------------------------------------------------------
     def handle(self, request: Request) -> None:

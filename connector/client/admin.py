@@ -50,6 +50,7 @@ from broker_sim.security.scram import (
 
 from .config import AdminConfig
 from .group_admin import (
+    TRANSACTION_KEY,
     ConsumerGroupDescription,
     GroupAdmin,
     GroupDescription,
@@ -235,6 +236,12 @@ class Admin:
     def find_coordinator(self, group_id: str, timeout_ms: float | None = None) -> int:
         """The id of the broker that coordinates ``group_id``."""
         return self._groups.find_coordinator(group_id, timeout_ms)
+
+    def find_transaction_coordinator(self, transactional_id: str,
+                                     timeout_ms: float | None = None) -> int:
+        """The id of the broker that coordinates ``transactional_id``'s transactions."""
+        return self._groups.find_coordinator(transactional_id, timeout_ms,
+                                             key_type=TRANSACTION_KEY)
 
     def list_groups(self, states: Iterable[str] | None = None,
                     timeout_ms: float | None = None) -> list[GroupListing]:

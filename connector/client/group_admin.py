@@ -34,6 +34,7 @@ from .metadata import TopicPartition
 from .offset_fetch import group_answer, offset_fetch_body
 from .sync_client import SyncClient
 
+GROUP_KEY, TRANSACTION_KEY = 0, 1
 MOVING = frozenset({NotCoordinator.code, CoordinatorNotAvailable.code, CoordinatorLoadInProgress.code})
 
 
@@ -258,13 +259,14 @@ class GroupAdmin:
         self._sync.client.poll(self.config.retry_backoff_ms, self._sync.now())
 
     def find_coordinator(self, group_id: str, timeout_ms: float | None = None,
-                         deadline: float | None = None) -> int:
-        """The id of the broker coordinating ``group_id`` (retried while none is known)."""
+                         deadline: float | None = None, key_type: int = GROUP_KEY) -> int:
+        """The id of the broker coordinating ``group_id`` (retried while none is known);
+        ``key_type=TRANSACTION_KEY``: the coordinator of a transactional id."""
         if deadline is None:
             deadline = self._sync.deadline(timeout_ms)
         while True:
             response = self._sync.request_any(ApiKey.FIND_COORDINATOR, {
-                "key": group_id, "key_type": 0, "coordinator_keys": [group_id]}, deadline)
+                "key": group_id, "key_type": key_type, "coordinator_keys": [group_id]}, deadline)
             if response.coordinators:  # v4+: one answer per key asked for
                 response = response.coordinators[0]
             if response.error_code == 0:

@@ -28,6 +28,10 @@ from broker_sim.protocol.messages.acls import (
     DescribeAclsRequest,
     DescribeAclsResponse,
 )
+from broker_sim.protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+)
 from broker_sim.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from broker_sim.protocol.messages.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
@@ -48,6 +52,7 @@ from broker_sim.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
 )
+from broker_sim.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 from broker_sim.protocol.messages.fetch import FetchRequest, FetchResponse
 from broker_sim.protocol.messages.find_coordinator import (
     FindCoordinatorRequest,
@@ -960,6 +965,66 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00                            #     member: tagged fields
         80 00 00 00                   #   authorized_operations INT32_MIN
         00                            #   group: tagged fields
+        00                            # tagged fields
+     """)),
+    # ------------------------------------------------------- AddPartitionsToTxn (24)
+    ("add_partitions_to_txn_req_v0", AddPartitionsToTxnRequest, 0,
+     {"v3_and_below_transactional_id": "x", "v3_and_below_producer_id": 7,
+      "v3_and_below_producer_epoch": 1,
+      "v3_and_below_topics": [{"name": "t", "partitions": [0, 1]}]}, h("""
+        00 01 78                      # transactional_id "x"
+        00 00 00 00 00 00 00 07       # producer_id 7
+        00 01                         # producer_epoch 1
+        00 00 00 01                   # topics: 1
+        00 01 74                      #   name "t"
+        00 00 00 02 00 00 00 00 00 00 00 01  # partitions [0, 1]
+     """)),
+    ("add_partitions_to_txn_req_v3", AddPartitionsToTxnRequest, 3,
+     {"v3_and_below_transactional_id": "x", "v3_and_below_producer_id": 7,
+      "v3_and_below_producer_epoch": 1,
+      "v3_and_below_topics": [{"name": "t", "partitions": [2]}]}, h("""
+        02 78                         # transactional_id "x" (compact)
+        00 00 00 00 00 00 00 07       # producer_id 7
+        00 01                         # producer_epoch 1
+        02                            # topics: 1
+        02 74                         #   name "t"
+        02 00 00 00 02                #   partitions [2]
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    ("add_partitions_to_txn_resp_v3", AddPartitionsToTxnResponse, 3,
+     {"throttle_time_ms": 0, "results_by_topic_v3_and_below": [{
+         "name": "t", "results_by_partition": [
+             {"partition_index": 2, "partition_error_code": 51}]}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        02                            # results: 1
+        02 74                         #   name "t"
+        02                            #   results: 1
+        00 00 00 02                   #     partition_index 2
+        00 33                         #     partition_error_code 51 CONCURRENT_TRANSACTIONS
+        00                            #     tagged fields
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    # ------------------------------------------------------------------- EndTxn (26)
+    ("end_txn_req_v0", EndTxnRequest, 0,
+     {"transactional_id": "x", "producer_id": 7, "producer_epoch": 1, "committed": True}, h("""
+        00 01 78                      # transactional_id "x"
+        00 00 00 00 00 00 00 07       # producer_id 7
+        00 01                         # producer_epoch 1
+        01                            # committed true
+     """)),
+    ("end_txn_req_v3", EndTxnRequest, 3,
+     {"transactional_id": "x", "producer_id": 7, "producer_epoch": 1, "committed": False}, h("""
+        02 78                         # transactional_id "x" (compact)
+        00 00 00 00 00 00 00 07       # producer_id 7
+        00 01                         # producer_epoch 1
+        00                            # committed false: abort
+        00                            # tagged fields
+     """)),
+    ("end_txn_resp_v3", EndTxnResponse, 3, {"throttle_time_ms": 0, "error_code": 48}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 30                         # error_code 48 INVALID_TXN_STATE
         00                            # tagged fields
      """)),
     # ------------------------------------------------------------ WriteTxnMarkers (27)

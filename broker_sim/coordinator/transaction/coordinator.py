@@ -1,0 +1,321 @@
+"""The transaction coordinator: Kafka's transactions for producers with a ``transactional.id``.
+
+A transactional producer finds its coordinator (the leader of its id's partition of
+``__transaction_state``) and then:
+
+1. **InitProducerId** — gets its producer id and a new epoch. The epoch bump fences every
+   older instance with the same transactional id (their requests now fail PRODUCER_FENCED);
+   a transaction such an instance left open is aborted first (the new instance is told
+   CONCURRENT_TRANSACTIONS and retries until the abort is complete).
+2. **AddPartitionsToTxn** — names each partition before its first write to it; the
+   transaction is Ongoing from the first one, and ``transaction.timeout.ms`` starts.
+3. **EndTxn** — commit or abort. The decision (PrepareCommit/PrepareAbort, with the
+   partitions) is written to ``__transaction_state`` and the producer is answered; then
+   the marker channel has every partition leader write a marker, and once
+   all have, CompleteCommit/CompleteAbort is written. A coordinator that takes over a
+   partition in the middle resends the markers of every prepared transaction it loads.
+
+A transaction still Ongoing when its timeout passes is aborted by the coordinator, with
+the epoch bumped so the late producer is fenced: one :class:`TransactionTimeout` on the
+timing wheel per open transaction, never a scan. Every state change is written with acks=all
+before it takes effect (:mod:`.metadata` has the states); one change is in flight per
+transactional id at a time.
+
+Not here yet: AddOffsetsToTxn/TxnOffsetCommit (offsets inside a transaction),
+DescribeTransactions/ListTransactions.
+
+Threading: request handlers call in concurrently; a transaction's state is guarded by its
+lock; callbacks run on whatever thread completes a write (they only queue responses or
+start markers).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Protocol
+
+from ...common import SYSTEM_CLOCK, Clock
+from ...protocol.errors import (
+    ConcurrentTransactions,
+    InvalidProducerEpoch,
+    InvalidProducerIdMapping,
+    InvalidRequest,
+    InvalidTransactionTimeout,
+    InvalidTxnState,
+    KafkaError,
+    ProducerFenced,
+)
+from ...purgatory import DelayedOperation, DelayedOperationPurgatory
+from ...timer import SystemTimer
+from .config import TransactionConfig
+from .metadata import COMPLETE, PREPARED, TransactionMetadata, TxnState
+from .store import TransactionStore
+
+log = logging.getLogger(__name__)
+
+MAX_EPOCH = 32767
+Answer = Callable[[int], None]
+
+
+class MarkerChannel(Protocol):
+    """Has every partition leader write a transaction's marker (the server's
+    :class:`~broker_sim.server.txn_marker_sender.MarkerSender`), then calls ``done``."""
+
+    def send(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
+             partitions: set[tuple[str, int]], still_owned: Callable[[], bool],
+             done: Callable[[], None]) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+
+def _code(e: KafkaError | None) -> int:
+    return 0 if e is None else e.code
+
+
+class TransactionTimeout(DelayedOperation):
+    """Completes when the transaction leaves Ongoing at this epoch; expiring aborts it."""
+
+    def __init__(self, coordinator: TransactionCoordinator, txn: TransactionMetadata,
+                 timeout_ms: int) -> None:
+        super().__init__(timeout_ms, txn.lock)
+        self.coordinator = coordinator
+        self.txn = txn
+        self.epoch = txn.producer_epoch
+
+    def try_complete(self) -> bool:
+        if self.txn.state is not TxnState.ONGOING or self.txn.producer_epoch != self.epoch:
+            return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        pass
+
+    def on_expiration(self) -> None:
+        self.coordinator.expire(self.txn, self.epoch)
+
+
+class TransactionCoordinator:
+    def __init__(self, config: TransactionConfig, store: TransactionStore,
+                 next_producer_id: Callable[[], int], markers: MarkerChannel,
+                 clock: Clock = SYSTEM_CLOCK, timer: SystemTimer | None = None,
+                 reaper_enabled: bool = True) -> None:
+        self.config = config
+        self.store = store
+        self.next_producer_id = next_producer_id
+        self.markers = markers
+        self.clock = clock
+        self.timeouts: DelayedOperationPurgatory[TransactionTimeout] = DelayedOperationPurgatory(
+            "TransactionTimeout", timer=timer, clock=clock, reaper_enabled=reaper_enabled)
+        store.on_loaded = self._on_loaded
+
+    # ---- InitProducerId -----------------------------------------------------------------
+    def init_producer_id(self, txn_id: str, timeout_ms: int,
+                         callback: Callable[[int, int, int], None]) -> None:
+        """``callback(error, producer id, epoch)``."""
+        def fail(e: KafkaError) -> None:
+            callback(e.code, -1, -1)
+
+        if not txn_id:
+            return fail(InvalidRequest("the transactional id must not be empty"))
+        if not 0 < timeout_ms <= self.config.max_timeout_ms:
+            return fail(InvalidTransactionTimeout(
+                f"transaction.timeout.ms={timeout_ms} is not allowed: the broker allows at most "
+                f"transaction.max.timeout.ms={self.config.max_timeout_ms}"))
+        error = self.store.ownership_error(txn_id)
+        if error is not None:
+            return fail(error)
+        txn = self.store.get_or_create(txn_id)
+        with txn.lock:
+            if txn.pending or txn.state in PREPARED:
+                return fail(ConcurrentTransactions(f"transaction {txn_id!r} is completing"))
+            if txn.state is TxnState.ONGOING:  # an older instance left it open: abort it
+                log.info("transactional id %r: a new producer instance aborts the open "
+                         "transaction of epoch %d", txn_id, txn.producer_epoch)
+                self._decide(txn, commit=False, bump=True, answer=lambda code: None)
+                return fail(ConcurrentTransactions(f"aborting the open transaction of {txn_id!r}"))
+            if txn.producer_id < 0 or txn.producer_epoch >= MAX_EPOCH - 1:
+                pid, epoch = self.next_producer_id(), 0
+            else:
+                pid, epoch = txn.producer_id, txn.producer_epoch + 1
+            target = replace(txn, producer_id=pid, producer_epoch=epoch, timeout_ms=timeout_ms,
+                             state=TxnState.EMPTY, partitions=set(), start_ms=-1,
+                             last_update_ms=self.clock.wall_ms())
+
+            def stored(error: KafkaError | None) -> None:
+                with txn.lock:
+                    txn.pending = False
+                    if error is None:
+                        self._apply(txn, target)
+                callback(_code(error), pid if error is None else -1,
+                         epoch if error is None else -1)
+
+            self._write(txn, target, stored)
+
+    # ---- AddPartitionsToTxn -------------------------------------------------------------
+    def add_partitions(self, txn_id: str, producer_id: int, epoch: int,
+                       partitions: set[tuple[str, int]], answer: Answer,
+                       fenced_code: int = ProducerFenced.code) -> None:
+        txn, error = self._producer_txn(txn_id, producer_id, epoch, fenced_code)
+        if txn is None:
+            return answer(error)
+        with txn.lock:
+            error = self._check(txn, producer_id, epoch, fenced_code)
+            if error:
+                return answer(error)
+            if txn.pending or txn.state in PREPARED:
+                return answer(ConcurrentTransactions.code)
+            if txn.state is TxnState.ONGOING and partitions <= txn.partitions:
+                return answer(0)
+            starting = txn.state is not TxnState.ONGOING
+            now = self.clock.wall_ms()
+            target = replace(txn, state=TxnState.ONGOING, last_update_ms=now,
+                             partitions=set(partitions) | (set() if starting else txn.partitions),
+                             start_ms=now if starting else txn.start_ms)
+
+            def stored(error: KafkaError | None) -> None:
+                with txn.lock:
+                    txn.pending = False
+                    if error is None:
+                        self._apply(txn, target)
+                        if starting:
+                            self._arm_timeout(txn, txn.timeout_ms)
+                answer(_code(error))
+
+            self._write(txn, target, stored)
+
+    # ---- EndTxn -------------------------------------------------------------------------
+    def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool, answer: Answer,
+                fenced_code: int = ProducerFenced.code) -> None:
+        txn, error = self._producer_txn(txn_id, producer_id, epoch, fenced_code)
+        if txn is None:
+            return answer(error)
+        with txn.lock:
+            error = self._check(txn, producer_id, epoch, fenced_code)
+            if error:
+                return answer(error)
+            state = txn.state
+            if txn.pending or state in PREPARED:
+                wanted = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT
+                return answer(ConcurrentTransactions.code if state in (wanted, TxnState.ONGOING)
+                              or txn.pending else InvalidTxnState.code)
+            if state is TxnState.ONGOING:
+                return self._decide(txn, commit, bump=False, answer=answer)
+            if state in COMPLETE and (state is TxnState.COMPLETE_COMMIT) == commit:
+                return answer(0)  # a retry of an EndTxn that went through
+            answer(InvalidTxnState.code)
+
+    # ---- deciding and completing --------------------------------------------------------
+    def _decide(self, txn: TransactionMetadata, commit: bool, bump: bool, answer: Answer) -> None:
+        """Write PrepareCommit/PrepareAbort (under ``txn.lock``), answer, send the markers."""
+        epoch = txn.producer_epoch + 1 if bump else txn.producer_epoch
+        target = replace(txn, state=TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT,
+                         producer_epoch=epoch, last_update_ms=self.clock.wall_ms())
+
+        def stored(error: KafkaError | None) -> None:
+            with txn.lock:
+                if error is not None:
+                    txn.pending = False
+                else:
+                    self._apply(txn, target)  # pending stays set until complete
+            answer(_code(error))
+            if error is None:
+                self._send_markers(txn)
+
+        self._write(txn, target, stored)
+
+    def _send_markers(self, txn: TransactionMetadata) -> None:
+        with txn.lock:
+            commit = txn.state is TxnState.PREPARE_COMMIT
+            pid, epoch, partitions = txn.producer_id, txn.producer_epoch, set(txn.partitions)
+        coordinator_epoch = self.store.epoch_of(txn.transactional_id)
+        self.markers.send(pid, epoch, commit, coordinator_epoch, partitions,
+                          still_owned=lambda: self.store.get(txn.transactional_id) is txn,
+                          done=lambda: self._complete(txn))
+
+    def _complete(self, txn: TransactionMetadata) -> None:
+        with txn.lock:
+            if txn.state not in PREPARED:
+                return
+            target = replace(txn, partitions=set(), last_update_ms=self.clock.wall_ms(),
+                             state=TxnState.COMPLETE_COMMIT if txn.state is TxnState.PREPARE_COMMIT
+                             else TxnState.COMPLETE_ABORT)
+
+            def stored(error: KafkaError | None) -> None:
+                with txn.lock:
+                    txn.pending = False
+                    if error is None:
+                        self._apply(txn, target)
+                    else:
+                        log.warning("transactional id %r: writing %s failed (%s); the next "
+                                    "coordinator completes it", txn.transactional_id,
+                                    target.state.label, error)
+
+            self._write(txn, target, stored)
+
+    def expire(self, txn: TransactionMetadata, epoch: int) -> None:
+        """transaction.timeout.ms passed with the transaction still open: abort it."""
+        with txn.lock:
+            if txn.state is not TxnState.ONGOING or txn.producer_epoch != epoch or txn.pending:
+                return
+            log.info("transactional id %r: transaction of epoch %d timed out after %d ms; "
+                     "aborting", txn.transactional_id, epoch, txn.timeout_ms)
+            self._decide(txn, commit=False, bump=True, answer=lambda code: None)
+
+    # ---- helpers ------------------------------------------------------------------------
+    def _producer_txn(self, txn_id: str, producer_id: int, epoch: int, fenced_code: int
+                      ) -> tuple[TransactionMetadata | None, int]:
+        error = self.store.ownership_error(txn_id)
+        if error is not None:
+            return None, error.code
+        txn = self.store.get(txn_id)
+        if txn is None:
+            return None, InvalidProducerIdMapping.code
+        return txn, 0
+
+    @staticmethod
+    def _check(txn: TransactionMetadata, producer_id: int, epoch: int, fenced_code: int) -> int:
+        if txn.producer_id != producer_id:
+            return InvalidProducerIdMapping.code
+        if epoch != txn.producer_epoch:
+            return fenced_code if epoch < txn.producer_epoch else InvalidProducerEpoch.code
+        return 0
+
+    def _write(self, txn: TransactionMetadata, target: TransactionMetadata,
+               stored: Callable[[KafkaError | None], None]) -> None:
+        """Write ``target`` as ``txn``'s next state (the caller holds ``txn.lock``)."""
+        txn.pending = True
+        self.store.append(txn.transactional_id, [self.store.record(target)], stored)
+
+    @staticmethod
+    def _apply(txn: TransactionMetadata, target: TransactionMetadata) -> None:
+        txn.producer_id, txn.producer_epoch = target.producer_id, target.producer_epoch
+        txn.timeout_ms, txn.state = target.timeout_ms, target.state
+        txn.partitions, txn.start_ms = set(target.partitions), target.start_ms
+        txn.last_update_ms = target.last_update_ms
+
+    def _arm_timeout(self, txn: TransactionMetadata, timeout_ms: int) -> None:
+        self.timeouts.try_complete_else_watch(TransactionTimeout(self, txn, max(timeout_ms, 0)),
+                                              [txn.transactional_id])
+
+    def _on_loaded(self, txn: TransactionMetadata) -> None:
+        """A new coordinator finishes what the old one had decided and times what is open."""
+        with txn.lock:
+            if txn.state in PREPARED:
+                txn.pending = True
+                resend = True
+            else:
+                resend = False
+                if txn.state is TxnState.ONGOING:
+                    left = txn.start_ms + txn.timeout_ms - self.clock.wall_ms()
+                    self._arm_timeout(txn, left)
+        if resend:
+            log.info("transactional id %r: resending the markers of %s", txn.transactional_id,
+                     txn.state.label)
+            self._send_markers(txn)
+
+    def shutdown(self) -> None:
+        self.store.shutdown()
+        self.markers.shutdown()
+        self.timeouts.shutdown()
