@@ -91,3 +91,23 @@ def create_topic(port: int, name: str, partitions: int = 2, replication_factor: 
                         "replication_factor": replication_factor, "assignments": [], "configs": []}],
             "timeout_ms": 10_000, "validate_only": False})
     assert r.topics[0].error_code == 0, r
+
+
+def wait_for_topic_everywhere(bootstrap: str, topic: str, partitions: int,
+                              timeout: float = 30.0) -> None:
+    """Until every broker of ``bootstrap`` answers Metadata with ``topic``'s partitions,
+    each with a leader: brokers learn of a new topic from the controller a moment after
+    CreateTopics returns, and a client asking a broker that has not yet sees no topic."""
+    from broker_sim.protocol.api import ApiKey
+
+    for address in bootstrap.split(","):
+        port = int(address.rsplit(":", 1)[1])
+
+        def ready(port: int = port) -> bool:
+            with WireClient(port) as c:
+                r = c.request(ApiKey.METADATA, 1, {"topics": [{"name": topic}]})
+            found = [t for t in r.topics if t.name == topic and t.error_code == 0]
+            return bool(found) and len(found[0].partitions) == partitions and all(
+                p.leader_id >= 0 for p in found[0].partitions)
+
+        wait_for(ready, timeout, what=f"{topic} in the metadata of {address}")

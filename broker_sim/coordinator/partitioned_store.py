@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..common import SYSTEM_CLOCK, Clock
@@ -48,6 +49,7 @@ from ..protocol.errors import (
 )
 from ..protocol.records.batch_header import iter_batches
 from ..protocol.records.builder import RecordBatchBuilder
+from ..protocol.records.control import marker_type
 from ..protocol.records.reader import decode_records
 from .placement import partition_for
 
@@ -56,6 +58,19 @@ log = logging.getLogger(__name__)
 #: (key, value) of one record; a None value is a tombstone.
 Record = tuple[bytes, bytes | None]
 E = TypeVar("E")
+
+
+@dataclass(frozen=True)
+class LoadedRecord:
+    """One record read back while loading, with what its batch said: written inside
+    ``producer_id``'s transaction, or — ``marker`` COMMIT/ABORT, no key — the marker that
+    ended one."""
+
+    key: bytes | None
+    value: bytes | None
+    producer_id: int = -1
+    transactional: bool = False
+    marker: int | None = None
 
 
 class Appender(Protocol):
@@ -116,7 +131,7 @@ class PartitionedStore(Generic[E]):
     def _key_of(self, entity: E) -> str:
         raise NotImplementedError
 
-    def _read_entities(self, records: Iterator[tuple[bytes, bytes | None]]) -> list[E]:
+    def _read_entities(self, records: Iterator[LoadedRecord]) -> list[E]:
         """The entities a partition's records (oldest first) leave behind."""
         raise NotImplementedError
 
@@ -197,13 +212,18 @@ class PartitionedStore(Generic[E]):
 
     # ---- writes -------------------------------------------------------------------------
     def append(self, key: str, recs: list[Record],
-               callback: Callable[[KafkaError | None], None]) -> None:
-        """Write ``recs`` to ``key``'s partition (acks=all); ``callback(error)`` after."""
-        self._append_to(self.partition_of(key), recs, callback)
+               callback: Callable[[KafkaError | None], None],
+               transaction: tuple[int, int] | None = None) -> None:
+        """Write ``recs`` to ``key``'s partition (acks=all); ``callback(error)`` after.
+        ``transaction=(producer id, epoch)`` writes them inside that producer's
+        transaction: they count once its COMMIT marker follows."""
+        self._append_to(self.partition_of(key), recs, callback, transaction)
 
     def _append_to(self, p: int, recs: list[Record],
-                   callback: Callable[[KafkaError | None], None]) -> None:
-        builder = RecordBatchBuilder()
+                   callback: Callable[[KafkaError | None], None],
+                   transaction: tuple[int, int] | None = None) -> None:
+        builder = (RecordBatchBuilder() if transaction is None else RecordBatchBuilder(
+            producer_id=transaction[0], producer_epoch=transaction[1], is_transactional=True))
         now = self.clock.wall_ms()
         for key, value in recs:
             builder.append(now, key, value)
@@ -248,8 +268,8 @@ class PartitionedStore(Generic[E]):
         (log.info if entities else log.debug)("%s-%d: loaded %d %s(s) in epoch %d", self.topic,
                                               p, len(entities), self.kind, epoch)
 
-    def _records(self, partition: Any) -> Iterator[tuple[bytes, bytes | None]]:
-        """Every keyed record of a partition, oldest first (markers skipped)."""
+    def _records(self, partition: Any) -> Iterator[LoadedRecord]:
+        """Every keyed record and transaction marker of a partition, oldest first."""
         position = partition.log.log_start_offset
         end = partition.log.log_end_offset
         while position < end:
@@ -257,10 +277,17 @@ class PartitionedStore(Generic[E]):
             if not data:
                 break
             for pos, header in iter_batches(data):
-                if not header.is_control:
+                if header.next_offset <= position:
+                    continue
+                if header.is_control:
+                    kind = marker_type(data, pos, header)
+                    if kind is not None:
+                        yield LoadedRecord(None, None, header.producer_id, True, kind)
+                else:
                     for rec in decode_records(data, pos, header):
                         if rec.offset >= position and rec.key is not None:
-                            yield rec.key, rec.value
+                            yield LoadedRecord(rec.key, rec.value, header.producer_id,
+                                               header.is_transactional)
                 position = max(position, header.next_offset)
 
     def _unload(self, p: int) -> None:

@@ -31,6 +31,7 @@ from .messages.acls import (
     DescribeAclsRequest,
     DescribeAclsResponse,
 )
+from .messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 from .messages.add_partitions_to_txn import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
@@ -86,6 +87,7 @@ from .messages.scram_credentials import (
     DescribeUserScramCredentialsResponse,
 )
 from .messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from .messages.txn_offset_commit import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 from .messages.write_txn_markers import WriteTxnMarkersRequest, WriteTxnMarkersResponse
 from .schema import Data, Message
 
@@ -111,8 +113,10 @@ class ApiKey:
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
     ADD_PARTITIONS_TO_TXN = 24
+    ADD_OFFSETS_TO_TXN = 25
     END_TXN = 26
     WRITE_TXN_MARKERS = 27
+    TXN_OFFSET_COMMIT = 28
     DESCRIBE_ACLS = 29
     CREATE_ACLS = 30
     DELETE_ACLS = 31
@@ -177,8 +181,10 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("InitProducerId", InitProducerIdRequest, InitProducerIdResponse),
     _spec("OffsetForLeaderEpoch", OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
     _spec("AddPartitionsToTxn", AddPartitionsToTxnRequest, AddPartitionsToTxnResponse),
+    _spec("AddOffsetsToTxn", AddOffsetsToTxnRequest, AddOffsetsToTxnResponse),
     _spec("EndTxn", EndTxnRequest, EndTxnResponse),
     _spec("WriteTxnMarkers", WriteTxnMarkersRequest, WriteTxnMarkersResponse),
+    _spec("TxnOffsetCommit", TxnOffsetCommitRequest, TxnOffsetCommitResponse),
     _spec("DescribeAcls", DescribeAclsRequest, DescribeAclsResponse),
     _spec("CreateAcls", CreateAclsRequest, CreateAclsResponse),
     _spec("DeleteAcls", DeleteAclsRequest, DeleteAclsResponse),

@@ -399,6 +399,13 @@ class GroupSubscribedToTopic(KafkaError):
     code = 86
 
 
+class UnstableOffsetCommit(KafkaError):
+    """Kafka error 88, ``UNSTABLE_OFFSET_COMMIT``: an offset was committed inside a
+    transaction not yet decided; retry."""
+    code = 88
+    retriable = True
+
+
 class InvalidRecord(KafkaError):
     """Kafka error 87, ``INVALID_RECORD``."""
     code = 87
@@ -532,6 +539,7 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
         GroupMaxSizeReached,
         FencedInstanceId,
         GroupSubscribedToTopic,
+        UnstableOffsetCommit,
         InvalidRecord,
         ProducerFenced,
         ResourceNotFound,

@@ -37,6 +37,7 @@ from ..protocol.errors import (
     TopicAuthorizationFailed,
     TransactionalIdAuthorizationFailed,
     UnknownTopicOrPartition,
+    UnstableOffsetCommit,
 )
 from ..protocol.schema import Data
 from ..security.acl import Operation as Op
@@ -69,6 +70,7 @@ class GroupApis:
             ApiKey.LIST_GROUPS: self.handle_list_groups,
             ApiKey.DELETE_GROUPS: self.handle_delete_groups,
             ApiKey.OFFSET_COMMIT: self.handle_offset_commit,
+            ApiKey.TXN_OFFSET_COMMIT: self.handle_offset_commit,
             ApiKey.OFFSET_FETCH: self.handle_offset_fetch,
             ApiKey.OFFSET_DELETE: self.handle_offset_delete,
         }
@@ -249,8 +251,13 @@ class GroupApis:
         return info is not None and 0 <= partition < len(info.partitions)
 
     def handle_offset_commit(self, request: Request) -> None:
+        """OffsetCommit, and TxnOffsetCommit (the same commit inside the producer's
+        transaction; Write on the transactional id is checked too)."""
         body = request.body
-        group_ok = self.authorized(request, Op.READ, RT.GROUP, body.group_id)
+        transactional = request.header.api_key == ApiKey.TXN_OFFSET_COMMIT
+        group_ok = self.authorized(request, Op.READ, RT.GROUP, body.group_id) and (
+            not transactional or self.authorized(request, Op.WRITE, RT.TRANSACTIONAL_ID,
+                                                 body.transactional_id))
         codes: dict[tuple[str, int], int] = {}
         offsets: dict[tuple[str, int], CommittedOffset] = {}
         now = self.apis.replica_manager.clock.wall_ms()
@@ -278,16 +285,23 @@ class GroupApis:
         if not offsets:
             respond({})
             return
+        if transactional:
+            self.coordinator.commit_offsets(body.group_id, body.member_id, body.group_instance_id,
+                                            body.generation_id, offsets, respond,
+                                            (body.producer_id, body.producer_epoch))
+            return
         self.coordinator.commit_offsets(body.group_id, body.member_id, body.group_instance_id,
                                         body.generation_id_or_member_epoch, offsets, respond)
 
     def handle_offset_fetch(self, request: Request) -> None:
-        # require_stable (v7+) is granted as asked: without transactions every committed
-        # offset is stable, so UNSTABLE_OFFSET_COMMIT is never the answer.
+        """OffsetFetch; with ``require_stable`` (v7+) a partition whose offset was committed
+        inside a transaction not yet decided answers UNSTABLE_OFFSET_COMMIT (retriable)."""
         body = request.body
         version = request.header.api_version
+        stable = bool(getattr(body, "require_stable", False))
         if version < 8:
-            code, topics = self._fetch_group_offsets(request, body.group_id, body.topics)
+            code, topics = self._fetch_group_offsets(request, body.group_id, body.topics,
+                                                     require_stable=stable)
             # Before v2 there is no top-level error: each partition carries it.
             if code and version < 2:
                 for t in topics:
@@ -295,25 +309,26 @@ class GroupApis:
                         p.error_code = code
             self.respond(request, Data(throttle_time_ms=0, topics=topics, error_code=code))
             return
-        # v8+: a batch of groups, each answered on its own (authorization, coordinator).
-        # The v9 member of each group (null and -1 unless a KIP-848 member asks):
-        members: dict[str, tuple[str | None, int]] = {}
+        # v8+: a batch of groups, each answered on its own (authorization, coordinator);
+        # v9 carries each group's member (null and -1 unless a KIP-848 member asks).
         groups = []
         for g in body.groups:
-            members[g.group_id] = (g.member_id, g.member_epoch)
-            code, topics = self._fetch_group_offsets(request, g.group_id, g.topics)
+            code, topics = self._fetch_group_offsets(request, g.group_id, g.topics,
+                                                     (g.member_id, g.member_epoch), stable)
             groups.append(Data(group_id=g.group_id, topics=[] if code else topics, error_code=code))
         self.respond(request, Data(throttle_time_ms=0, groups=groups))
 
-    def _fetch_group_offsets(self, request: Request, group_id: str,
-                             wanted_topics: Any) -> tuple[int, list[Data]]:
+    def _fetch_group_offsets(self, request: Request, group_id: str, wanted_topics: Any,
+                             member: tuple[str | None, int] = (None, -1),
+                             require_stable: bool = False) -> tuple[int, list[Data]]:
         """(group error, topics) of one group's OffsetFetch answer; ``wanted_topics`` None
         asks for every committed offset (of the topics the principal may describe)."""
         if not self.authorized(request, Op.DESCRIBE, RT.GROUP, group_id):
             return GroupAuthorizationFailed.code, []
         wanted = None if wanted_topics is None else [
             (t.name, p) for t in wanted_topics for p in t.partition_indexes]
-        code, committed = self.coordinator.fetch_offsets(group_id, wanted)
+        code, committed = self.coordinator.fetch_offsets(group_id, wanted, *member)
+        unstable = self.coordinator.unstable_partitions(group_id) if require_stable else set()
         order = sorted(committed) if wanted is None else wanted
         describable = {t: self.authorized(request, Op.DESCRIBE, RT.TOPIC, t) for t, _ in order}
         if wanted is None:  # "all": only what may be described is listed
@@ -324,6 +339,9 @@ class GroupApis:
             if not describable[tp[0]]:
                 return Data(partition_index=tp[1], committed_offset=-1, committed_leader_epoch=-1,
                             metadata="", error_code=TopicAuthorizationFailed.code)
+            if tp in unstable:
+                return Data(partition_index=tp[1], committed_offset=-1, committed_leader_epoch=-1,
+                            metadata="", error_code=UnstableOffsetCommit.code)
             return Data(partition_index=tp[1], committed_offset=c.offset if c else -1,
                         committed_leader_epoch=c.leader_epoch if c else -1,
                         metadata=c.metadata if c else "", error_code=0)

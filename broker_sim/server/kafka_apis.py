@@ -392,16 +392,42 @@ class KafkaApis:
         return response
 
     def handle_init_producer_id(self, request: Request) -> None:
+        """The idempotent producer's InitProducerId (no transactional id; with one it goes to
+        :mod:`.transaction_apis` when the broker has a transaction coordinator).
+
+        v0-2, or v3+ with producer id and epoch -1: a new producer id at epoch 0. v3+ with
+        the producer's current id and epoch (KIP-360): the same id at the next epoch (a new
+        id at epoch 0 when the epoch is at the int16 maximum). The fields in between (one
+        of them -1, or negative) are INVALID_REQUEST.
+        """
+        body = request.body
+
+        def respond(code: int, producer_id: int = -1, epoch: int = -1) -> None:
+            self.respond(request, Data(throttle_time_ms=0, error_code=code,
+                                       producer_id=producer_id, producer_epoch=epoch))
+
         if self.security.authorizer is not None and not self.security.may_write_some_topic(request):
-            self.respond(request, Data(throttle_time_ms=0, error_code=ClusterAuthorizationFailed.code,
-                                       producer_id=-1, producer_epoch=-1))
-            return
-        if request.body.transactional_id is not None:
-            self.respond(request, Data(throttle_time_ms=0, error_code=InvalidRequest.code,
-                                       producer_id=-1, producer_epoch=-1))
-            return
-        self.respond(request, Data(throttle_time_ms=0, error_code=0,
-                                   producer_id=self.producer_ids.next_id(), producer_epoch=0))
+            log.info("InitProducerId from %s refused (CLUSTER_AUTHORIZATION_FAILED): an idempotent "
+                     "producer needs IdempotentWrite on the cluster or Write on some topic",
+                     request.client_address)
+            return respond(ClusterAuthorizationFailed.code)
+        if body.transactional_id is not None:
+            log.info("InitProducerId v%d from %s for transactional id %r refused "
+                     "(INVALID_REQUEST): this broker runs no transaction coordinator",
+                     request.header.api_version, request.client_address, body.transactional_id)
+            return respond(InvalidRequest.code)
+        pid, epoch = body.producer_id, body.producer_epoch  # -1, -1 before v3
+        if pid == -1 and epoch == -1:
+            return respond(0, self.producer_ids.next_id(), 0)
+        if pid < 0 or epoch < 0:
+            log.info("InitProducerId v%d from %s refused (INVALID_REQUEST): producer id %d with "
+                     "epoch %d; both must be -1 (a new producer) or both set (bump the epoch)",
+                     request.header.api_version, request.client_address, pid, epoch)
+            return respond(InvalidRequest.code)
+        new_pid, new_epoch = self.producer_ids.bump(pid, epoch)
+        log.debug("InitProducerId from %s: producer %d epoch %d -> producer %d epoch %d",
+                  request.client_address, pid, epoch, new_pid, new_epoch)
+        return respond(0, new_pid, new_epoch)
 
     def handle_offset_for_leader_epoch(self, request: Request) -> None:
         topics = []

@@ -9,6 +9,10 @@ the sink's deterministic exactly-once identities live above that.
 
 ``n`` is reserved in blocks: the file holds the first ``n`` of the next unreserved block and
 is rewritten (atomically) only once per block, so InitProducerId rarely touches the disk.
+
+:meth:`ProducerIdManager.bump` answers an idempotent producer that already has an id and
+asks for a new epoch (InitProducerId v3+, KIP-360): the same id with the next epoch, or a
+fresh id at epoch 0 once the epoch is at the int16 maximum.
 Thread-safe.
 """
 
@@ -20,6 +24,7 @@ from pathlib import Path
 
 RANGE_BITS = 40
 MAX_BROKER_ID = (1 << 20) - 1
+MAX_EPOCH = 0x7FFF  # producer epochs are int16
 
 
 class ProducerIdManager:
@@ -48,3 +53,9 @@ class ProducerIdManager:
             pid = self.base | self._next
             self._next += 1
             return pid
+
+    def bump(self, producer_id: int, epoch: int) -> tuple[int, int]:
+        """``(producer_id, epoch + 1)``; a new id at epoch 0 if ``epoch + 1`` overflows int16."""
+        if epoch >= MAX_EPOCH:
+            return self.next_id(), 0
+        return producer_id, epoch + 1

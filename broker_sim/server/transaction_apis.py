@@ -18,10 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..coordinator.placement import OFFSETS_TOPIC, partition_for
 from ..coordinator.transaction.coordinator import TransactionCoordinator
 from ..network.request_channel import Request
 from ..protocol.api import ApiKey
 from ..protocol.errors import (
+    GroupAuthorizationFailed,
     InvalidProducerEpoch,
     OperationNotAttempted,
     ProducerFenced,
@@ -48,6 +50,7 @@ class TransactionApis:
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id,
             ApiKey.ADD_PARTITIONS_TO_TXN: self.handle_add_partitions_to_txn,
             ApiKey.END_TXN: self.handle_end_txn,
+            ApiKey.ADD_OFFSETS_TO_TXN: self.handle_add_offsets_to_txn,
         }
 
     @staticmethod
@@ -97,6 +100,26 @@ class TransactionApis:
         self.coordinator.add_partitions(
             txn_id, body.v3_and_below_producer_id, body.v3_and_below_producer_epoch, set(asked),
             lambda code: respond(dict.fromkeys(asked, code)), self._fenced_code(request))
+
+    def handle_add_offsets_to_txn(self, request: Request) -> None:
+        """The group's partition of ``__consumer_offsets`` joins the transaction, so its
+        marker makes the group's transactional offsets count (or vanish)."""
+        body = request.body
+
+        def respond(code: int) -> None:
+            self.respond(request, Data(throttle_time_ms=0, error_code=code))
+
+        if not self.authorized(request, Op.WRITE, RT.TRANSACTIONAL_ID, body.transactional_id):
+            respond(TransactionalIdAuthorizationFailed.code)
+            return
+        if not self.authorized(request, Op.READ, RT.GROUP, body.group_id):
+            respond(GroupAuthorizationFailed.code)
+            return
+        offsets = self.apis.metadata.image.topics.get(OFFSETS_TOPIC)
+        n = len(offsets.partitions) if offsets else self.apis.config.group.offsets_topic_num_partitions
+        self.coordinator.add_partitions(
+            body.transactional_id, body.producer_id, body.producer_epoch,
+            {(OFFSETS_TOPIC, partition_for(body.group_id, n))}, respond, self._fenced_code(request))
 
     def handle_end_txn(self, request: Request) -> None:
         body = request.body

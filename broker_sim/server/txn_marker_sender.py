@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 MARKER_VERSION = 1
 RETRY_BACKOFF_S = 0.1
+#: a leader answers once the in-sync replicas have the marker (up to its 30 s timeout).
+MARKER_WAIT_S = 35.0
 
 
 class MarkerSender:
@@ -80,7 +82,8 @@ class MarkerSender:
                              "transaction_result": commit, "coordinator_epoch": coordinator_epoch,
                              "topics": [{"name": t, "partition_indexes": ps}
                                         for t, ps in by_topic.items()]}]}
-        conn = BlockingConnection(address[0], address[1], f"txn-markers-{self.broker_id}")
+        conn = BlockingConnection(address[0], address[1], f"txn-markers-{self.broker_id}",
+                                  timeout_s=MARKER_WAIT_S)
         try:
             response = conn.request(ApiKey.WRITE_TXN_MARKERS, MARKER_VERSION, body)
         except Exception as e:  # noqa: BLE001 - a network failure: retried
@@ -99,6 +102,13 @@ class MarkerSender:
                     log.info("marker for producer %d on %s-%d refused (error %d); retrying",
                              producer_id, t.name, p.partition_index, p.error_code)
         return ok
+
+    def retry_later(self, action: Callable[[], None]) -> None:
+        """Run ``action`` on the pool after the retry backoff (a failed completion write)."""
+        def later() -> None:
+            if not self._stopped.wait(RETRY_BACKOFF_S * 5):
+                action()
+        self._pool.submit(later)
 
     def shutdown(self) -> None:
         self._stopped.set()

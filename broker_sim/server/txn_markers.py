@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..coordinator.placement import OFFSETS_TOPIC
 from ..network.request_channel import Request
 from ..protocol.api import ApiKey
 from ..protocol.errors import ClusterAuthorizationFailed, KafkaError
@@ -68,6 +69,10 @@ class TxnMarkerApis:
 
         def marker_done(i: int) -> Callable[[list[ProduceStatus]], None]:
             def done(statuses: list[ProduceStatus]) -> None:
+                for s in statuses:  # offsets committed inside the transaction take effect
+                    if s.topic == OFFSETS_TOPIC and s.error is None:
+                        self.apis.groups.coordinator.on_transaction_completed(
+                            markers[i].producer_id, markers[i].transaction_result, s.partition)
                 with lock:
                     for s in statuses:
                         results[i][(s.topic, s.partition)] = _code(s.error)

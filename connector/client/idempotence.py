@@ -19,6 +19,13 @@ Worked example: batches A (3 records) and B (2) of p0 get sequences 0 and 3; bot
 flight; A fails with NOT_LEADER -> A and then B (out of order) go back as [A, B]; A is
 drained (0 is the first unacknowledged), B waits until A is acknowledged, then goes.
 
+InitProducerId outcomes (:func:`init_producer_id_retriable`, :func:`init_producer_id_error`):
+COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,
+CONCURRENT_TRANSACTIONS, REQUEST_TIMED_OUT and the client's own retriable errors (a
+disconnect, a request timeout, a node not ready) are worth another try; any other error
+will not change by asking again, so it becomes the producer's fatal error, named with its
+Kafka name, code and what it usually means.
+
 Threading: sender thread only (the accumulator calls it from ``drain``, which only the
 sender thread calls).
 """
@@ -26,8 +33,28 @@ sender thread calls).
 from __future__ import annotations
 
 import bisect
+import re
 from typing import NamedTuple
 
+from broker_sim.protocol.errors import (
+    ClusterAuthorizationFailed,
+    ConcurrentTransactions,
+    CoordinatorLoadInProgress,
+    CoordinatorNotAvailable,
+    InvalidProducerEpoch,
+    InvalidRequest,
+    InvalidTransactionTimeout,
+    KafkaError,
+    NotCoordinator,
+    ProducerFenced,
+    RequestTimedOut,
+    TransactionalIdAuthorizationFailed,
+    UnknownServerError,
+    UnsupportedVersion,
+    error_for_code,
+)
+
+from .errors import ClientError
 from .metadata import TopicPartition
 from .producer_batch import ProducerBatch
 
@@ -41,6 +68,54 @@ class ProducerIdAndEpoch(NamedTuple):
 
 
 NO_PRODUCER_ID = ProducerIdAndEpoch(-1, -1)
+
+#: InitProducerId error codes that another try may cure (the coordinator is loading or
+#: moving, a previous transaction is completing, the broker timed out).
+_RETRIABLE_INIT_PID_ERRORS = (CoordinatorLoadInProgress, NotCoordinator, CoordinatorNotAvailable,
+                              ConcurrentTransactions, RequestTimedOut)
+
+_INIT_PID_HINTS: dict[type[KafkaError], str] = {
+    ClusterAuthorizationFailed: "an idempotent producer needs IdempotentWrite on the cluster "
+                                "or Write on some topic",
+    TransactionalIdAuthorizationFailed: "the principal may not use this transactional.id "
+                                        "(Write on the transactional id is needed)",
+    UnsupportedVersion: "the broker does not accept this version of InitProducerId",
+    InvalidRequest: "the broker refused the request as invalid",
+    InvalidTransactionTimeout: "transaction.timeout.ms is outside what the broker allows "
+                               "(transaction.max.timeout.ms)",
+    ProducerFenced: "a newer producer instance has taken over this producer id",
+    InvalidProducerEpoch: "the producer's epoch is not the broker's current one",
+}
+
+
+def kafka_error_name(error: type[KafkaError]) -> str:
+    """Kafka's name for an error class, e.g. ``CLUSTER_AUTHORIZATION_FAILED``."""
+    found = re.search(r"``([A-Z_]+)``", error.__doc__ or "")
+    if found:
+        return found.group(1)
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", error.__name__).upper()
+
+
+def init_producer_id_retriable(error: BaseException) -> bool:
+    """Whether a failed InitProducerId is worth sending again (see the module docstring)."""
+    if isinstance(error, ClientError):
+        return error.retriable
+    return isinstance(error, _RETRIABLE_INIT_PID_ERRORS)
+
+
+def init_producer_id_error(code: int, version: int | None = None,
+                           node: int | None = None) -> KafkaError:
+    """The error for an InitProducerId response with ``code``: Kafka's class for it, with a
+    message naming the API, the request's version and broker, the error and its meaning."""
+    cls = error_for_code(code)
+    request = "InitProducerId" + (f" v{version}" if version is not None else "") + (
+        f" to broker {node}" if node is not None else "")
+    if cls is UnknownServerError and code != UnknownServerError.code:
+        return cls(f"{request} failed with error code {code}, which this client does not know")
+    hint = _INIT_PID_HINTS.get(cls)
+    if hint is None:
+        hint = "retriable" if init_producer_id_retriable(cls()) else "not retriable"
+    return cls(f"{request} failed with {kafka_error_name(cls)} (error {code}): {hint}")
 
 
 class IdempotenceManager:

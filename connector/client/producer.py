@@ -50,7 +50,7 @@ from .metadata import Cluster, Metadata, TopicPartition
 from .network_client import NetworkClient
 from .partitioner import DefaultPartitioner
 from .producer_batch import RECORD_OVERHEAD, headers_size
-from .record_future import RecordFuture, SendCallback
+from .record_future import ProduceRequestResult, RecordFuture, SendCallback
 from .sender import Sender
 
 log = logging.getLogger(__name__)
@@ -92,13 +92,18 @@ class Producer:
 
         ``timestamp`` is epoch milliseconds (now if None). ``callback(metadata, exception)``
         runs on the sender thread when the record is acknowledged or fails.
+        Once the broker has refused InitProducerId for good (an idempotent producer's fatal
+        error, e.g. not authorized), the returned future has already failed with that
+        error (and the callback is called at once, on this thread); records queued before
+        fail with it too. An authentication failure is raised here instead.
         """
         # The hot path: a few attribute reads, one partitioner call, one accumulator call.
         if self._closed:
             raise ProducerClosedError("cannot send after the producer is closed")
-        fatal = self.client.fatal_error or self.sender.fatal_error
-        if fatal is not None:  # authentication failed or producer id refused: nothing can be sent
-            raise fatal
+        if self.client.fatal_error is not None:  # authentication failed: nothing can be sent
+            raise self.client.fatal_error
+        if self.sender.fatal_error is not None:  # producer id refused: the record fails at once
+            return self._failed(topic, partition, timestamp, callback, self.sender.fatal_error)
         if (value is not None and value.__class__ is not bytes and not isinstance(value, _BYTES)) \
                 or (key is not None and key.__class__ is not bytes and not isinstance(key, _BYTES)):
             raise TypeError("key and value must be bytes-like or None, not "
@@ -122,12 +127,29 @@ class Producer:
         elif partition < 0:
             raise ValueError(f"invalid partition {partition} for topic {topic!r}: "
                              f"not in [0, {count})")
-        result = self.accumulator.append(
-            tps[partition], self._wall_ms() if timestamp is None else timestamp, key, value,
-            headers, callback, self._max_block_ms - waited, self._monotonic_ms(), size)
+        try:
+            result = self.accumulator.append(
+                tps[partition], self._wall_ms() if timestamp is None else timestamp, key, value,
+                headers, callback, self._max_block_ms - waited, self._monotonic_ms(), size)
+        except ProducerClosedError:
+            if self.sender.fatal_error is None:
+                raise
+            # The producer id was refused while this record waited (the sender then closes
+            # the accumulator): fail it with that error, not as "closed".
+            return self._failed(topic, partition, timestamp, callback, self.sender.fatal_error)
         if result[1] or result[2]:  # batch_is_full, new_batch_created
             self.sender.wake()
         return result[0]
+
+    def _failed(self, topic: str, partition: int | None, timestamp: int | None,
+                callback: SendCallback | None, error: BaseException) -> RecordFuture:
+        """A future already failed with ``error`` (its callback, if any, called now)."""
+        result = ProduceRequestResult(topic, -1 if partition is None else partition)
+        result.done(-1, -1, error)
+        future = RecordFuture(result, 0, self._wall_ms() if timestamp is None else timestamp)
+        if callback is not None:
+            future.add_send_callback(callback)
+        return future
 
     def _topic_entry(self, topic: str, partition: int | None) -> tuple[_TopicEntry, float]:
         """(cluster, partition count, available partitions, TopicPartitions) of ``topic``,
@@ -171,7 +193,9 @@ class Producer:
     def flush(self, timeout: float | None = None) -> None:
         """Send everything queued now and wait for it (KafkaTimeoutError after ``timeout`` s).
 
-        A record that failed does not make flush raise: its future holds the error.
+        A record that failed does not make flush raise: its future holds the error. The
+        exception is the producer's fatal error (InitProducerId refused, e.g. not
+        authorized): no record can be sent, and flush raises it.
         Not from a send callback: those run on the sender thread, which flush waits for.
         """
         if threading.current_thread() is self.sender:
@@ -183,6 +207,8 @@ class Producer:
                 None if timeout is None else timeout * 1000.0, self.clock)
         finally:
             self.accumulator.end_flush()
+        if self.sender.fatal_error is not None:
+            raise self.sender.fatal_error
 
     def close(self, timeout: float | None = None) -> None:
         """Send what is queued, wait up to ``timeout`` s, then fail whatever is left."""

@@ -28,7 +28,12 @@ before any batch is drained; batches then carry (producer id, epoch, base sequen
 :mod:`connector.client.idempotence`. DUPLICATE_SEQUENCE_NUMBER means the broker already
 has the batch: success. OUT_OF_ORDER_SEQUENCE_NUMBER is retriable while an earlier batch
 of the partition is still unacknowledged (it is being retried first), fatal otherwise;
-after a fatal sequence error the producer id is reset once nothing is in flight.
+after a fatal sequence error the producer id is reset once nothing is in flight (with
+InitProducerId v3+ the broker bumps the epoch of the same id, KIP-360). InitProducerId
+errors that may pass (a coordinator loading or moving, a disconnect, a timeout) are
+retried every ``retry.backoff.ms``, logged with the error's name; any other — or a broker
+without a usable InitProducerId version — becomes :attr:`Sender.fatal_error`: queued
+records fail with it at once, and so do later ``send()`` and ``flush()`` calls.
 
 Threading: :class:`Sender` is the one sender thread (a
 :class:`~broker_sim.common.ShutdownableThread`), which owns the network client, the
@@ -49,6 +54,7 @@ from broker_sim.protocol.errors import (
     DuplicateSequenceNumber,
     KafkaError,
     OutOfOrderSequenceNumber,
+    PyqError,
     UnknownServerError,
     error_for_code,
 )
@@ -56,8 +62,14 @@ from broker_sim.protocol.messages.produce import ProduceResponseView
 
 from .accumulator import RecordAccumulator
 from .config import ProducerConfig
-from .errors import KafkaTimeoutError, ProducerClosedError
-from .idempotence import NO_PRODUCER_ID, IdempotenceManager
+from .errors import IncompatibleBrokerError, KafkaTimeoutError, ProducerClosedError
+from .idempotence import (
+    NO_PRODUCER_ID,
+    IdempotenceManager,
+    init_producer_id_error,
+    init_producer_id_retriable,
+    kafka_error_name,
+)
 from .metadata import Metadata, TopicPartition
 from .network_client import NetworkClient
 from .produce_request import produce_body
@@ -95,6 +107,9 @@ class Sender(ShutdownableThread):
         #: A non-retriable InitProducerId refusal: every record fails with it from then on.
         self.fatal_error: BaseException | None = None
         self._reset_producer_id = False
+        self._pid_attempts = 0  # InitProducerId failures in a row (for the log)
+        #: The id and epoch to ask a bump of (KIP-360); -1, -1 for a new producer id.
+        self._bump_from = NO_PRODUCER_ID
 
     # ---- the thread -----------------------------------------------------------------
     def on_stopped(self) -> None:
@@ -287,12 +302,19 @@ class Sender(ShutdownableThread):
 
     # ---- idempotence ----------------------------------------------------------------
     def _ensure_producer_id(self, now: float) -> bool:
-        """True once a producer id is known; otherwise sends InitProducerId (once)."""
+        """True once a producer id is known; otherwise sends InitProducerId (one at a time).
+
+        The request goes in the highest version both sides implement (up to v4). A fresh
+        producer sends producer id and epoch -1; after a sequence error the producer sends
+        its current id and epoch, and a v3+ broker bumps the epoch (KIP-360); an older
+        broker (or a v3+ one past the last epoch) hands out a new id.
+        """
         idem = self.idempotence
         assert idem is not None
         if self._reset_producer_id and not self._in_flight:
             log.info("resetting producer id %s after a sequence error",
                      idem.producer_id_and_epoch)
+            self._bump_from = idem.producer_id_and_epoch
             idem.set_producer_id(*NO_PRODUCER_ID)
             self._reset_producer_id = False
         if idem.has_producer_id:
@@ -302,32 +324,68 @@ class Sender(ShutdownableThread):
         node = self.client.least_loaded_node(now)
         if node is None or not self.client.ready(node, now):
             return False
-        future = self.client.send(node, ApiKey.INIT_PRODUCER_ID,
-                                  {"transactional_id": None, "transaction_timeout_ms": 60_000},
-                                  now)
+        try:
+            version = self.client.api_version(node, ApiKey.INIT_PRODUCER_ID)
+        except IncompatibleBrokerError as e:
+            self._pid_failed(IncompatibleBrokerError(
+                f"InitProducerId: {e}; an idempotent producer cannot start without it "
+                "(enable.idempotence=false produces without a producer id)"), node, None)
+            return False
+        body = {"transactional_id": None, "transaction_timeout_ms": 60_000,
+                "producer_id": self._bump_from.producer_id,
+                "producer_epoch": self._bump_from.epoch}
+        try:
+            future = self.client.send(node, ApiKey.INIT_PRODUCER_ID, body, now, version=version)
+        except Exception as e:  # the connection went away since ready(), or similar
+            self._pid_failed(e, node, version)
+            return False
         self._pid_future = future
 
         def done(body: Any) -> None:
             self._pid_future = None
             if body.error_code:
-                self._pid_failed(error_for_code(body.error_code)("InitProducerId"))
+                self._pid_failed(init_producer_id_error(body.error_code, version, node),
+                                 node, version)
                 return
+            self._pid_attempts = 0
+            self._bump_from = NO_PRODUCER_ID
             idem.set_producer_id(body.producer_id, body.producer_epoch)
-            log.info("producer id %d, epoch %d", body.producer_id, body.producer_epoch)
+            log.info("producer id %d, epoch %d (InitProducerId v%d, broker %d)",
+                     body.producer_id, body.producer_epoch, version, node)
 
         def failed(error: BaseException) -> None:
             self._pid_future = None
-            self._pid_failed(error)
+            self._pid_failed(error, node, version)
 
         future.add_callback(done)
         future.add_errback(failed)
         return False
 
-    def _pid_failed(self, error: BaseException) -> None:
-        if isinstance(error, KafkaError) and not error.retriable:  # e.g. not authorized
-            log.error("InitProducerId failed: %s; every record fails with it", error)
+    def _pid_failed(self, error: BaseException, node: int, version: int | None) -> None:
+        """Retry a retriable InitProducerId failure after ``retry.backoff.ms``; any other
+        becomes the producer's fatal error: queued records fail with it, and so do later
+        ``send()`` and ``flush()`` calls."""
+        if not (isinstance(error, PyqError) and "InitProducerId" in str(error)):
+            name = kafka_error_name(type(error)) if isinstance(error, KafkaError) \
+                else type(error).__name__
+            request = "InitProducerId" + (f" v{version}" if version is not None else "")
+            error = _with_message(error, f"{request} to broker {node} failed with {name}: "
+                                         f"{error}")
+        if not init_producer_id_retriable(error):
+            log.error("%s; the producer cannot send: every record fails with this error",
+                      error)
             self.fatal_error = error
             return
+        self._pid_attempts += 1
         self._pid_retry_at = self.clock.monotonic_ms() + self.config.retry_backoff_ms
-        log.warning("InitProducerId failed, retrying in %d ms: %s",
-                    self.config.retry_backoff_ms, error)
+        log.warning("%s (attempt %d); retrying in %d ms", error, self._pid_attempts,
+                    self.config.retry_backoff_ms)
+
+def _with_message(error: BaseException, message: str) -> BaseException:
+    """The same kind of error with a clearer message (the original kept as its cause)."""
+    try:
+        clearer = type(error)(message)
+    except Exception:  # a constructor that takes something else: keep the original
+        return error
+    clearer.__cause__ = error
+    return clearer

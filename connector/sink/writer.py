@@ -43,9 +43,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from broker_sim.protocol.api import ApiKey
-from broker_sim.protocol.errors import error_for_code
 from broker_sim.protocol.records.compression import codec_id
 from connector.client.config import AdminConfig
+from connector.client.idempotence import init_producer_id_error
 from connector.client.sync_client import SyncClient
 
 from .arrow_records import binary_parts, indices, murmur2_partitions
@@ -79,10 +79,11 @@ def producer_identity(query_name: str, spark_partition: int, batch_id: int) -> t
 
 def _init_producer_id(sync: Any) -> tuple[int, int]:
     resp = sync.request_any(ApiKey.INIT_PRODUCER_ID,
-                            {"transactional_id": None, "transaction_timeout_ms": 60_000},
+                            {"transactional_id": None, "transaction_timeout_ms": 60_000,
+                             "producer_id": -1, "producer_epoch": -1},
                             sync.deadline(60_000))
     if resp.error_code:
-        raise error_for_code(resp.error_code)("InitProducerId")
+        raise init_producer_id_error(resp.error_code)
     return resp.producer_id, resp.producer_epoch
 
 

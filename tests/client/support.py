@@ -89,6 +89,8 @@ class FakeNetworkClient:
     wakeups: int = 0
     closed: bool = False
     fatal_error: BaseException | None = None
+    #: api_key -> the version the "broker" negotiated; None: it implements no usable version.
+    versions: dict[int, int | None] = field(default_factory=dict)
     _cid: int = 0
 
     # -- the NetworkClient surface the sender uses --
@@ -107,11 +109,19 @@ class FakeNetworkClient:
     def in_flight_count(self, node: int | None = None) -> int:
         return sum(1 for r in self.in_flight if node is None or r.node == node)
 
+    def api_version(self, node: int, api_key: int) -> int:
+        version = self.versions.get(api_key, APIS[api_key].max_version)
+        if version is None:
+            from connector.client.errors import IncompatibleBrokerError
+            raise IncompatibleBrokerError(f"broker {node} implements no version of "
+                                          f"{APIS[api_key].name} that this client supports")
+        return version
+
     def send(self, node: int, api_key: int, body: Any, now: float, *,
              expect_response: bool = True, timeout_ms: float | None = None,
              version: int | None = None) -> RequestFuture:
         assert node in self.connected, f"send to node {node}, which is not ready"
-        version = APIS[api_key].max_version if version is None else version
+        version = self.api_version(node, api_key) if version is None else version
         self._cid += 1
         frame = api.encode_request(api_key, version, self._cid, "fake", body)
         header, decoded = api.decode_request(frame[4:])

@@ -51,6 +51,9 @@ class Markers:
         for d in done:
             d()
 
+    def retry_later(self, action) -> None:  # noqa: ANN001
+        action()
+
     def shutdown(self) -> None:
         pass
 

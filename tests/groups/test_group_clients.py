@@ -15,6 +15,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from broker_sim.cluster import LocalCluster
 from connector.client.admin import Admin
 from tests.groups.group_clients import ConsumerProcess, covers, wait_for
+from tests.wire import wait_for_topic_everywhere
 
 pytestmark = pytest.mark.cluster
 
@@ -50,6 +51,7 @@ def consumers():
 def make_topic(bootstrap: str, name: str, records: int) -> set[str]:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(name, PARTITIONS, 3)])[name].result(30)
+    wait_for_topic_everywhere(bootstrap, name, PARTITIONS)
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
     values = {f"{name}-{i}" for i in range(records)}
     for i, v in enumerate(sorted(values)):

@@ -28,6 +28,10 @@ from broker_sim.protocol.messages.acls import (
     DescribeAclsRequest,
     DescribeAclsResponse,
 )
+from broker_sim.protocol.messages.add_offsets_to_txn import (
+    AddOffsetsToTxnRequest,
+    AddOffsetsToTxnResponse,
+)
 from broker_sim.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
@@ -89,6 +93,10 @@ from broker_sim.protocol.messages.scram_credentials import (
     DescribeUserScramCredentialsResponse,
 )
 from broker_sim.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from broker_sim.protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+)
 from broker_sim.protocol.messages.write_txn_markers import (
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
@@ -1006,6 +1014,20 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00                            #   tagged fields
         00                            # tagged fields
      """)),
+    # ---------------------------------------------------------- AddOffsetsToTxn (25)
+    ("add_offsets_to_txn_req_v3", AddOffsetsToTxnRequest, 3,
+     {"transactional_id": "x", "producer_id": 7, "producer_epoch": 1, "group_id": "g"}, h("""
+        02 78                         # transactional_id "x" (compact)
+        00 00 00 00 00 00 00 07       # producer_id 7
+        00 01                         # producer_epoch 1
+        02 67                         # group_id "g"
+        00                            # tagged fields
+     """)),
+    ("add_offsets_to_txn_resp_v0", AddOffsetsToTxnResponse, 0,
+     {"throttle_time_ms": 0, "error_code": 90}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 5a                         # error_code 90 PRODUCER_FENCED
+     """)),
     # ------------------------------------------------------------------- EndTxn (26)
     ("end_txn_req_v0", EndTxnRequest, 0,
      {"transactional_id": "x", "producer_id": 7, "producer_epoch": 1, "committed": True}, h("""
@@ -1071,6 +1093,41 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00                            #     tagged fields
         00                            #   tagged fields
         00                            # tagged fields
+     """)),
+    # ---------------------------------------------------------- TxnOffsetCommit (28)
+    ("txn_offset_commit_req_v3", TxnOffsetCommitRequest, 3,
+     {"transactional_id": "x", "group_id": "g", "producer_id": 7, "producer_epoch": 1,
+      "generation_id": -1, "member_id": "", "group_instance_id": None,
+      "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                               "committed_leader_epoch": -1,
+                                               "committed_metadata": None}]}]}, h("""
+        02 78                         # transactional_id "x" (compact)
+        02 67                         # group_id "g"
+        00 00 00 00 00 00 00 07       # producer_id 7
+        00 01                         # producer_epoch 1
+        ff ff ff ff                   # generation_id -1
+        01                            # member_id ""
+        00                            # group_instance_id null
+        02                            # topics: 1
+        02 74                         #   name "t"
+        02                            #   partitions: 1
+        00 00 00 00                   #     partition_index 0
+        00 00 00 00 00 00 00 05       #     committed_offset 5
+        ff ff ff ff                   #     committed_leader_epoch -1
+        00                            #     committed_metadata null
+        00                            #     tagged fields
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    ("txn_offset_commit_resp_v0", TxnOffsetCommitResponse, 0,
+     {"throttle_time_ms": 0, "topics": [{"name": "t", "partitions": [
+         {"partition_index": 0, "error_code": 0}]}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00 00 01                   # topics: 1
+        00 01 74                      #   name "t"
+        00 00 00 01                   #   partitions: 1
+        00 00 00 00                   #     partition_index 0
+        00 00                         #     error_code 0
      """)),
     # -------------------------------------------------------------- OffsetDelete (47)
     ("offset_delete_req_v0", OffsetDeleteRequest, 0,
@@ -1202,6 +1259,54 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00 00                    # error_code 0
         00 00 00 00 00 00 03 e8  # producer_id 1000
         00 00                    # producer_epoch 0
+     """)),
+    ("init_producer_id_req_v2", InitProducerIdRequest, 2,
+     {"transactional_id": None, "transaction_timeout_ms": 60000}, h("""
+        00                # transactional_id: null (compact: length + 1 = 0)
+        00 00 ea 60       # transaction_timeout_ms 60000
+        00                # tagged fields: none
+     """)),
+    ("init_producer_id_req_v3", InitProducerIdRequest, 3,
+     {"transactional_id": None, "transaction_timeout_ms": 60000,
+      "producer_id": 4096, "producer_epoch": 7}, h("""
+        00                       # transactional_id: null
+        00 00 ea 60              # transaction_timeout_ms 60000
+        00 00 00 00 00 00 10 00  # producer_id 4096 (KIP-360: bump my epoch)
+        00 07                    # producer_epoch 7
+        00                       # tagged fields: none
+     """)),
+    ("init_producer_id_req_v4_fresh", InitProducerIdRequest, 4,
+     {"transactional_id": "tx", "transaction_timeout_ms": 30000,
+      "producer_id": -1, "producer_epoch": -1}, h("""
+        03 74 78                 # transactional_id "tx" (compact: length + 1 = 3)
+        00 00 75 30              # transaction_timeout_ms 30000
+        ff ff ff ff ff ff ff ff  # producer_id -1 (no id yet)
+        ff ff                    # producer_epoch -1
+        00                       # tagged fields: none
+     """)),
+    ("init_producer_id_resp_v2", InitProducerIdResponse, 2,
+     {"throttle_time_ms": 0, "error_code": 31, "producer_id": -1, "producer_epoch": -1}, h("""
+        00 00 00 00              # throttle_time_ms 0
+        00 1f                    # error_code 31 CLUSTER_AUTHORIZATION_FAILED
+        ff ff ff ff ff ff ff ff  # producer_id -1
+        ff ff                    # producer_epoch -1
+        00                       # tagged fields: none
+     """)),
+    ("init_producer_id_resp_v3", InitProducerIdResponse, 3,
+     {"throttle_time_ms": 5, "error_code": 0, "producer_id": 4096, "producer_epoch": 8}, h("""
+        00 00 00 05              # throttle_time_ms 5
+        00 00                    # error_code 0
+        00 00 00 00 00 00 10 00  # producer_id 4096
+        00 08                    # producer_epoch 8 (bumped)
+        00                       # tagged fields: none
+     """)),
+    ("init_producer_id_resp_v4", InitProducerIdResponse, 4,
+     {"throttle_time_ms": 0, "error_code": 90, "producer_id": -1, "producer_epoch": -1}, h("""
+        00 00 00 00              # throttle_time_ms 0
+        00 5a                    # error_code 90 PRODUCER_FENCED
+        ff ff ff ff ff ff ff ff  # producer_id -1
+        ff ff                    # producer_epoch -1
+        00                       # tagged fields: none
      """)),
     # ------------------------------------------------------------- CreatePartitions (37)
     ("create_partitions_req_v0", CreatePartitionsRequest, 0,

@@ -15,6 +15,7 @@ from kafka import KafkaProducer
 
 from broker_sim.cluster import LocalCluster
 from connector.client.admin import Admin
+from tests.wire import wait_for, wait_for_topic_everywhere
 
 pytestmark = pytest.mark.cluster
 
@@ -33,6 +34,7 @@ def cluster(tmp_path_factory):
 def make_topic(bootstrap: str, name: str) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(name, PARTITIONS, 3)])[name].result(30)
+    wait_for_topic_everywhere(bootstrap, name, PARTITIONS)
 
 
 def read(bootstrap: str, topic: str, isolation: str, expected: int,
@@ -49,6 +51,19 @@ def read(bootstrap: str, topic: str, isolation: str, expected: int,
                if m.error() is None)  # anything beyond what is expected shows up here
     consumer.close()
     return sorted(out)
+
+
+def commit_retrying(producer: Producer, attempts: int = 4) -> None:
+    """commit_transaction, called again while it fails retriably, as librdkafka asks
+    ("retry call to resume"): after a broker dies the new leaders and the in-sync replica
+    sets need a few seconds before acks=all writes go through again."""
+    for attempt in range(attempts):
+        try:
+            producer.commit_transaction(60)
+            return
+        except KafkaException as e:
+            if not e.args[0].retriable() or attempt == attempts - 1:
+                raise
 
 
 def test_librdkafka_commits_and_aborts_and_a_zombie_is_fenced(cluster):
@@ -137,10 +152,63 @@ def test_the_coordinator_broker_killed_mid_transaction(cluster):
     assert producer.flush(30) == 0
     cluster.broker(coordinator).kill()
     try:
-        producer.commit_transaction(60)  # finds the new coordinator, which finishes the job
+        commit_retrying(producer)  # finds the new coordinator, which finishes the job
         with Admin(bootstrap_servers=cluster.bootstrap_servers) as admin:
             assert admin.find_transaction_coordinator("survivor-app") != coordinator
         assert read(cluster.bootstrap_servers, "coord-txn", "read_committed", 60) == sorted(
             f"v{i}" for i in range(60))
     finally:
         cluster.broker(coordinator).start()
+
+
+def test_offsets_sent_to_a_transaction_move_with_its_output(cluster):
+    """Consume-transform-produce: the group's offsets count only if the transaction that
+    carries them commits (librdkafka's send_offsets_to_transaction)."""
+    bootstrap = cluster.bootstrap_servers
+    make_topic(bootstrap, "eos-in")
+    make_topic(bootstrap, "eos-out")
+    source = Producer({"bootstrap.servers": bootstrap})
+    for i in range(30):
+        source.produce("eos-in", f"in-{i}".encode(), partition=i % PARTITIONS)
+    assert source.flush(30) == 0
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "eos-app",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "isolation.level": "read_committed"})
+    consumer.subscribe(["eos-in"])
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": "eos-app"})
+    producer.init_transactions(30)
+
+    def round_trip(commit: bool) -> None:
+        got: list = []
+        deadline = time.monotonic() + 30
+        while len(got) < 30 and time.monotonic() < deadline:
+            got.extend(m for m in consumer.consume(num_messages=100, timeout=0.5)
+                       if m.error() is None)
+        assert len(got) == 30
+        producer.begin_transaction()
+        for m in got:
+            producer.produce("eos-out", m.value().replace(b"in", b"out"), partition=m.partition())
+        producer.send_offsets_to_transaction(consumer.position(consumer.assignment()),
+                                             consumer.consumer_group_metadata(), 30)
+        if commit:
+            producer.commit_transaction(30)
+        else:
+            assert producer.flush(30) == 0
+            producer.abort_transaction(30)
+
+    round_trip(commit=False)
+    with Admin(bootstrap_servers=bootstrap) as admin:
+        assert admin.fetch_offsets("eos-app") == {}  # aborted: nothing committed
+    consumer.close()  # a restart: the group resumes from its committed offsets (none)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "eos-app",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "isolation.level": "read_committed"})
+    consumer.subscribe(["eos-in"])
+    round_trip(commit=True)
+    consumer.close()
+    with Admin(bootstrap_servers=bootstrap) as admin:  # the markers follow the commit
+        wait_for(lambda: sum(om.offset for om in admin.fetch_offsets("eos-app").values()) == 30,
+                 20, what="the group's offsets to take effect")
+    assert read(bootstrap, "eos-out", "read_committed", 30) == sorted(
+        f"out-{i}" for i in range(30))

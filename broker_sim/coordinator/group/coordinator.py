@@ -542,7 +542,12 @@ class GroupCoordinator:
     # ---- offsets ------------------------------------------------------------------------
     def commit_offsets(self, group_id: str, member_id: str, instance_id: str | None,
                        generation_id: int, offsets: dict[tuple[str, int], CommittedOffset],
-                       callback: Callable[[dict[tuple[str, int], int]], None]) -> None:
+                       callback: Callable[[dict[tuple[str, int], int]], None],
+                       transaction: tuple[int, int] | None = None) -> None:
+        """OffsetCommit; with ``transaction=(producer id, epoch)`` TxnOffsetCommit: the
+        offsets are written inside that transaction and count once it commits
+        (:meth:`on_transaction_completed`). A transactional commit with no member and
+        generation -1 (a producer outside the group) is not checked against members."""
         def fail(code: int) -> None:
             callback({tp: code for tp in offsets})
 
@@ -560,14 +565,16 @@ class GroupCoordinator:
             simple = generation_id < 0 and not member_id and instance_id is None
             if group.is_(S.DEAD):
                 fail(CoordinatorNotAvailable.code)
+            elif transaction is not None and simple:
+                self._store_offsets(group, offsets, callback, transaction)
             elif group.consumer is not None:
                 code = self._consumer_member_error(group, member_id, generation_id)
                 if code:
                     fail(code)
                 else:
-                    self._store_offsets(group, offsets, callback)
+                    self._store_offsets(group, offsets, callback, transaction)
             elif generation_id < 0 and group.is_(S.EMPTY):
-                self._store_offsets(group, offsets, callback)
+                self._store_offsets(group, offsets, callback, transaction)
             elif group.is_static_member_fenced(member_id, instance_id):
                 fail(FencedInstanceId.code)
             elif group.is_(S.COMPLETING_REBALANCE) and not simple:
@@ -578,10 +585,11 @@ class GroupCoordinator:
                 fail(IllegalGeneration.code)
             else:
                 self._complete_and_schedule_heartbeat(group, group.members[member_id])
-                self._store_offsets(group, offsets, callback)
+                self._store_offsets(group, offsets, callback, transaction)
 
     def _store_offsets(self, group: GroupMetadata, offsets: dict[tuple[str, int], CommittedOffset],
-                       callback: Callable[[dict[tuple[str, int], int]], None]) -> None:
+                       callback: Callable[[dict[tuple[str, int], int]], None],
+                       transaction: tuple[int, int] | None = None) -> None:
         limit = self.config.offset_metadata_max_bytes
         codes = {tp: OffsetMetadataTooLarge.code for tp, c in offsets.items()
                  if len(c.metadata.encode()) > limit}
@@ -593,13 +601,28 @@ class GroupCoordinator:
         def stored(error: KafkaError | None) -> None:
             with group.lock:
                 if error is None:
-                    group.offsets.update(valid)
+                    if transaction is None:
+                        group.offsets.update(valid)
+                    else:
+                        group.pending_txn_offsets.setdefault(transaction[0], {}).update(valid)
                     if group.is_(S.DEAD):  # deleted meanwhile: the commit revives nothing
                         error = CoordinatorNotAvailable("the group was unloaded")
                 codes.update({tp: _code(error) for tp in valid})
                 callback(codes)
 
-        self.store.append(group.group_id, self.store.offset_records(group.group_id, valid), stored)
+        self.store.append(group.group_id, self.store.offset_records(group.group_id, valid), stored,
+                          transaction)
+
+    def on_transaction_completed(self, producer_id: int, commit: bool, partition: int) -> None:
+        """A marker for ``producer_id`` was written to ``__consumer_offsets`` partition
+        ``partition``: its transactional offsets there take effect (commit) or vanish."""
+        for group in self.store.groups():
+            if self.store.partition_of(group.group_id) != partition:
+                continue
+            with group.lock:
+                pending = group.pending_txn_offsets.pop(producer_id, None)
+                if pending and commit:
+                    group.offsets.update(pending)
 
     def _consumer_member_error(self, group: GroupMetadata, member_id: str | None,
                                member_epoch: int) -> int:
@@ -626,15 +649,24 @@ class GroupCoordinator:
             return error.code, {}
         group = self.store.get(group_id)
         if group is None:
-            return (UnknownMemberId.code, {}) if member_id else (0, {})
+            return 0, {}
         with group.lock:
-            if member_id is not None and group.consumer is not None:
+            if member_id and group.consumer is not None:
                 code = self._consumer_member_error(group, member_id, member_epoch)
                 if code:
                     return code, {}
             if partitions is None:
                 return 0, dict(group.offsets)
             return 0, {tp: group.offsets[tp] for tp in partitions if tp in group.offsets}
+
+    def unstable_partitions(self, group_id: str) -> set[tuple[str, int]]:
+        """Partitions with offsets committed inside a transaction not yet decided: an
+        OffsetFetch that requires stable offsets is told UNSTABLE_OFFSET_COMMIT for them."""
+        group = self.store.get(group_id)
+        if group is None:
+            return set()
+        with group.lock:
+            return {tp for pending in group.pending_txn_offsets.values() for tp in pending}
 
     def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]],
                        callback: Callable[[int, dict[tuple[str, int], int]], None]) -> None:

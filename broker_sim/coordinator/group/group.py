@@ -73,6 +73,9 @@ class GroupMetadata:
         self.pending_members: set[str] = set()  # KIP-394: ids handed out, not yet joined
         self.new_member_added = False
         self.offsets: dict[tuple[str, int], CommittedOffset] = {}
+        #: producer id -> offsets it committed inside a transaction not yet decided
+        #: (TxnOffsetCommit); they join ``offsets`` when its COMMIT marker is written.
+        self.pending_txn_offsets: dict[int, dict[tuple[str, int], CommittedOffset]] = {}
         #: set while the group uses the consumer protocol (KIP-848); the classic state
         #: machine then stays Empty.
         self.consumer: ConsumerGroup | None = None

@@ -23,7 +23,8 @@ from typing import Any, Protocol
 
 from ...common import SYSTEM_CLOCK, Clock
 from ...protocol.errors import CoordinatorNotAvailable, KafkaError
-from ..partitioned_store import Appender, PartitionedStore
+from ...protocol.records.control import COMMIT
+from ..partitioned_store import Appender, LoadedRecord, PartitionedStore
 from ..partitioned_store import coordinator_error as coordinator_error
 from ..placement import OFFSETS_TOPIC, partition_for
 from . import consumer_records, records
@@ -103,22 +104,40 @@ class GroupStore(PartitionedStore[GroupMetadata]):
         if partition.log.log_end_offset == 0 and self.legacy is not None:
             self._migrate(p)
 
-    def _read_entities(self, recs: Iterator[tuple[bytes, bytes | None]]) -> list[GroupMetadata]:
+    def _read_entities(self, recs: Iterator[LoadedRecord]) -> list[GroupMetadata]:
         offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
         metadata: dict[str, object] = {}
         consumer: dict[str, dict[bytes, bytes]] = {}
-        for key, raw in recs:
-            self._replay(key, raw, offsets, metadata, consumer)
+        in_txn: dict[int, list[tuple[bytes, bytes | None]]] = {}  # producer -> its records
+        for rec in recs:
+            if rec.marker is not None:  # a transaction's offsets count only if it commits
+                for key, raw in in_txn.pop(rec.producer_id, []) if rec.marker == COMMIT else []:
+                    self._replay(key, raw, offsets, metadata, consumer)
+            elif rec.key is not None:
+                if rec.transactional:
+                    in_txn.setdefault(rec.producer_id, []).append((rec.key, rec.value))
+                else:
+                    self._replay(rec.key, rec.value, offsets, metadata, consumer)
+        pending: dict[str, dict[int, dict[tuple[str, int], CommittedOffset]]] = {}
+        for pid, txn_recs in in_txn.items():  # still undecided: pending in their groups
+            for key, raw in txn_recs:
+                k = records.decode_key(key)
+                if isinstance(k, records.OffsetKey) and raw is not None:
+                    v = records.decode_offset_value(raw)
+                    pending.setdefault(k.group, {}).setdefault(pid, {})[(k.topic, k.partition)] = \
+                        CommittedOffset(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp)
         now = self.clock.wall_ms()
         out = []
-        for group_id in set(offsets) | set(metadata) | set(consumer):
+        for group_id in set(offsets) | set(metadata) | set(consumer) | set(pending):
             value = metadata.get(group_id)
             group = GroupMetadata(group_id, now)
             group.offsets = offsets.get(group_id, {})
+            group.pending_txn_offsets = pending.get(group_id, {})
             group.loaded_consumer_records = consumer.get(group_id, {})
             if value is not None:
                 self._restore(group, value)
-            if value is None and not group.offsets and not group.loaded_consumer_records:
+            if value is None and not group.offsets and not group.loaded_consumer_records \
+                    and not group.pending_txn_offsets:
                 continue
             out.append(group)
         return out

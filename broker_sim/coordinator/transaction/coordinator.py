@@ -67,6 +67,8 @@ class MarkerChannel(Protocol):
              partitions: set[tuple[str, int]], still_owned: Callable[[], bool],
              done: Callable[[], None]) -> None: ...
 
+    def retry_later(self, action: Callable[[], None]) -> None: ...
+
     def shutdown(self) -> None: ...
 
 
@@ -243,14 +245,17 @@ class TransactionCoordinator:
                              else TxnState.COMPLETE_ABORT)
 
             def stored(error: KafkaError | None) -> None:
-                with txn.lock:
-                    txn.pending = False
-                    if error is None:
+                if error is None:
+                    with txn.lock:
+                        txn.pending = False
                         self._apply(txn, target)
-                    else:
-                        log.warning("transactional id %r: writing %s failed (%s); the next "
-                                    "coordinator completes it", txn.transactional_id,
-                                    target.state.label, error)
+                    return
+                log.warning("transactional id %r: writing %s failed (%s); retrying",
+                            txn.transactional_id, target.state.label, error)
+                with txn.lock:
+                    txn.pending = False  # _complete writes it again while still owned
+                if self.store.get(txn.transactional_id) is txn:
+                    self.markers.retry_later(lambda: self._complete(txn))
 
             self._write(txn, target, stored)
 

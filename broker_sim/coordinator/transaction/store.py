@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...common import SYSTEM_CLOCK, Clock
-from ..partitioned_store import Appender, PartitionedStore
+from ..partitioned_store import Appender, LoadedRecord, PartitionedStore
 from ..placement import TRANSACTION_STATE_TOPIC
 from . import records
 from .config import TransactionConfig
@@ -34,11 +34,11 @@ class TransactionStore(PartitionedStore[TransactionMetadata]):
     def _key_of(self, entity: TransactionMetadata) -> str:
         return entity.transactional_id
 
-    def _read_entities(self, recs: Iterator[tuple[bytes, bytes | None]]
-                       ) -> list[TransactionMetadata]:
+    def _read_entities(self, recs: Iterator[LoadedRecord]) -> list[TransactionMetadata]:
         latest: dict[str, bytes | None] = {}
-        for key, value in recs:
-            latest[records.decode_key(key)] = value
+        for rec in recs:
+            if rec.key is not None:
+                latest[records.decode_key(rec.key)] = rec.value
         out = []
         for txn_id, stored in latest.items():
             if stored is None:
