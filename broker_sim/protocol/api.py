@@ -56,6 +56,12 @@ from .messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
 from .messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from .messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
 from .messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
+from .messages.describe_transactions import (
+    DescribeTransactionsRequest,
+    DescribeTransactionsResponse,
+    ListTransactionsRequest,
+    ListTransactionsResponse,
+)
 from .messages.end_txn import EndTxnRequest, EndTxnResponse
 from .messages.fetch import FetchRequest, FetchResponse
 from .messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
@@ -126,6 +132,8 @@ class ApiKey:
     OFFSET_DELETE = 47
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
+    DESCRIBE_TRANSACTIONS = 65
+    LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
     CONSUMER_GROUP_DESCRIBE = 69
     # pyq-internal control plane (controller listener only; never advertised)
@@ -196,6 +204,8 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
           AlterUserScramCredentialsResponse),
     _spec("DeleteGroups", DeleteGroupsRequest, DeleteGroupsResponse),
     _spec("OffsetDelete", OffsetDeleteRequest, OffsetDeleteResponse),
+    _spec("DescribeTransactions", DescribeTransactionsRequest, DescribeTransactionsResponse),
+    _spec("ListTransactions", ListTransactionsRequest, ListTransactionsResponse),
     _spec("ConsumerGroupHeartbeat", ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
     _spec("ConsumerGroupDescribe", ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
 ]}

@@ -441,6 +441,11 @@ class UnknownTopicId(KafkaError):
     invalid_metadata = True
 
 
+class TransactionalIdNotFound(KafkaError):
+    """Kafka error 105, ``TRANSACTIONAL_ID_NOT_FOUND``."""
+    code = 105
+
+
 class FencedMemberEpoch(KafkaError):
     """Kafka error 110, ``FENCED_MEMBER_EPOCH``: a consumer-protocol member must give up its
     partitions and rejoin with epoch 0."""
@@ -546,6 +551,7 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
         DuplicateResource,
         UnacceptableCredential,
         UnknownTopicId,
+        TransactionalIdNotFound,
         FencedMemberEpoch,
         UnreleasedInstanceId,
         UnsupportedAssignor,

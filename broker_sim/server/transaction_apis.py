@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from ..coordinator.placement import OFFSETS_TOPIC, partition_for
 from ..coordinator.transaction.coordinator import TransactionCoordinator
+from ..coordinator.transaction.metadata import TxnState
 from ..network.request_channel import Request
 from ..protocol.api import ApiKey
 from ..protocol.errors import (
@@ -51,6 +52,8 @@ class TransactionApis:
             ApiKey.ADD_PARTITIONS_TO_TXN: self.handle_add_partitions_to_txn,
             ApiKey.END_TXN: self.handle_end_txn,
             ApiKey.ADD_OFFSETS_TO_TXN: self.handle_add_offsets_to_txn,
+            ApiKey.DESCRIBE_TRANSACTIONS: self.handle_describe_transactions,
+            ApiKey.LIST_TRANSACTIONS: self.handle_list_transactions,
         }
 
     @staticmethod
@@ -120,6 +123,44 @@ class TransactionApis:
         self.coordinator.add_partitions(
             body.transactional_id, body.producer_id, body.producer_epoch,
             {(OFFSETS_TOPIC, partition_for(body.group_id, n))}, respond, self._fenced_code(request))
+
+    def handle_describe_transactions(self, request: Request) -> None:
+        states = []
+        for txn_id in request.body.transactional_ids:
+            out = Data(error_code=0, transactional_id=txn_id, transaction_state="",
+                       transaction_timeout_ms=0, transaction_start_time_ms=-1, producer_id=-1,
+                       producer_epoch=-1, topics=[])
+            if not self.authorized(request, Op.DESCRIBE, RT.TRANSACTIONAL_ID, txn_id):
+                out.error_code = TransactionalIdAuthorizationFailed.code
+            else:
+                out.error_code, txn = self.coordinator.describe(txn_id)
+                if txn is not None:
+                    by_topic: dict[str, list[int]] = {}
+                    for t, p in sorted(txn.partitions):
+                        by_topic.setdefault(t, []).append(p)
+                    out.transaction_state = txn.state.label
+                    out.transaction_timeout_ms = txn.timeout_ms
+                    out.transaction_start_time_ms = txn.start_ms
+                    out.producer_id, out.producer_epoch = txn.producer_id, txn.producer_epoch
+                    out.topics = [Data(topic=t, partitions=ps) for t, ps in by_topic.items()]
+            states.append(out)
+        self.respond(request, Data(throttle_time_ms=0, transaction_states=states))
+
+    def handle_list_transactions(self, request: Request) -> None:
+        body = request.body
+        known = {s.label for s in TxnState}
+        wanted = set(body.state_filters or [])
+        code, found = self.coordinator.list(wanted & known, set(body.producer_id_filters or []),
+                                            body.duration_filter)
+        if wanted and not wanted & known:
+            found = []  # only unknown states asked for: nothing matches
+        self.respond(request, Data(
+            throttle_time_ms=0, error_code=code,
+            unknown_state_filters=sorted(wanted - known),
+            transaction_states=[
+                Data(transactional_id=t.transactional_id, producer_id=t.producer_id,
+                     transaction_state=t.state.label) for t in found
+                if self.authorized(request, Op.DESCRIBE, RT.TRANSACTIONAL_ID, t.transactional_id)]))
 
     def handle_end_txn(self, request: Request) -> None:
         body = request.body

@@ -56,6 +56,12 @@ from broker_sim.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
 )
+from broker_sim.protocol.messages.describe_transactions import (
+    DescribeTransactionsRequest,
+    DescribeTransactionsResponse,
+    ListTransactionsRequest,
+    ListTransactionsResponse,
+)
 from broker_sim.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 from broker_sim.protocol.messages.fetch import FetchRequest, FetchResponse
 from broker_sim.protocol.messages.find_coordinator import (
@@ -877,6 +883,54 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00 00 00 01                   # results: count 1
         00 01 67                      #   group_id "g"
         00 44                         #   error_code 68 NON_EMPTY_GROUP
+     """)),
+    # ------------------------------------------- DescribeTransactions (65), List (66)
+    ("describe_transactions_req_v0", DescribeTransactionsRequest, 0,
+     {"transactional_ids": ["x"]}, h("""
+        02 02 78                      # transactional_ids ["x"] (compact)
+        00                            # tagged fields
+     """)),
+    ("describe_transactions_resp_v0", DescribeTransactionsResponse, 0,
+     {"throttle_time_ms": 0, "transaction_states": [{
+         "error_code": 0, "transactional_id": "x", "transaction_state": "Ongoing",
+         "transaction_timeout_ms": 60_000, "transaction_start_time_ms": 5, "producer_id": 7,
+         "producer_epoch": 1, "topics": [{"topic": "t", "partitions": [0]}]}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        02                            # transaction_states: 1
+        00 00                         #   error_code 0
+        02 78                         #   transactional_id "x"
+        08 4f 6e 67 6f 69 6e 67       #   transaction_state "Ongoing"
+        00 00 ea 60                   #   transaction_timeout_ms 60000
+        00 00 00 00 00 00 00 05       #   transaction_start_time_ms 5
+        00 00 00 00 00 00 00 07       #   producer_id 7
+        00 01                         #   producer_epoch 1
+        02                            #   topics: 1
+        02 74                         #     topic "t"
+        02 00 00 00 00                #     partitions [0]
+        00                            #     tagged fields
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    ("list_transactions_req_v1", ListTransactionsRequest, 1,
+     {"state_filters": ["Ongoing"], "producer_id_filters": [], "duration_filter": 1000}, h("""
+        02 08 4f 6e 67 6f 69 6e 67    # state_filters ["Ongoing"]
+        01                            # producer_id_filters: empty
+        00 00 00 00 00 00 03 e8       # duration_filter 1000 (v1+)
+        00                            # tagged fields
+     """)),
+    ("list_transactions_resp_v0", ListTransactionsResponse, 0,
+     {"throttle_time_ms": 0, "error_code": 0, "unknown_state_filters": ["Bogus"],
+      "transaction_states": [{"transactional_id": "x", "producer_id": 7,
+                              "transaction_state": "Ongoing"}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00                         # error_code 0
+        02 06 42 6f 67 75 73          # unknown_state_filters ["Bogus"]
+        02                            # transaction_states: 1
+        02 78                         #   transactional_id "x"
+        00 00 00 00 00 00 00 07       #   producer_id 7
+        08 4f 6e 67 6f 69 6e 67       #   transaction_state "Ongoing"
+        00                            #   tagged fields
+        00                            # tagged fields
      """)),
     # ---------------------------------------------------- ConsumerGroupHeartbeat (68)
     ("consumer_group_heartbeat_req_v1_join", ConsumerGroupHeartbeatRequest, 1,

@@ -21,8 +21,10 @@ timing wheel per open transaction, never a scan. Every state change is written w
 before it takes effect (:mod:`.metadata` has the states); one change is in flight per
 transactional id at a time.
 
-Not here yet: AddOffsetsToTxn/TxnOffsetCommit (offsets inside a transaction),
-DescribeTransactions/ListTransactions.
+Offsets committed inside a transaction (AddOffsetsToTxn adds the group's partition of
+``__consumer_offsets``; the group coordinator keeps TxnOffsetCommit's offsets pending until
+the marker) complete with it. :meth:`describe` and :meth:`list` serve DescribeTransactions
+and ListTransactions.
 
 Threading: request handlers call in concurrently; a transaction's state is guarded by its
 lock; callbacks run on whatever thread completes a write (they only queue responses or
@@ -39,6 +41,7 @@ from typing import Protocol
 from ...common import SYSTEM_CLOCK, Clock
 from ...protocol.errors import (
     ConcurrentTransactions,
+    CoordinatorLoadInProgress,
     InvalidProducerEpoch,
     InvalidProducerIdMapping,
     InvalidRequest,
@@ -46,6 +49,7 @@ from ...protocol.errors import (
     InvalidTxnState,
     KafkaError,
     ProducerFenced,
+    TransactionalIdNotFound,
 )
 from ...purgatory import DelayedOperation, DelayedOperationPurgatory
 from ...timer import SystemTimer
@@ -267,6 +271,36 @@ class TransactionCoordinator:
             log.info("transactional id %r: transaction of epoch %d timed out after %d ms; "
                      "aborting", txn.transactional_id, epoch, txn.timeout_ms)
             self._decide(txn, commit=False, bump=True, answer=lambda code: None)
+
+    # ---- looking at transactions -------------------------------------------------------
+    def describe(self, txn_id: str) -> tuple[int, TransactionMetadata | None]:
+        """(error, a snapshot of the transaction's state)."""
+        error = self.store.ownership_error(txn_id)
+        if error is not None:
+            return error.code, None
+        txn = self.store.get(txn_id)
+        if txn is None:
+            return TransactionalIdNotFound.code, None
+        with txn.lock:
+            return 0, replace(txn, partitions=set(txn.partitions))
+
+    def list(self, states: set[str], producer_ids: set[int], min_duration_ms: int
+             ) -> tuple[int, list[TransactionMetadata]]:
+        """(error, snapshots) of the transactions here matching every filter given: state
+        names, producer ids, open for longer than ``min_duration_ms`` (-1: any)."""
+        now = self.clock.wall_ms()
+        out = []
+        for txn in self.store.entities():
+            with txn.lock:
+                if states and txn.state.label not in states:
+                    continue
+                if producer_ids and txn.producer_id not in producer_ids:
+                    continue
+                if min_duration_ms >= 0 and (txn.start_ms < 0 or now - txn.start_ms <= min_duration_ms):
+                    continue
+                out.append(replace(txn, partitions=set(txn.partitions)))
+        error = CoordinatorLoadInProgress.code if self.store.any_loading() else 0
+        return error, sorted(out, key=lambda t: t.transactional_id)
 
     # ---- helpers ------------------------------------------------------------------------
     def _producer_txn(self, txn_id: str, producer_id: int, epoch: int, fenced_code: int
