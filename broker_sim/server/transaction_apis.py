@@ -73,8 +73,12 @@ class TransactionApis:
         if not self.authorized(request, Op.WRITE, RT.TRANSACTIONAL_ID, body.transactional_id):
             respond(TransactionalIdAuthorizationFailed.code, -1, -1)
             return
-        self.coordinator.init_producer_id(body.transactional_id, body.transaction_timeout_ms,
-                                          respond)
+        version = request.header.api_version
+        pid, epoch = getattr(body, "producer_id", -1), getattr(body, "producer_epoch", -1)
+        self.coordinator.init_producer_id(
+            body.transactional_id, body.transaction_timeout_ms, respond,
+            expected=(pid, epoch) if version >= 3 and pid >= 0 else None,
+            fenced_code=ProducerFenced.code if version >= 4 else InvalidProducerEpoch.code)
 
     def handle_add_partitions_to_txn(self, request: Request) -> None:
         body = request.body

@@ -199,3 +199,17 @@ def test_a_new_coordinator_finishes_a_decided_transaction_and_times_open_ones(h)
 
 def test_a_timeout_above_the_brokers_maximum_is_refused(h) -> None:
     assert h.init(timeout_ms=60_001)[0] == InvalidTransactionTimeout.code
+
+
+def init_as(h: Harness, expected: tuple[int, int]) -> tuple[int, int, int]:
+    out: list = []
+    h.coordinator.init_producer_id("app", 10_000, lambda *a: out.append(a), expected=expected)
+    return out[0]
+
+
+def test_only_the_current_instance_may_bump_its_epoch_kip_360(h) -> None:
+    _, pid, epoch = h.init()
+    assert init_as(h, (pid, epoch)) == (0, pid, epoch + 1)  # e.g. after an abortable error
+    assert init_as(h, (pid, epoch)) == (0, pid, epoch + 1)  # its answer was lost: a retry
+    assert init_as(h, (pid, epoch - 1))[0] == ProducerFenced.code  # an older instance
+    assert init_as(h, (pid + 1, epoch + 1))[0] == ProducerFenced.code  # someone else's id

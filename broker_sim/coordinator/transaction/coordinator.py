@@ -118,8 +118,13 @@ class TransactionCoordinator:
 
     # ---- InitProducerId -----------------------------------------------------------------
     def init_producer_id(self, txn_id: str, timeout_ms: int,
-                         callback: Callable[[int, int, int], None]) -> None:
-        """``callback(error, producer id, epoch)``."""
+                         callback: Callable[[int, int, int], None],
+                         expected: tuple[int, int] | None = None,
+                         fenced_code: int = ProducerFenced.code) -> None:
+        """``callback(error, producer id, epoch)``. ``expected`` (InitProducerId v3+,
+        KIP-360): the id and epoch the producer has; only that instance may bump the epoch
+        (a retry naming the epoch before the last bump gets the current one back), any other
+        is fenced."""
         def fail(e: KafkaError) -> None:
             callback(e.code, -1, -1)
 
@@ -136,6 +141,12 @@ class TransactionCoordinator:
         with txn.lock:
             if txn.pending or txn.state in PREPARED:
                 return fail(ConcurrentTransactions(f"transaction {txn_id!r} is completing"))
+            if expected is not None and txn.producer_id >= 0 \
+                    and expected != (txn.producer_id, txn.producer_epoch):
+                if expected == (txn.producer_id, txn.previous_epoch) \
+                        and txn.state is not TxnState.ONGOING:
+                    return callback(0, txn.producer_id, txn.producer_epoch)  # a lost answer
+                return callback(fenced_code, -1, -1)
             if txn.state is TxnState.ONGOING:  # an older instance left it open: abort it
                 log.info("transactional id %r: a new producer instance aborts the open "
                          "transaction of epoch %d", txn_id, txn.producer_epoch)
@@ -147,7 +158,8 @@ class TransactionCoordinator:
                 pid, epoch = txn.producer_id, txn.producer_epoch + 1
             target = replace(txn, producer_id=pid, producer_epoch=epoch, timeout_ms=timeout_ms,
                              state=TxnState.EMPTY, partitions=set(), start_ms=-1,
-                             last_update_ms=self.clock.wall_ms())
+                             last_update_ms=self.clock.wall_ms(),
+                             previous_epoch=txn.producer_epoch if pid == txn.producer_id else -1)
 
             def stored(error: KafkaError | None) -> None:
                 with txn.lock:
@@ -332,7 +344,7 @@ class TransactionCoordinator:
         txn.producer_id, txn.producer_epoch = target.producer_id, target.producer_epoch
         txn.timeout_ms, txn.state = target.timeout_ms, target.state
         txn.partitions, txn.start_ms = set(target.partitions), target.start_ms
-        txn.last_update_ms = target.last_update_ms
+        txn.last_update_ms, txn.previous_epoch = target.last_update_ms, target.previous_epoch
 
     def _arm_timeout(self, txn: TransactionMetadata, timeout_ms: int) -> None:
         self.timeouts.try_complete_else_watch(TransactionTimeout(self, txn, max(timeout_ms, 0)),

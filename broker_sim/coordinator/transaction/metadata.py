@@ -55,6 +55,8 @@ class TransactionMetadata:
     last_update_ms: int = -1
     #: a state change is being written (or markers are out): other requests must wait.
     pending: bool = False
+    #: the epoch before the last InitProducerId bumped it (a retry may still name it).
+    previous_epoch: int = -1
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def record(self) -> dict[str, object]:
