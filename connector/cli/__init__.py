@@ -25,4 +25,5 @@ Modules, one concept each::
     produce   pyq produce: stdin lines, optionally ``key<TAB>value``, become records
     consume   pyq consume: follow partitions from the earliest or latest offsets
     lag       pyq lag: a group's committed offsets, the latest offsets, the lag, counters
+    transactions  pyq transactions list / describe: what the transaction coordinators hold
 """

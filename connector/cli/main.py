@@ -20,11 +20,11 @@ import sys
 
 from broker_sim.protocol.errors import PyqError
 
-from . import acls, cluster, consume, groups, lag, produce, topics, users
+from . import acls, cluster, consume, groups, lag, produce, topics, transactions, users
 from .args import Parser
 from .errors import EXIT_FAILURE, EXIT_USAGE, CommandError
 
-COMMANDS = (cluster, topics, produce, consume, groups, lag, users, acls)
+COMMANDS = (cluster, topics, produce, consume, groups, lag, transactions, users, acls)
 
 
 def build_parser() -> Parser:

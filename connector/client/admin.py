@@ -56,6 +56,8 @@ from .group_admin import (
     GroupDescription,
     GroupListing,
     OffsetAndMetadata,
+    TransactionDescription,
+    TransactionListing,
 )
 from .metadata import Cluster, Node, PartitionInfo, TopicPartition
 from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, list_offsets
@@ -236,6 +238,18 @@ class Admin:
     def find_coordinator(self, group_id: str, timeout_ms: float | None = None) -> int:
         """The id of the broker that coordinates ``group_id``."""
         return self._groups.find_coordinator(group_id, timeout_ms)
+
+    def list_transactions(self, states: Iterable[str] | None = None,
+                          producer_ids: Iterable[int] | None = None, min_duration_ms: int = -1,
+                          timeout_ms: float | None = None) -> list[TransactionListing]:
+        """Every transactional id the cluster's coordinators hold (filtered by state names,
+        producer ids, and transactions open longer than ``min_duration_ms``)."""
+        return self._groups.list_transactions(states, producer_ids, min_duration_ms, timeout_ms)
+
+    def describe_transactions(self, transactional_ids: Iterable[str],
+                              timeout_ms: float | None = None) -> dict[str, TransactionDescription]:
+        """State, producer id and epoch, timeout and partitions of each transactional id."""
+        return self._groups.describe_transactions(transactional_ids, timeout_ms)
 
     def find_transaction_coordinator(self, transactional_id: str,
                                      timeout_ms: float | None = None) -> int:

@@ -71,6 +71,24 @@ class GroupDescription(NamedTuple):
     members: list[MemberDescription]
 
 
+class TransactionListing(NamedTuple):
+    transactional_id: str
+    producer_id: int
+    state: str  # Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort
+    coordinator: int
+
+
+class TransactionDescription(NamedTuple):
+    transactional_id: str
+    state: str
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    start_time_ms: int  # -1 when no transaction is open
+    partitions: list[TopicPartition]
+    coordinator: int
+
+
 class ConsumerMemberDescription(NamedTuple):
     member_id: str
     instance_id: str | None
@@ -224,6 +242,46 @@ class GroupAdmin:
                     m.member_id, m.instance_id, m.client_id, m.client_host, m.member_epoch,
                     list(m.subscribed_topic_names), _partitions(m.assignment),
                     _partitions(m.target_assignment)) for m in g.members])
+        return out
+
+    # ---- transactions -------------------------------------------------------------------
+    def list_transactions(self, states: Iterable[str] | None = None,
+                          producer_ids: Iterable[int] | None = None, min_duration_ms: int = -1,
+                          timeout_ms: float | None = None) -> list[TransactionListing]:
+        """ListTransactions on every broker (each lists the transactional ids it coordinates)."""
+        deadline = self._sync.deadline(timeout_ms)
+        cluster = self._sync.refresh_metadata([], deadline)
+        out: list[TransactionListing] = []
+        for node in sorted(cluster.brokers):
+            response = self._sync.request(node, ApiKey.LIST_TRANSACTIONS, {
+                "state_filters": list(states or []), "producer_id_filters": list(producer_ids or []),
+                "duration_filter": min_duration_ms}, deadline)
+            raise_for(response.error_code, f"list transactions of broker {node}")
+            if response.unknown_state_filters:
+                raise ValueError(f"unknown transaction state(s) {list(response.unknown_state_filters)}")
+            out.extend(TransactionListing(t.transactional_id, t.producer_id, t.transaction_state, node)
+                       for t in response.transaction_states)
+        return sorted(out)
+
+    def describe_transactions(self, transactional_ids: Iterable[str],
+                              timeout_ms: float | None = None) -> dict[str, TransactionDescription]:
+        """DescribeTransactions, each at its coordinator."""
+        out = {}
+        for txn_id in transactional_ids:
+            deadline = self._sync.deadline(timeout_ms)
+            while True:
+                node = self.find_coordinator(txn_id, deadline=deadline, key_type=TRANSACTION_KEY)
+                response = self._sync.request(node, ApiKey.DESCRIBE_TRANSACTIONS,
+                                              {"transactional_ids": [txn_id]}, deadline)
+                t = response.transaction_states[0]
+                if t.error_code not in MOVING:
+                    break
+                self._backoff(deadline, f"the coordinator of transactional id {txn_id!r}")
+            raise_for(t.error_code, f"describe transaction {txn_id!r}")
+            out[txn_id] = TransactionDescription(
+                txn_id, t.transaction_state, t.producer_id, t.producer_epoch,
+                t.transaction_timeout_ms, t.transaction_start_time_ms,
+                sorted(TopicPartition(d.topic, p) for d in t.topics for p in d.partitions), node)
         return out
 
     def delete_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None) -> None:
