@@ -217,7 +217,7 @@ class RecordAccumulator:
             batch.close()
             return
         pid, epoch = idem.producer_id_and_epoch
-        batch.close(pid, epoch, idem.assign(batch))
+        batch.close(pid, epoch, idem.assign(batch), idem.transactional)
 
     def expired_batches(self, now: float) -> list[ProducerBatch]:
         """Remove and return undrained batches older than ``delivery.timeout.ms``.

@@ -462,6 +462,9 @@ class ProducerConfig(ClientConfig):
     retries: int = option("retries", INT32_MAX)
     enable_idempotence: bool | None = option("enable.idempotence", None, "optional_bool")
     compression_type: str = option("compression.type", "none", "compression")
+    #: set: a transactional producer (see :mod:`connector.client.transaction_manager`).
+    transactional_id: str | None = option("transactional.id", None, "optional_str")
+    transaction_timeout_ms: int = option("transaction.timeout.ms", 60_000, low=1)
 
     def _check_cross_fields(self) -> None:
         super()._check_cross_fields()
@@ -478,6 +481,15 @@ class ProducerConfig(ClientConfig):
         if self.max_in_flight_requests_per_connection > 5:
             conflicts.append(f"max.in.flight.requests.per.connection="
                              f"{self.max_in_flight_requests_per_connection} (must be <= 5)")
+        if self.transactional_id is not None and self.enable_idempotence is False:
+            raise ConfigError("Invalid value False for configuration enable.idempotence: a "
+                              f"transactional producer (transactional.id={self.transactional_id}) "
+                              "is idempotent")
+        if self.transactional_id is not None and conflicts:
+            raise ConfigError(f"Invalid configuration for transactional.id="
+                              f"{self.transactional_id}: transactions need acks=all, retries > 0 "
+                              "and max.in.flight.requests.per.connection <= 5; got "
+                              + ", ".join(conflicts))
         if self.enable_idempotence is None:  # Kafka: on by default unless it conflicts
             object.__setattr__(self, "enable_idempotence", not conflicts)
         elif self.enable_idempotence and conflicts:

@@ -119,8 +119,11 @@ def init_producer_id_error(code: int, version: int | None = None,
 
 
 class IdempotenceManager:
-    def __init__(self) -> None:
+    def __init__(self, transactional: bool = False) -> None:
         self.producer_id_and_epoch = NO_PRODUCER_ID
+        #: batches are written inside transactions; the producer id comes from the
+        #: transaction coordinator (the transaction manager sets it), not the sender.
+        self.transactional = transactional
         self._next_sequence: dict[TopicPartition, int] = {}
         # Unacknowledged batches per partition, sorted by base sequence.
         self._in_flight: dict[TopicPartition, list[tuple[int, int, ProducerBatch]]] = {}

@@ -25,6 +25,16 @@ What ``send()`` does, on the calling thread:
 Durations of the Python API (``flush``, ``close``, ``future.result``) are in seconds, as
 in kafka-python and :mod:`concurrent.futures`; the options stay in Kafka's milliseconds.
 
+With ``transactional.id`` the producer is transactional (Kafka's API)::
+
+    producer.init_transactions()          # once: producer id and epoch; older instances fenced
+    producer.begin_transaction()
+    producer.send("out", b"v")            # a partition joins the transaction on first use
+    producer.send_offsets_to_transaction({TopicPartition("in", 0): 42}, "my-group")
+    producer.commit_transaction()         # or abort_transaction(): all or nothing
+
+(:mod:`connector.client.transaction_manager` does the talking to the coordinator.)
+
 Threading: ``send`` and ``flush`` may be called from any number of threads. Callbacks
 (``callback(metadata, exception)`` and ``add_done_callback``) run on the sender thread.
 ``close`` waits for everything sent before it to be acknowledged or to fail (up to
@@ -52,6 +62,7 @@ from .partitioner import DefaultPartitioner
 from .producer_batch import RECORD_OVERHEAD, headers_size
 from .record_future import ProduceRequestResult, RecordFuture, SendCallback
 from .sender import Sender
+from .transaction_manager import TransactionError, TransactionManager
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +77,12 @@ class Producer:
         self.config = cfg = ProducerConfig.coerce(config, **options)
         self.clock = clock
         self.metadata = Metadata(cfg, allow_auto_topic_creation=True)
-        self.idempotence = IdempotenceManager() if cfg.enable_idempotence else None
+        self.idempotence = (IdempotenceManager(cfg.transactional_id is not None)
+                            if cfg.enable_idempotence else None)
+        #: set with ``transactional.id``: Kafka transactions (see :mod:`.transaction_manager`).
+        self.transactions = (TransactionManager(cfg, self.idempotence, self.flush, clock)
+                             if cfg.transactional_id is not None and self.idempotence is not None
+                             else None)
         self.accumulator = RecordAccumulator(cfg, BufferPool(cfg.buffer_memory, clock),
                                              self.idempotence)
         self.client = NetworkClient(cfg, self.metadata, clock)
@@ -127,6 +143,8 @@ class Producer:
         elif partition < 0:
             raise ValueError(f"invalid partition {partition} for topic {topic!r}: "
                              f"not in [0, {count})")
+        if self.transactions is not None:  # the partition joins the transaction first
+            self.transactions.ensure_partition(tps[partition])
         try:
             result = self.accumulator.append(
                 tps[partition], self._wall_ms() if timestamp is None else timestamp, key, value,
@@ -189,6 +207,35 @@ class Producer:
         cluster, _ = self._wait_on_metadata(topic, None, self.config.max_block_ms)
         return [p.partition for p in cluster.partitions_for_topic(topic)]
 
+    # ---- transactions (with transactional.id) ---------------------------------------
+    def _txn(self) -> TransactionManager:
+        if self.transactions is None:
+            raise TransactionError("transactions need a transactional.id")
+        return self.transactions
+
+    def init_transactions(self, timeout: float | None = None) -> None:
+        """Get the producer id and epoch from the transaction coordinator (fencing any
+        older instance with the same transactional id). Once, before the first transaction."""
+        self._txn().init_transactions(timeout)
+
+    def begin_transaction(self) -> None:
+        self._txn().begin_transaction()
+
+    def send_offsets_to_transaction(self, offsets: Mapping[TopicPartition, int], group_id: str,
+                                    timeout: float | None = None) -> None:
+        """Commit ``group_id``'s offsets inside the transaction (consume-transform-produce)."""
+        self._txn().send_offsets_to_transaction(offsets, group_id, timeout)
+
+    def commit_transaction(self, timeout: float | None = None) -> None:
+        """Flush, then commit: everything sent in the transaction becomes visible to
+        read_committed readers at once."""
+        self._txn().end_transaction(True, timeout)
+
+    def abort_transaction(self, timeout: float | None = None) -> None:
+        """Flush, then abort: nothing sent in the transaction is ever visible to
+        read_committed readers."""
+        self._txn().end_transaction(False, timeout)
+
     # ---- flush and close ------------------------------------------------------------
     def flush(self, timeout: float | None = None) -> None:
         """Send everything queued now and wait for it (KafkaTimeoutError after ``timeout`` s).
@@ -228,6 +275,8 @@ class Producer:
             log.warning("producer did not finish sending within %s s; failing the rest", timeout)
             self.sender.force_close()
             self.sender.join()
+        if self.transactions is not None:
+            self.transactions.close()
 
     @property
     def closed(self) -> bool:

@@ -119,10 +119,11 @@ class ProducerBatch:
 
     # ---- sending (sender thread) ----------------------------------------------------
     def close(self, producer_id: int = -1, producer_epoch: int = -1,
-              base_sequence: int = -1) -> bytes:
+              base_sequence: int = -1, transactional: bool = False) -> bytes:
         """Build the batch bytes (once); later calls return the same bytes."""
         builder = self.builder
         if builder is not None:
+            builder.is_transactional = transactional
             builder.producer_id = producer_id
             builder.producer_epoch = producer_epoch
             builder.base_sequence = base_sequence

@@ -319,6 +319,8 @@ class Sender(ShutdownableThread):
             self._reset_producer_id = False
         if idem.has_producer_id:
             return True
+        if idem.transactional:  # the transaction manager asks the transaction coordinator
+            return False
         if self._pid_future is not None or now < self._pid_retry_at:
             return False
         node = self.client.least_loaded_node(now)
