@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from broker_sim.protocol.errors import (
@@ -124,6 +125,9 @@ class IdempotenceManager:
         #: batches are written inside transactions; the producer id comes from the
         #: transaction coordinator (the transaction manager sets it), not the sender.
         self.transactional = transactional
+        #: transactional: whether a partition has joined the current transaction (its
+        #: batches wait in the accumulator until it has).
+        self.partition_added: Callable[[TopicPartition], bool] | None = None
         self._next_sequence: dict[TopicPartition, int] = {}
         # Unacknowledged batches per partition, sorted by base sequence.
         self._in_flight: dict[TopicPartition, list[tuple[int, int, ProducerBatch]]] = {}
@@ -163,6 +167,8 @@ class IdempotenceManager:
         a new one only while fewer than five of its partition are unacknowledged."""
         if batch.has_sequence:
             return self.first_in_flight_sequence(batch.tp) == batch.base_sequence
+        if self.partition_added is not None and not self.partition_added(batch.tp):
+            return False
         return self.in_flight_count(batch.tp) < MAX_IN_FLIGHT_PER_PARTITION
 
     def completed(self, batch: ProducerBatch) -> None:

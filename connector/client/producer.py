@@ -80,14 +80,16 @@ class Producer:
         self.idempotence = (IdempotenceManager(cfg.transactional_id is not None)
                             if cfg.enable_idempotence else None)
         #: set with ``transactional.id``: Kafka transactions (see :mod:`.transaction_manager`).
-        self.transactions = (TransactionManager(cfg, self.idempotence, self.flush, clock)
-                             if cfg.transactional_id is not None and self.idempotence is not None
-                             else None)
+        self.transactions: TransactionManager | None = None
         self.accumulator = RecordAccumulator(cfg, BufferPool(cfg.buffer_memory, clock),
                                              self.idempotence)
         self.client = NetworkClient(cfg, self.metadata, clock)
         self.sender = Sender(cfg, self.client, self.metadata, self.accumulator,
                              self.idempotence, clock)
+        if cfg.transactional_id is not None and self.idempotence is not None:
+            self.transactions = TransactionManager(cfg, self.idempotence, self.flush, clock,
+                                                   wake=self.sender.wake,
+                                                   on_fatal=self._transaction_failed)
         self.partitioner = partitioner or DefaultPartitioner(cfg.batch_size)
         self._topics: dict[str, _TopicEntry] = {}
         self._max_record_size = min(cfg.max_request_size, cfg.buffer_memory)
@@ -212,6 +214,11 @@ class Producer:
         if self.transactions is None:
             raise TransactionError("transactions need a transactional.id")
         return self.transactions
+
+    def _transaction_failed(self, error: BaseException) -> None:
+        """Fenced (or a partition refused): every queued record fails, and so do later ones."""
+        self.sender.fatal_error = error
+        self.sender.wake()
 
     def init_transactions(self, timeout: float | None = None) -> None:
         """Get the producer id and epoch from the transaction coordinator (fencing any

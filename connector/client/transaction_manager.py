@@ -8,9 +8,11 @@ thread, so the sender thread never waits on it):
 1. ``init_transactions`` finds the coordinator (FindCoordinator, key type transaction) and
    gets the producer id and epoch (InitProducerId with the transactional id), which every
    batch then carries; an older instance with the same id is fenced by the new epoch.
-2. ``begin_transaction`` is local; the first record for a partition in a transaction first
-   adds the partition (AddPartitionsToTxn) — once per partition and transaction, on the
-   sending thread — so the coordinator knows where to write markers.
+2. ``begin_transaction`` is local. The first record for a partition in a transaction puts
+   the partition on a pending list; the manager's ``txn-partitions`` thread adds everything
+   pending in one AddPartitionsToTxn (so the coordinator knows where to write markers), and
+   until a partition is added its batches wait in the accumulator (the sender does not
+   drain them). ``send()`` never waits for the coordinator.
 3. ``send_offsets_to_transaction`` adds the group (AddOffsetsToTxn) and commits its offsets
    at the group's coordinator inside the transaction (TxnOffsetCommit).
 4. ``commit_transaction`` / ``abort_transaction`` flush what was sent, then EndTxn.
@@ -21,8 +23,10 @@ deadline (``max.block.ms``); PRODUCER_FENCED (or INVALID_PRODUCER_EPOCH) means a
 instance took over: the producer is fenced for good and says so.
 
 States: UNINITIALIZED → READY (after init) → IN_TRANSACTION (begin) → READY (commit or
-abort); FENCED is final. Threading: the control calls may come from any thread and are
-serialised by ``_lock``; ``ensure_partition`` may be called by several sending threads.
+abort); FENCED is final, and fails every queued record (``on_fatal``). Threading: the
+control calls may come from any thread; ``_lock`` serialises use of the connections (the
+adder thread takes it too, so a call never holds it across a flush); ``_cond`` guards the
+pending and added partition sets.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ RETRY = frozenset({ConcurrentTransactions.code, CoordinatorLoadInProgress.code,
                    CoordinatorNotAvailable.code, NotCoordinator.code,
                    UnknownTopicOrPartition.code})
 FENCED = frozenset({ProducerFenced.code, InvalidProducerEpoch.code})
+CONCURRENT_BACKOFF_MS = 10
 
 
 class TransactionState(enum.Enum):
@@ -76,7 +81,9 @@ class TransactionError(KafkaError):
 
 class TransactionManager:
     def __init__(self, config: ProducerConfig, idempotence: IdempotenceManager,
-                 flush: Callable[[float | None], None], clock: Clock = SYSTEM_CLOCK) -> None:
+                 flush: Callable[[float | None], None], clock: Clock = SYSTEM_CLOCK,
+                 wake: Callable[[], None] = lambda: None,
+                 on_fatal: Callable[[BaseException], None] = lambda e: None) -> None:
         assert config.transactional_id is not None
         self.config = config
         self.transactional_id = config.transactional_id
@@ -86,7 +93,17 @@ class TransactionManager:
         self._lock = threading.RLock()
         self.state = TransactionState.UNINITIALIZED
         self._coordinator: int | None = None
-        self._partitions: set[TopicPartition] = set()
+        self._wake = wake
+        self._on_fatal = on_fatal
+        self._cond = threading.Condition()
+        self._partitions: set[TopicPartition] = set()  # added to the transaction
+        self._pending: set[TopicPartition] = set()  # waiting for the adder thread
+        self._error: BaseException | None = None
+        self._closed = False
+        idempotence.partition_added = self._partitions.__contains__
+        self._adder = threading.Thread(target=self._add_pending, name="txn-partitions",
+                                       daemon=True)
+        self._adder.start()
 
     # ---- the calls the producer exposes -------------------------------------------------
     def init_transactions(self, timeout: float | None = None) -> None:
@@ -111,30 +128,66 @@ class TransactionManager:
                 raise TransactionError(f"begin_transaction while {self.state.value} "
                                        "(call init_transactions first, and end a transaction "
                                        "before the next)")
-            self._partitions = set()
+            with self._cond:
+                self._partitions.clear()
+                self._pending.clear()
             self.state = TransactionState.IN_TRANSACTION
 
-    def ensure_partition(self, tp: TopicPartition, timeout: float | None = None) -> None:
-        """Before the first record for ``tp`` in this transaction: AddPartitionsToTxn."""
-        if tp in self._partitions:
+    def ensure_partition(self, tp: TopicPartition) -> None:
+        """The first record for ``tp`` in this transaction: ``tp`` joins it (soon, on the
+        adder thread; its batches wait until then)."""
+        if tp in self._partitions or tp in self._pending:
             return
-        with self._lock:
-            self._check_not_fenced()
-            if self.state is not TransactionState.IN_TRANSACTION:
-                raise TransactionError("a transactional producer sends inside a transaction "
-                                       "only (call begin_transaction first)")
-            if tp in self._partitions:
-                return
-            pid, epoch = self.idempotence.producer_id_and_epoch
-            body = {"v3_and_below_transactional_id": self.transactional_id,
-                    "v3_and_below_producer_id": pid, "v3_and_below_producer_epoch": epoch,
-                    "v3_and_below_topics": [{"name": tp.topic, "partitions": [tp.partition]}]}
-            self._to_coordinator(
-                ApiKey.ADD_PARTITIONS_TO_TXN, body,
-                lambda r: next((p.partition_error_code for t in r.results_by_topic_v3_and_below
-                                for p in t.results_by_partition if p.partition_error_code), 0),
-                timeout, f"AddPartitionsToTxn of {tp.topic}-{tp.partition}")
-            self._partitions.add(tp)
+        self._check_not_fenced()
+        if self.state is not TransactionState.IN_TRANSACTION:
+            raise TransactionError("a transactional producer sends inside a transaction "
+                                   "only (call begin_transaction first)")
+        with self._cond:
+            if tp not in self._partitions:
+                self._pending.add(tp)
+                self._cond.notify()
+
+    def _add_pending(self) -> None:
+        """The adder thread: one AddPartitionsToTxn for everything pending, then wake the
+        sender, whose batches for those partitions may go now."""
+        while True:
+            with self._cond:
+                while not self._pending and not self._closed:
+                    self._cond.wait()
+                if self._closed:
+                    return
+                batch = set(self._pending)
+            try:
+                with self._lock:
+                    self._add(batch)
+            except BaseException as e:  # noqa: BLE001 - fenced, refused, timed out
+                log.error("transactional id %r: adding %s to the transaction failed: %s",
+                          self.transactional_id, sorted(batch), e)
+                with self._cond:
+                    self._error = e
+                    self._pending.clear()
+                    self._cond.notify_all()
+                self._on_fatal(e)
+                continue
+            with self._cond:
+                self._partitions.update(batch)
+                self._pending -= batch
+                self._cond.notify_all()
+            self._wake()
+
+    def _add(self, partitions: set[TopicPartition]) -> None:
+        pid, epoch = self.idempotence.producer_id_and_epoch
+        by_topic: dict[str, list[int]] = {}
+        for tp in sorted(partitions):
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        body = {"v3_and_below_transactional_id": self.transactional_id,
+                "v3_and_below_producer_id": pid, "v3_and_below_producer_epoch": epoch,
+                "v3_and_below_topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
+        self._to_coordinator(
+            ApiKey.ADD_PARTITIONS_TO_TXN, body,
+            lambda r: next((p.partition_error_code for t in r.results_by_topic_v3_and_below
+                            for p in t.results_by_partition if p.partition_error_code), 0),
+            None, f"AddPartitionsToTxn of {len(partitions)} partition(s)")
 
     def send_offsets_to_transaction(self, offsets: Mapping[TopicPartition, int], group_id: str,
                                     timeout: float | None = None) -> None:
@@ -164,22 +217,31 @@ class TransactionManager:
                 f"TxnOffsetCommit of group {group_id!r}", key=group_id, key_type=GROUP_KEY)
 
     def end_transaction(self, commit: bool, timeout: float | None = None) -> None:
+        self._check_not_fenced()
+        if self.state is not TransactionState.IN_TRANSACTION:
+            raise TransactionError(f"{'commit' if commit else 'abort'}_transaction "
+                                   "outside a transaction")
+        self._flush(timeout)  # everything sent in it is written (the adder let it through)
+        with self._cond:
+            if self._error is not None:
+                raise self._error
         with self._lock:
             self._check_not_fenced()
-            if self.state is not TransactionState.IN_TRANSACTION:
-                raise TransactionError(f"{'commit' if commit else 'abort'}_transaction "
-                                       "outside a transaction")
-            self._flush(timeout)  # everything sent in it is written (then committed/aborted)
             if self._partitions or commit:
                 pid, epoch = self.idempotence.producer_id_and_epoch
                 self._to_coordinator(ApiKey.END_TXN, {
                     "transactional_id": self.transactional_id, "producer_id": pid,
                     "producer_epoch": epoch, "committed": commit}, lambda r: r.error_code,
                     timeout, "EndTxn")
-            self._partitions = set()
+            with self._cond:
+                self._partitions.clear()
             self.state = TransactionState.READY
 
     def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._adder.join(5)
         self._sync.close()
 
     # ---- plumbing -----------------------------------------------------------------------
@@ -237,10 +299,14 @@ class TransactionManager:
                                  "fenced by a newer producer instance with the same id")
         if code not in RETRY:
             raise error_for_code(code)(f"{what} for transactional id {self.transactional_id!r}")
-        self._backoff(deadline, what)
+        # the previous transaction is completing (its markers): that takes milliseconds,
+        # so ask again soon rather than after the full retry.backoff.ms
+        self._backoff(deadline, what, CONCURRENT_BACKOFF_MS
+                      if code == ConcurrentTransactions.code else None)
 
-    def _backoff(self, deadline: float, what: str) -> None:
-        if self._sync.now() + self.config.retry_backoff_ms >= deadline:
+    def _backoff(self, deadline: float, what: str, backoff_ms: float | None = None) -> None:
+        backoff = self.config.retry_backoff_ms if backoff_ms is None else backoff_ms
+        if self._sync.now() + backoff >= deadline:
             raise KafkaTimeoutError(f"timed out retrying {what} for transactional id "
                                     f"{self.transactional_id!r}")
-        self._sync.client.poll(self.config.retry_backoff_ms, self._sync.now())
+        self._sync.client.poll(backoff, self._sync.now())

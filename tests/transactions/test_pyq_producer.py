@@ -57,10 +57,13 @@ def test_a_zombie_is_fenced_by_a_new_instance(broker):
         zombie.init_transactions()
         successor.init_transactions()
         zombie.begin_transaction()
+        late = zombie.send(TOPIC, b"late", partition=0)  # the partition cannot join its txn
         with pytest.raises(ProducerFenced, match="fenced"):
-            zombie.send(TOPIC, b"late", partition=0)
+            late.result(10)
         with pytest.raises(ProducerFenced):
-            zombie.begin_transaction()
+            zombie.commit_transaction()
+        with pytest.raises(ProducerFenced):
+            zombie.send(TOPIC, b"later", partition=1).result(10)
         successor.begin_transaction()
         successor.send(TOPIC, b"new", partition=1)
         successor.commit_transaction()
