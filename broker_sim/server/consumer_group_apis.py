@@ -47,7 +47,7 @@ class ConsumerGroupApis:
         self.respond = apis.respond
         protocol.partitions_of = self._partitions_of
         protocol.topic_names = self._topic_names
-        protocol.topic_ids = lambda: self._ids()[1]
+        protocol.topic_ids = lambda: apis.metadata.topic_ids()[1]
         self.handlers: dict[int, Callable[[Request], None]] = {
             ApiKey.CONSUMER_GROUP_HEARTBEAT: self.handle_heartbeat,
             ApiKey.CONSUMER_GROUP_DESCRIBE: self.handle_describe,
@@ -61,11 +61,6 @@ class ConsumerGroupApis:
     def _topic_names(self) -> list[str]:
         return [name for name, info in self.apis.metadata.image.topics.items()
                 if name not in INTERNAL_TOPICS]
-
-    def _ids(self) -> tuple[dict[uuid.UUID, str], dict[str, uuid.UUID]]:
-        by_name = {name: uuid.UUID(info.topic_id)
-                   for name, info in self.apis.metadata.image.topics.items()}
-        return {i: n for n, i in by_name.items()}, by_name
 
     @staticmethod
     def _wire(assignment: Assignment, ids: dict[str, uuid.UUID], names: bool = False) -> list[Data]:
@@ -97,7 +92,7 @@ class ConsumerGroupApis:
             fail(TopicAuthorizationFailed.code,
                  f"not authorized to describe topic(s) {', '.join(sorted(refused))}")
             return
-        by_id, by_name = self._ids()
+        by_id, by_name = self.apis.metadata.topic_ids()
         owned = None if body.topic_partitions is None else {
             (by_id[tp.topic_id], p) for tp in body.topic_partitions if tp.topic_id in by_id
             for p in tp.partitions}
@@ -121,7 +116,7 @@ class ConsumerGroupApis:
 
     # ---- ConsumerGroupDescribe ----------------------------------------------------------
     def handle_describe(self, request: Request) -> None:
-        _, by_name = self._ids()
+        _, by_name = self.apis.metadata.topic_ids()
         groups = []
         for group_id in request.body.group_ids:
             if not self.authorized(request, Op.DESCRIBE, RT.GROUP, group_id):

@@ -64,6 +64,11 @@ class MetadataCache:
                 self._ids = ids
         return ids
 
+    def topic_ids(self) -> tuple[dict[uuid.UUID, str], dict[str, uuid.UUID]]:
+        """(id -> name, name -> id) of the current image, built once per image."""
+        ids = self._topic_ids()
+        return ids.by_id, ids.by_name
+
     def topic_id(self, name: str, image: ClusterImage | None = None) -> uuid.UUID:
         """The id of topic ``name`` (the zero uuid if there is no such topic), in ``image``
         (default: the current one)."""

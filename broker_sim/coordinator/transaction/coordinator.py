@@ -175,7 +175,7 @@ class TransactionCoordinator:
     def add_partitions(self, txn_id: str, producer_id: int, epoch: int,
                        partitions: set[tuple[str, int]], answer: Answer,
                        fenced_code: int = ProducerFenced.code) -> None:
-        txn, error = self._producer_txn(txn_id, producer_id, epoch, fenced_code)
+        txn, error = self._owned_txn(txn_id)
         if txn is None:
             return answer(error)
         with txn.lock:
@@ -206,7 +206,7 @@ class TransactionCoordinator:
     # ---- EndTxn -------------------------------------------------------------------------
     def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool, answer: Answer,
                 fenced_code: int = ProducerFenced.code) -> None:
-        txn, error = self._producer_txn(txn_id, producer_id, epoch, fenced_code)
+        txn, error = self._owned_txn(txn_id)
         if txn is None:
             return answer(error)
         with txn.lock:
@@ -315,8 +315,9 @@ class TransactionCoordinator:
         return error, sorted(out, key=lambda t: t.transactional_id)
 
     # ---- helpers ------------------------------------------------------------------------
-    def _producer_txn(self, txn_id: str, producer_id: int, epoch: int, fenced_code: int
-                      ) -> tuple[TransactionMetadata | None, int]:
+    def _owned_txn(self, txn_id: str) -> tuple[TransactionMetadata | None, int]:
+        """(the transaction, 0) if this coordinator owns and knows ``txn_id``, else
+        (None, the error to answer)."""
         error = self.store.ownership_error(txn_id)
         if error is not None:
             return None, error.code
