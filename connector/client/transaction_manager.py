@@ -17,10 +17,10 @@ thread, so the sender thread never waits on it):
    at the group's coordinator inside the transaction (TxnOffsetCommit).
 4. ``commit_transaction`` / ``abort_transaction`` flush what was sent, then EndTxn.
 
-Retriable answers (the coordinator moving or loading, CONCURRENT_TRANSACTIONS while the
-previous transaction completes) are retried after ``retry.backoff.ms`` until the call's
-deadline (``max.block.ms``); PRODUCER_FENCED (or INVALID_PRODUCER_EPOCH) means another
-instance took over: the producer is fenced for good and says so.
+Requests go through a :class:`~connector.client.transaction_channel.TransactionChannel`
+(coordinator lookup, Kafka's retry rules) under each call's deadline (``max.block.ms``);
+PRODUCER_FENCED (or INVALID_PRODUCER_EPOCH) means another instance took over: the producer
+is fenced for good and says so.
 
 States: UNINITIALIZED → READY (after init) → IN_TRANSACTION (begin) → READY (commit or
 abort); FENCED is final, and fails every queued record (``on_fatal``). Threading: the
@@ -34,38 +34,21 @@ from __future__ import annotations
 import enum
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.api import ApiKey
-from broker_sim.protocol.errors import (
-    ConcurrentTransactions,
-    CoordinatorLoadInProgress,
-    CoordinatorNotAvailable,
-    InvalidProducerEpoch,
-    KafkaError,
-    NotCoordinator,
-    ProducerFenced,
-    UnknownTopicOrPartition,
-    error_for_code,
-)
+from broker_sim.protocol.errors import KafkaError, ProducerFenced
 
 from .config import ProducerConfig
-from .errors import KafkaTimeoutError
 from .idempotence import IdempotenceManager
 from .metadata import Metadata, TopicPartition
 from .sync_client import SyncClient
+from .transaction_channel import GROUP_KEY, TRANSACTION_KEY, TransactionChannel
 
 log = logging.getLogger(__name__)
-
-GROUP_KEY, TRANSACTION_KEY = 0, 1
-#: answers that mean "ask again (maybe another coordinator), a little later".
-RETRY = frozenset({ConcurrentTransactions.code, CoordinatorLoadInProgress.code,
-                   CoordinatorNotAvailable.code, NotCoordinator.code,
-                   UnknownTopicOrPartition.code})
-FENCED = frozenset({ProducerFenced.code, InvalidProducerEpoch.code})
-CONCURRENT_BACKOFF_MS = 10
 
 
 class TransactionState(enum.Enum):
@@ -90,9 +73,10 @@ class TransactionManager:
         self.idempotence = idempotence
         self._flush = flush
         self._sync = SyncClient(config, Metadata(config), clock)
+        self._channel = TransactionChannel(self._sync, self.transactional_id,
+                                           config.retry_backoff_ms)
         self._lock = threading.RLock()
         self.state = TransactionState.UNINITIALIZED
-        self._coordinator: int | None = None
         self._wake = wake
         self._on_fatal = on_fatal
         self._cond = threading.Condition()
@@ -111,15 +95,13 @@ class TransactionManager:
             self._check_not_fenced()
             if self.state is TransactionState.IN_TRANSACTION:
                 raise TransactionError("init_transactions inside a transaction")
-            body = {"transactional_id": self.transactional_id,
-                    "transaction_timeout_ms": self.config.transaction_timeout_ms,
-                    "producer_id": -1, "producer_epoch": -1}
-            response = self._to_coordinator(ApiKey.INIT_PRODUCER_ID, body,
-                                             lambda r: r.error_code, timeout, "InitProducerId")
-            self.idempotence.set_producer_id(response.producer_id, response.producer_epoch)
+            with self._fencing():
+                pid, epoch = self._channel.init_producer_id(self.config.transaction_timeout_ms,
+                                                            self._deadline(timeout))
+            self.idempotence.set_producer_id(pid, epoch)
             self.state = TransactionState.READY
             log.info("transactional id %r: producer id %d, epoch %d", self.transactional_id,
-                     response.producer_id, response.producer_epoch)
+                     pid, epoch)
 
     def begin_transaction(self) -> None:
         with self._lock:
@@ -177,17 +159,8 @@ class TransactionManager:
 
     def _add(self, partitions: set[TopicPartition]) -> None:
         pid, epoch = self.idempotence.producer_id_and_epoch
-        by_topic: dict[str, list[int]] = {}
-        for tp in sorted(partitions):
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
-        body = {"v3_and_below_transactional_id": self.transactional_id,
-                "v3_and_below_producer_id": pid, "v3_and_below_producer_epoch": epoch,
-                "v3_and_below_topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
-        self._to_coordinator(
-            ApiKey.ADD_PARTITIONS_TO_TXN, body,
-            lambda r: next((p.partition_error_code for t in r.results_by_topic_v3_and_below
-                            for p in t.results_by_partition if p.partition_error_code), 0),
-            None, f"AddPartitionsToTxn of {len(partitions)} partition(s)")
+        with self._fencing():
+            self._channel.add_partitions(pid, epoch, partitions, self._deadline(None))
 
     def send_offsets_to_transaction(self, offsets: Mapping[TopicPartition, int], group_id: str,
                                     timeout: float | None = None) -> None:
@@ -229,10 +202,8 @@ class TransactionManager:
             self._check_not_fenced()
             if self._partitions or commit:
                 pid, epoch = self.idempotence.producer_id_and_epoch
-                self._to_coordinator(ApiKey.END_TXN, {
-                    "transactional_id": self.transactional_id, "producer_id": pid,
-                    "producer_epoch": epoch, "committed": commit}, lambda r: r.error_code,
-                    timeout, "EndTxn")
+                with self._fencing():
+                    self._channel.end_transaction(pid, epoch, commit, self._deadline(timeout))
             with self._cond:
                 self._partitions.clear()
             self.state = TransactionState.READY
@@ -250,63 +221,23 @@ class TransactionManager:
             raise ProducerFenced(f"transactional id {self.transactional_id!r}: this producer "
                                  "was fenced by a newer instance; close it")
 
-    def _find(self, key: str, key_type: int, deadline: float) -> int:
-        while True:
-            response = self._sync.request_any(ApiKey.FIND_COORDINATOR, {
-                "key": key, "key_type": key_type, "coordinator_keys": [key]}, deadline)
-            if response.coordinators:
-                response = response.coordinators[0]
-            if response.error_code == 0:
-                self._sync.client.add_node(response.node_id, response.host, response.port)
-                return int(response.node_id)
-            self._retry_or_raise(response.error_code, f"FindCoordinator for {key!r}", deadline)
+    def _deadline(self, timeout: float | None) -> float:
+        """A call's deadline: ``timeout`` seconds, else ``max.block.ms``."""
+        return self._sync.deadline(self.config.max_block_ms if timeout is None
+                                   else timeout * 1000)
+
+    @contextmanager
+    def _fencing(self) -> Iterator[None]:
+        """Being fenced is final for this producer."""
+        try:
+            yield
+        except ProducerFenced:
+            self.state = TransactionState.FENCED
+            raise
 
     def _to_coordinator(self, api_key: int, body: Any, error_of: Callable[[Any], int],
                         timeout: float | None, what: str, key: str | None = None,
                         key_type: int = TRANSACTION_KEY) -> Any:
-        """Send to the coordinator of ``key`` (default: the transactional id) until an
-        answer that is not retriable; raise its error, if any."""
-        deadline = self._sync.deadline(self.config.max_block_ms if timeout is None
-                                       else timeout * 1000)
-        key = self.transactional_id if key is None else key
-        node = self._coordinator if key_type == TRANSACTION_KEY else None
-        while True:
-            if node is None:
-                node = self._find(key, key_type, deadline)
-                if key_type == TRANSACTION_KEY:
-                    self._coordinator = node
-            try:
-                response = self._sync.request(node, api_key, body, deadline, fail_fast=True)
-            except KafkaTimeoutError:
-                raise
-            except Exception as e:  # noqa: BLE001 - a connection failure: find it again
-                if not getattr(e, "retriable", True):
-                    raise
-                node = None
-                self._backoff(deadline, what)
-                continue
-            code = error_of(response)
-            if code == 0:
-                return response
-            if code in (NotCoordinator.code, CoordinatorNotAvailable.code):
-                node = None
-            self._retry_or_raise(code, what, deadline)
-
-    def _retry_or_raise(self, code: int, what: str, deadline: float) -> None:
-        if code in FENCED:
-            self.state = TransactionState.FENCED
-            raise ProducerFenced(f"{what} for transactional id {self.transactional_id!r}: "
-                                 "fenced by a newer producer instance with the same id")
-        if code not in RETRY:
-            raise error_for_code(code)(f"{what} for transactional id {self.transactional_id!r}")
-        # the previous transaction is completing (its markers): that takes milliseconds,
-        # so ask again soon rather than after the full retry.backoff.ms
-        self._backoff(deadline, what, CONCURRENT_BACKOFF_MS
-                      if code == ConcurrentTransactions.code else None)
-
-    def _backoff(self, deadline: float, what: str, backoff_ms: float | None = None) -> None:
-        backoff = self.config.retry_backoff_ms if backoff_ms is None else backoff_ms
-        if self._sync.now() + backoff >= deadline:
-            raise KafkaTimeoutError(f"timed out retrying {what} for transactional id "
-                                    f"{self.transactional_id!r}")
-        self._sync.client.poll(backoff, self._sync.now())
+        with self._fencing():
+            return self._channel.request(api_key, body, error_of, self._deadline(timeout),
+                                         what, key, key_type)
