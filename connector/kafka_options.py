@@ -26,6 +26,8 @@ compression.type                      no      yes   none, gzip, snappy, lz4, zst
 linger.ms                             no      yes   how long a partial batch waits for more rows
 batch.size                            no      yes   bytes per record batch (default 921600)
 delivery.timeout.ms                   no      yes   give up on a partition (the task fails)
+transaction.timeout.ms                no      yes   exactlyOnce: how long a task's transaction
+                                                    may wait for the driver's commit
 ====================================  ======  ====  =============================================
 
 The connection settings (the ``yes``/``yes`` rows) reach every client a query opens: the
@@ -46,7 +48,8 @@ from connector.client.errors import ConfigError
 from .source.options import OptionError
 
 #: sink-only options and the rule each follows (the default is the sink's own).
-SINK_ONLY = ("acks", "compression.type", "linger.ms", "batch.size", "delivery.timeout.ms")
+SINK_ONLY = ("acks", "compression.type", "linger.ms", "batch.size", "delivery.timeout.ms",
+             "transaction.timeout.ms")
 SINK_DEFAULT_BATCH_BYTES = 900 * 1024
 
 

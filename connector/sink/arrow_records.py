@@ -34,6 +34,7 @@ from broker_sim.protocol.records.batch_header import (
     HEADER_SIZE,
     LOG_OVERHEAD,
     MAGIC,
+    TRANSACTIONAL_MASK,
 )
 from broker_sim.protocol.records.compression import NONE, compress
 from connector.client.partitioner import murmur2
@@ -211,9 +212,9 @@ def murmur2_partitions(keys: pa.Array, num_partitions: int) -> np.ndarray:
 
 
 def build_batch(records: bytes, count: int, timestamp_ms: int, producer_id: int, producer_epoch: int,
-                base_sequence: int, compression: int = NONE) -> bytes:
+                base_sequence: int, compression: int = NONE, transactional: bool = False) -> bytes:
     """A complete RecordBatch v2 around an encoded records section (one timestamp)."""
-    attributes = 0
+    attributes = TRANSACTIONAL_MASK if transactional else 0
     if compression != NONE:
         attributes |= compression
         records = compress(compression, records)
@@ -225,13 +226,14 @@ def build_batch(records: bytes, count: int, timestamp_ms: int, producer_id: int,
 
 
 def encode_batch(keys: pa.Array | None, values: pa.Array, timestamp_ms: int, producer_id: int,
-                 producer_epoch: int, base_sequence: int) -> bytearray:
+                 producer_epoch: int, base_sequence: int, transactional: bool = False) -> bytearray:
     """``build_batch(encode_records(keys, values), ...)`` uncompressed, in one copy: the
     CRC runs over the joined records where Arrow wrote them, and header and records are
     copied once into the batch."""
     records = _joined_records(keys, values)
     size = len(records) + 1  # + the last record's header count
-    header = _header(size, 0, len(values), timestamp_ms, producer_id, producer_epoch, base_sequence)
+    header = _header(size, TRANSACTIONAL_MASK if transactional else 0, len(values), timestamp_ms,
+                     producer_id, producer_epoch, base_sequence)
     crc = google_crc32c.extend(google_crc32c.value(bytes(header[CRC_START:])), records)
     header[CRC_START - 4:CRC_START] = google_crc32c.extend(crc, b"\x00").to_bytes(4, "big")
     batch = bytearray(HEADER_SIZE + size)

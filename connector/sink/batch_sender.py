@@ -10,11 +10,13 @@ what keeps a task's throughput up under acks=all.
 Failures: a lost connection, a timeout or a retriable error code sends the *same bytes*
 again, to whoever leads the partition after a metadata refresh; the leader drops a batch
 it already holds (same producer id, epoch and sequence), so a retry never duplicates.
-``DUPLICATE_SEQUENCE_NUMBER`` means "already written". ``OUT_OF_ORDER_SEQUENCE_NUMBER``
-on a batch of several rows means an earlier attempt of this task wrote part of it with
-other batch boundaries (exactly-once replay): the batch is re-sent one row per batch, and
-the leader keeps exactly the rows it lacks. Anything else, or a partition that cannot be
-written within ``delivery_timeout_ms``, raises: the task fails and Spark retries it.
+``DUPLICATE_SEQUENCE_NUMBER`` means "already written". Anything else, or a partition that
+cannot be written within ``delivery_timeout_ms``, raises: the task fails and Spark retries it.
+
+Inside a transaction (``join`` given: the exactly-once sink), every batch carries the
+transactional bit, and a partition joins the transaction before its first request: each
+time requests are put in flight, the partitions new to the transaction are added in one
+call (AddPartitionsToTxn), so the coordinator knows where to write the commit markers.
 
 Why not the client's :class:`~connector.client.producer.Producer`: it takes one record
 at a time as Python objects, so a task's Arrow columns would have to become a Python
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +44,6 @@ from broker_sim.common import TopicPartition
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import (
     DuplicateSequenceNumber,
-    OutOfOrderSequenceNumber,
     error_for_code,
 )
 from broker_sim.protocol.records import RecordBatchBuilder
@@ -81,29 +83,24 @@ class Chunk:
     def count(self) -> int:
         return len(self.values)
 
-    def encode(self, producer_id: int, epoch: int, compression: int, now: int) -> bytes | bytearray:
+    def encode(self, producer_id: int, epoch: int, compression: int, now: int,
+               transactional: bool = False) -> bytes | bytearray:
         """The chunk as one RecordBatch v2, every record stamped ``now`` (wall ms)."""
         if self.headers is None:
             if compression == NONE:
                 return encode_batch(self.keys, self.values, now, producer_id, epoch,
-                                    self.base_sequence)
+                                    self.base_sequence, transactional)
             return build_batch(encode_records(self.keys, self.values), self.count, now,
-                               producer_id, epoch, self.base_sequence, compression)
+                               producer_id, epoch, self.base_sequence, compression, transactional)
         builder = RecordBatchBuilder(compression=compression, producer_id=producer_id,
-                                     producer_epoch=epoch, base_sequence=self.base_sequence)
+                                     producer_epoch=epoch, base_sequence=self.base_sequence,
+                                     is_transactional=transactional)
         keys = self.keys.to_pylist() if self.keys is not None else [None] * self.count
         for key, value, headers in zip(keys, self.values.to_pylist(), self.headers.to_pylist(),
                                        strict=True):
             builder.append(now, _bytes(key), _bytes(value),
                            [(h["key"], _bytes(h["value"])) for h in headers or ()])
         return builder.build()
-
-    def rows(self) -> list[Chunk]:
-        """This chunk as one-row chunks (for a replay whose batch boundaries moved)."""
-        return [Chunk(None if self.keys is None else self.keys.slice(i, 1), self.values.slice(i, 1),
-                      None if self.headers is None else self.headers.slice(i, 1),
-                      self.base_sequence + i, self.size // max(1, self.count))
-                for i in range(self.count)]
 
 
 def _bytes(v: Any) -> bytes | None:
@@ -124,7 +121,8 @@ class BatchSender:
     """
 
     def __init__(self, sync: Any, producer_id: int, epoch: int, compression: int,
-                 delivery_timeout_ms: int = 120_000) -> None:
+                 delivery_timeout_ms: int = 120_000,
+                 join: Callable[[list[tuple[str, int]]], None] | None = None) -> None:
         self.sync = sync
         self.clock = sync.client.clock
         self.idempotence = IdempotenceManager()
@@ -135,7 +133,9 @@ class BatchSender:
         # per partition, requests in flight in sequence order: (chunk, future, first try)
         self.in_flight: dict[tuple[str, int], deque[tuple[Chunk, Any, float]]] = {}
         self.queued_bytes = 0
-        self.duplicates = 0  # batches the leader already had (a replay)
+        self.duplicates = 0  # batches the leader already had (a retry)
+        self.join = join  # adds partitions to the transaction (None: not transactional)
+        self.joined: set[tuple[str, int]] = set()
 
     def send(self, topic: str, partition: int, keys: pa.Array | None, values: pa.Array,
              headers: pa.Array | None, size: int) -> None:
@@ -158,6 +158,11 @@ class BatchSender:
     def _pump(self) -> None:
         """Put the next chunks of every partition in flight, up to MAX_IN_FLIGHT each."""
         now = self.clock.monotonic_ms()
+        if self.join is not None:
+            new = [key for key, queue in self.queues.items() if queue and key not in self.joined]
+            if new:
+                self.join(new)
+                self.joined.update(new)
         for key, queue in self.queues.items():
             flying = self.in_flight.setdefault(key, deque())
             while len(flying) < MAX_IN_FLIGHT and len(queue) > len(flying):
@@ -175,7 +180,8 @@ class BatchSender:
         return True
 
     def _send_to(self, node: int, key: tuple[str, int], chunk: Chunk, first_try_ms: float) -> None:
-        data = chunk.encode(self.producer_id, self.epoch, self.compression, self.clock.wall_ms())
+        data = chunk.encode(self.producer_id, self.epoch, self.compression, self.clock.wall_ms(),
+                            self.join is not None)
         body = produce_body([(key[0], key[1], data)], ACKS, REQUEST_TIMEOUT_MS)
         future = self.sync.client.send(node, ApiKey.PRODUCE, body, self.sync.now())
         self.in_flight.setdefault(key, deque()).append((chunk, future, first_try_ms))
@@ -205,10 +211,10 @@ class BatchSender:
     def _poll_once(self) -> None:
         """Wait a little for responses; settle each partition's finished head requests.
 
-        Responses are settled in sequence order. When the head fails, or must be split,
-        the partition's later requests are dropped (their answers are ignored) and
-        everything from the head on is sent again, in order: a later batch the leader
-        did write comes back as a duplicate.
+        Responses are settled in sequence order. When the head fails, the partition's
+        later requests are dropped (their answers are ignored) and everything from the
+        head on is sent again, in order: a later batch the leader did write comes back as
+        a duplicate.
         """
         sync = self.sync
         sync.client.poll(100, sync.now())
@@ -218,29 +224,20 @@ class BatchSender:
                 try:
                     if future.exception is not None:
                         raise future.exception
-                    settled = self._handle(key, chunk, future.value)
+                    self._handle(key, chunk, future.value)
                 except Exception as e:  # noqa: BLE001
                     flying.clear()
                     self._retry_or_raise(key, e, first_try)
                     self._issue(key, self.queues[key][0], first_try)
                     break
-                if not settled:  # split into single rows: resend from the new head
-                    flying.clear()
-                    break
         self._pump()
 
-    def _handle(self, key: tuple[str, int], chunk: Chunk, response: Any) -> bool:
-        """Settle the head request's answer: True if done, False if split into rows."""
+    def _handle(self, key: tuple[str, int], chunk: Chunk, response: Any) -> None:
+        """Settle the head request's answer (raise its error, if any)."""
         code = response.responses[0].partition_responses[0].error_code
-        if code == OutOfOrderSequenceNumber.code and chunk.count > 1:
-            queue = self.queues[key]
-            queue.popleft()
-            queue.extendleft(reversed(chunk.rows()))
-            return False
         if code not in (0, DuplicateSequenceNumber.code):
             raise error_for_code(code)(f"produce to {key[0]}-{key[1]}")
         if code == DuplicateSequenceNumber.code:
             self.duplicates += 1
         self.queues[key].popleft()
         self.queued_bytes -= chunk.size
-        return True

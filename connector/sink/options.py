@@ -4,10 +4,10 @@
 |---|---|---|
 | kafka.bootstrap.servers | ``host:port[,...]`` | required |
 | topic | target topic for every row (wins over a ``topic`` column) | the ``topic`` column |
-| exactlyOnce | a retried task or restarted query never writes a row of a batch twice | ``false`` |
-| queryName | with exactlyOnce: the stable identity of this pipeline's writes | required with exactlyOnce |
+| exactlyOnce | each micro-batch is written in Kafka transactions the driver commits together: read_committed readers see a batch's rows once, all at once (:mod:`.transactions`) | ``false`` |
+| queryName | with exactlyOnce: the stable identity of this pipeline's writes (names its transactional ids ``pyq-sink-<queryName>-<partition>`` and its decision group ``pyq-sink-<queryName>``) | required with exactlyOnce |
 | compression.type | none, gzip, snappy, lz4, zstd (``kafka.compression.type`` is the same) | none |
-| kafka.* | the client options of the table in :mod:`connector.kafka_options`: security and timeouts for every connection, and ``kafka.acks`` (``all`` only), ``kafka.linger.ms``, ``kafka.batch.size``, ``kafka.delivery.timeout.ms`` | |
+| kafka.* | the client options of the table in :mod:`connector.kafka_options`: security and timeouts for every connection, and ``kafka.acks`` (``all`` only), ``kafka.linger.ms``, ``kafka.batch.size``, ``kafka.delivery.timeout.ms``, ``kafka.transaction.timeout.ms`` (exactlyOnce: longer than a micro-batch from its first task to the driver's commit; default 60000) | |
 
 Every write uses acks=all. Input schema: ``value`` (string or binary) is required;
 ``key`` (string or binary), ``topic`` (string), ``partition`` (int) and ``headers``
@@ -38,6 +38,7 @@ class SinkOptions:
     linger_ms: int | None = None
     batch_bytes: int = SINK_DEFAULT_BATCH_BYTES
     delivery_timeout_ms: int = 120_000
+    transaction_timeout_ms: int = 60_000
 
     def client(self) -> dict[str, object]:
         """Options for the sink's connections: bootstrap servers plus the connection
@@ -63,7 +64,8 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     query_name = opts.get("queryName")
     if exactly_once and not query_name:
         raise OptionError("queryName", query_name, "required with exactlyOnce=true (the stable "
-                          "identity that lets the broker recognise a replayed write)")
+                          "identity of the query's transactions, which lets a restarted query "
+                          "resolve what its last run left open)")
     compression = opts.get("compression.type", "none").lower()
     if compression not in ("none", "gzip", "snappy", "lz4", "zstd"):
         raise OptionError("compression.type", compression, "none, gzip, snappy, lz4 or zstd")
@@ -78,7 +80,8 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
         bootstrap, opts.get("topic"), exactly_once, query_name, compression, kafka,
         linger_ms=int(specific["linger.ms"]) if "linger.ms" in specific else None,
         batch_bytes=int(specific.get("batch.size", SINK_DEFAULT_BATCH_BYTES)),
-        delivery_timeout_ms=int(specific.get("delivery.timeout.ms", 120_000)))
+        delivery_timeout_ms=int(specific.get("delivery.timeout.ms", 120_000)),
+        transaction_timeout_ms=int(specific.get("transaction.timeout.ms", 60_000)))
 
 
 def check_schema(schema: Any, options: SinkOptions) -> None:

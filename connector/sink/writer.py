@@ -12,26 +12,20 @@ for a full batch across Spark's Arrow batches until the task's rows end, or, wit
 every row is acknowledged by the in-sync replicas; otherwise it raises, the task fails
 and Spark retries it.
 
-Two guarantees, by the producer identity the task writes under:
+Two guarantees:
 
 * **at least once** (default): a fresh idempotent producer id from the cluster
   (InitProducerId). Retries inside one attempt are de-duplicated by the leader; a
   *retried task* writes its rows again.
-* **exactly once** (``exactlyOnce=true``): a *deterministic* identity: producer id =
-  hash(queryName, Spark partition id), epoch = the micro-batch id, sequence numbers from 0
-  over the task's rows. A retried attempt of the task, or the same batch replayed after a
-  query restart, sends the same rows under the same (producer id, epoch, sequence), and
-  the leader drops what it already has (DUPLICATE_SEQUENCE_NUMBER), including the prefix
-  written by an attempt that died half-way (a batch that straddles what was written is
-  re-sent row by row, so the leader keeps exactly the rows it lacks). Limits: the batch's
-  input must be deterministic (same rows, same order, same Spark partitioning when
-  replayed — true for the pyq source), the topic's partition count must not change
-  between the attempts, and ``queryName`` must be stable and unique per pipeline.
+* **exactly once** (``exactlyOnce=true``): the task writes inside a Kafka transaction that
+  the driver commits with the whole micro-batch (:mod:`.transactions`); a retried task
+  fences and aborts its predecessor's transaction, and a replayed batch is either
+  resolved (its transactions were already decided) or written again after the old
+  transactions are aborted.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Iterable
@@ -51,6 +45,7 @@ from connector.client.sync_client import SyncClient
 from .arrow_records import binary_parts, indices, murmur2_partitions
 from .batch_sender import BatchSender
 from .options import SinkOptions
+from .transactions import Decision, TaskTransaction, TaskTransactionWriter, resolve_decided
 
 log = logging.getLogger(__name__)
 
@@ -64,17 +59,11 @@ ROW_OVERHEAD = 12
 
 @dataclass
 class SinkCommitMessage:
-    """What one task wrote (the driver logs the totals)."""
+    """What one task wrote: rows, topics, and (exactly once) its open transaction."""
 
     rows: int
-    duplicates_skipped: int = 0
-
-
-def producer_identity(query_name: str, spark_partition: int, batch_id: int) -> tuple[int, int]:
-    """(producer id, epoch): stable for the same query, task partition and batch."""
-    digest = hashlib.sha256(f"{query_name}/{spark_partition}/{batch_id // 32768}".encode()).digest()
-    pid = (1 << 60) + int.from_bytes(digest[:7], "big")  # above every broker-allocated id
-    return pid, batch_id % 32768
+    topics: tuple[str, ...] = ()
+    transaction: TaskTransaction | None = None
 
 
 def _init_producer_id(sync: Any) -> tuple[int, int]:
@@ -100,7 +89,7 @@ class TaskWriter:
         self.rows = 0  # rows seen so far: the round-robin position of keyless rows
         self._partition_counts: dict[str, int] = {}
         # Rows of a partition not sent yet, so batches fill up across Spark's Arrow batches
-        # (deterministic: it depends only on the rows, which an exactly-once replay needs).
+        # (deterministic: it depends only on the rows).
         self._pending: dict[tuple[str, int], list[_Piece]] = {}
         self._pending_since: dict[tuple[str, int], float] = {}
         self._batch_bytes = options.batch_bytes
@@ -278,22 +267,40 @@ def _sizes(keys: pa.Array | None, values: pa.Array) -> np.ndarray:
 
 
 def write_batches(batches: Iterable[pa.RecordBatch], options: SinkOptions, spark_partition: int,
-                  batch_id: int) -> SinkCommitMessage:
-    """Write one task's batches; returns once every row is acknowledged (acks=all)."""
-    sync = SyncClient(AdminConfig.coerce(options.client()))
+                  batch_id: int, decided: Decision | None = None) -> SinkCommitMessage:
+    """Write one task's batches; returns once every row is acknowledged (acks=all).
+
+    Exactly once: the rows are written in the task's transaction, left open for the
+    driver; if ``decided`` (the driver's last decision) names this batch and partition,
+    the old transaction is resolved instead, and the rows written again only if it was
+    aborted.
+    """
+    client = options.client()
+    if options.exactly_once and decided is not None and decided.names(batch_id, spark_partition):
+        assert options.query_name is not None
+        resolved = resolve_decided(client, options.query_name, spark_partition)
+        if resolved is not None:
+            return SinkCommitMessage(0, (), resolved)
+    sync = SyncClient(AdminConfig.coerce(client))
     try:
+        txn = None
         if options.exactly_once:
             assert options.query_name is not None
-            pid, epoch = producer_identity(options.query_name, spark_partition, batch_id)
+            txn = TaskTransactionWriter(sync, options.query_name, spark_partition,
+                                        options.transaction_timeout_ms)
+            pid, epoch = txn.begin()
         else:
             pid, epoch = _init_producer_id(sync)
         sender = BatchSender(sync, pid, epoch, codec_id(options.compression),
-                             delivery_timeout_ms=options.delivery_timeout_ms)
+                             delivery_timeout_ms=options.delivery_timeout_ms,
+                             join=None if txn is None else txn.add)
         writer = TaskWriter(options, sender, sync)
         for batch in batches:
             writer.write(batch)
         writer.flush()
         sender.flush()
-        return SinkCommitMessage(writer.rows, sender.duplicates)
+        topics = tuple(sorted({t for t, _ in sender.queues}))
+        opened = txn.opened() if txn is not None and sender.joined else None
+        return SinkCommitMessage(writer.rows, topics, opened)
     finally:
         sync.close()

@@ -90,18 +90,25 @@ def test_sink_write_survives_a_leader_kill(spark, cluster_factory, exactly_once)
         # each broker hears of the election on its own heartbeat: wait for both
         wait_for(lambda s=survivor: partition_states(s.port, topic)[0][0] not in (-1, victim),
                  timeout=30, what=f"broker {survivor.broker_id} to see a new leader")
-    values: Counter[bytes] = Counter()
     with Fetcher({"bootstrap.servers": bootstrap}) as fetcher:
         start, end = fetcher.offset_bounds(topic, 0)
         epochs = {BatchHeader.parse(records, pos).partition_leader_epoch
                   for records in fetcher.fetch_record_sets(topic, 0, start, end)
                   for pos in _batch_positions(records)}
         assert max(epochs) > old_epoch, f"no row written after the election (epochs {epochs})"
-        for p in range(PARTITIONS):
-            start, end = fetcher.offset_bounds(topic, p)
-            values.update(r.value for r in fetcher.iter_records(topic, p, start, end))
+    isolation = "read_committed" if exactly_once else "read_uncommitted"
+    with Fetcher({"bootstrap.servers": bootstrap, "isolation.level": isolation}) as fetcher:
+        def read() -> Counter[bytes]:
+            out: Counter[bytes] = Counter()
+            for p in range(PARTITIONS):
+                start, end = fetcher.offset_bounds(topic, p)
+                out.update(r.value for r in fetcher.iter_records(topic, p, start, end))
+            return out
+        # exactly once: visible when the coordinator has written the commit markers
+        values = wait_for(lambda: (v := read()) and len(v) == ROWS and v, timeout=30,
+                          what="every row readable")
     assert set(values) == {b"row-%d" % i for i in range(ROWS)}  # nothing acknowledged is missing
-    if exactly_once:
+    if exactly_once:  # read_committed: each row once
         assert max(values.values()) == 1 and sum(values.values()) == ROWS
 
 
