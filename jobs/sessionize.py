@@ -29,11 +29,13 @@ Two streaming queries over the same input topic, each with its own checkpoint
    that arrive after the watermark has passed their window (counted as ``late_dropped``,
    from the query's progress) and forgets windows the watermark has closed. Each
    micro-batch's updated rows go to the output topic from ``foreachBatch`` with
-   ``df.write.format("pyq")`` (acks=all, ``exactlyOnce`` with ``queryName``: a replayed
-   batch recomputes the same rows from the same state version, written in one
-   deterministic order under the same producer identity and epoch = batch id, so the
-   broker drops what it already has). The output topic is a changelog keyed by user: the
-   record with the highest ``batch_id`` for a (user, window) holds that window's count.
+   ``df.write.format("pyq")`` (acks=all, ``exactlyOnce`` with ``queryName``: each batch is
+   written in Kafka transactions committed together by the driver; a replayed batch
+   recomputes the same rows from the same state version and is either resolved — its
+   transactions were already decided — or written again after the crashed run's open
+   transactions are aborted; read the topic read_committed). The output topic is a
+   changelog keyed by user: the record with the highest ``batch_id`` for a (user,
+   window) holds that window's count.
 
 A record is redelivered with the same ``attempt`` when a batch is replayed after a crash.
 Reporting it again would count one failure twice, so each (topic, partition, offset,
@@ -176,7 +178,7 @@ class WindowWriter:
         from pyspark.sql import functions as F
 
         a = self.args
-        # the sink's exactly-once identity takes its epoch from the micro-batch id
+        # exactlyOnce: the sink's decision for a replayed batch is looked up by batch id
         self.spark.sparkContext.setLocalProperty("streaming.sql.batchId", str(batch_id))
         fmt = "yyyy-MM-dd'T'HH:mm:ssXXX"
         records = (updated.select(
@@ -185,8 +187,8 @@ class WindowWriter:
                                F.date_format("w.end", fmt).alias("window_end"),
                                "events", "sessions", "purchases",
                                F.lit(batch_id).alias("batch_id"))).alias("value"))
-                   # one deterministic order, so a replayed batch maps every row to the same
-                   # sequence number (what exactlyOnce relies on)
+                   # one deterministic partitioning, so a replayed batch hands every Spark
+                   # partition the same rows (what exactlyOnce relies on)
                    .repartition(2, "key").sortWithinPartitions("key", "value")
                    .persist())
         try:

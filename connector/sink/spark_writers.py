@@ -28,22 +28,24 @@ from .writer import SinkCommitMessage, write_batches
 log = logging.getLogger(__name__)
 
 
-def _task() -> tuple[int, int]:
-    """(Spark partition id, micro-batch id) of the running task (batch id 0 outside streams)."""
+def _task() -> tuple[int, int | None]:
+    """(Spark partition id, micro-batch id) of the running task. The batch id is Spark's
+    ``streaming.sql.batchId`` local property: set in streaming writes, and in a batch
+    write inside ``foreachBatch`` when the function sets it (None otherwise)."""
     from pyspark import TaskContext
 
     ctx = TaskContext.get()
     if ctx is None:
-        return 0, 0
+        return 0, None
     batch = ctx.getLocalProperty("streaming.sql.batchId")
-    return ctx.partitionId(), int(batch) if batch is not None else 0
+    return ctx.partitionId(), int(batch) if batch is not None else None
 
 
-def _write(batches: Iterator[Any], options: SinkOptions, decided: Decision | None = None
+def _write(batches: Iterator[Any], options: SinkOptions, decided: Decision | None
            ) -> WriterCommitMessage:
     partition, batch = _task()
     message = write_batches(batches, options, partition, batch, decided)
-    return _Commit(message.rows, message.topics, message.transaction)
+    return _Commit(message.rows, message.topics, message.transaction, message.batch_id)
 
 
 class _Commit(SinkCommitMessage, WriterCommitMessage):
@@ -61,27 +63,52 @@ def _summary(messages: list[Any]) -> str:
             + (f" in {len(txns)} transaction(s)" if txns else ""))
 
 
-def _end(options: SinkOptions, messages: list[Any], commit: bool) -> None:
+def _last_decision(options: SinkOptions) -> Decision | None:
+    if not options.exactly_once:
+        return None
+    assert options.query_name is not None
+    return read_decision(options.client(), options.query_name)
+
+
+def _commit(options: SinkOptions, messages: list[Any], batch_id: int | None) -> None:
+    """End every task's transaction; in a micro-batch, record the decision first."""
+    done = _done(messages)
+    txns = [m.transaction for m in done if m.transaction is not None]
+    if not any(not t.committed for t in txns):
+        return  # nothing open (a resolved replay's decision is recorded already)
+    if batch_id is not None:
+        assert options.query_name is not None
+        topic = options.topic or min(t for m in done for t in m.topics)
+        decision = Decision(batch_id, frozenset(t.spark_partition for t in txns))
+        record_decision(options.client(), options.query_name, decision, topic)
+    end_transactions(options.client(), txns, commit=True)
+
+
+def _abort(options: SinkOptions, messages: list[Any]) -> None:
     txns = [m.transaction for m in _done(messages) if m.transaction is not None]
     if txns:
-        end_transactions(options.client(), txns, commit)
+        end_transactions(options.client(), txns, commit=False)
 
 
 class PyqBatchWriter(DataSourceArrowWriter):
-    """``df.write.format("pyq")`` (append)."""
+    """``df.write.format("pyq")`` (append). Inside ``foreachBatch``, a write whose function
+    sets the ``streaming.sql.batchId`` local property to the batch id gets the stream
+    writer's exactly-once protocol (a replayed batch is resolved, not written twice)."""
 
     def __init__(self, options: SinkOptions) -> None:
         self.options = options
+        self.decided = _last_decision(options)
 
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
-        return _write(iterator, self.options)
+        return _write(iterator, self.options, self.decided)
 
     def commit(self, messages: list[Any]) -> None:
-        _end(self.options, messages, commit=True)
+        batch_id = next((m.batch_id for m in _done(messages)), None)
+        _commit(self.options, messages, batch_id)
         log.info("pyq sink: wrote %s", _summary(messages))
 
     def abort(self, messages: list[Any]) -> None:
-        _end(self.options, messages, commit=False)
+        _abort(self.options, messages)
         log.warning("pyq sink: write aborted after %s", _summary(messages))
 
 
@@ -90,25 +117,15 @@ class PyqStreamWriter(DataSourceStreamArrowWriter):
 
     def __init__(self, options: SinkOptions) -> None:
         self.options = options
-        self.decided: Decision | None = None
-        if options.exactly_once:
-            assert options.query_name is not None
-            self.decided = read_decision(options.client(), options.query_name)
+        self.decided = _last_decision(options)
 
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
         return _write(iterator, self.options, self.decided)
 
     def commit(self, messages: list[Any], batchId: int) -> None:  # noqa: N803 - Spark's name
-        done = _done(messages)
-        txns = [m.transaction for m in done if m.transaction is not None]
-        if any(not t.committed for t in txns):  # (all committed: its decision is recorded)
-            assert self.options.query_name is not None
-            topic = self.options.topic or min(t for m in done for t in m.topics)
-            decision = Decision(batchId, frozenset(t.spark_partition for t in txns))
-            record_decision(self.options.client(), self.options.query_name, decision, topic)
-            end_transactions(self.options.client(), txns, commit=True)
+        _commit(self.options, messages, batchId)
         log.info("pyq sink: batch %d wrote %s", batchId, _summary(messages))
 
     def abort(self, messages: list[Any], batchId: int) -> None:  # noqa: N803
-        _end(self.options, messages, commit=False)
+        _abort(self.options, messages)
         log.warning("pyq sink: batch %d aborted after %s", batchId, _summary(messages))

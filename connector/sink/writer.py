@@ -64,6 +64,7 @@ class SinkCommitMessage:
     rows: int
     topics: tuple[str, ...] = ()
     transaction: TaskTransaction | None = None
+    batch_id: int | None = None  # the micro-batch (None: a plain batch write)
 
 
 def _init_producer_id(sync: Any) -> tuple[int, int]:
@@ -267,7 +268,7 @@ def _sizes(keys: pa.Array | None, values: pa.Array) -> np.ndarray:
 
 
 def write_batches(batches: Iterable[pa.RecordBatch], options: SinkOptions, spark_partition: int,
-                  batch_id: int, decided: Decision | None = None) -> SinkCommitMessage:
+                  batch_id: int | None, decided: Decision | None = None) -> SinkCommitMessage:
     """Write one task's batches; returns once every row is acknowledged (acks=all).
 
     Exactly once: the rows are written in the task's transaction, left open for the
@@ -276,11 +277,12 @@ def write_batches(batches: Iterable[pa.RecordBatch], options: SinkOptions, spark
     aborted.
     """
     client = options.client()
-    if options.exactly_once and decided is not None and decided.names(batch_id, spark_partition):
+    if options.exactly_once and decided is not None and batch_id is not None \
+            and decided.names(batch_id, spark_partition):
         assert options.query_name is not None
         resolved = resolve_decided(client, options.query_name, spark_partition)
         if resolved is not None:
-            return SinkCommitMessage(0, (), resolved)
+            return SinkCommitMessage(0, (), resolved, batch_id)
     sync = SyncClient(AdminConfig.coerce(client))
     try:
         txn = None
@@ -301,6 +303,6 @@ def write_batches(batches: Iterable[pa.RecordBatch], options: SinkOptions, spark
         sender.flush()
         topics = tuple(sorted({t for t, _ in sender.queues}))
         opened = txn.opened() if txn is not None and sender.joined else None
-        return SinkCommitMessage(writer.rows, topics, opened)
+        return SinkCommitMessage(writer.rows, topics, opened, batch_id)
     finally:
         sync.close()
