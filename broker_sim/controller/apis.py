@@ -16,29 +16,24 @@ from ..log import LogConfig
 from ..network.request_channel import Request, RequestChannel, Response
 from ..protocol import api
 from ..protocol.api import ApiKey
-from ..protocol.errors import (
-    InvalidConfig,
-    KafkaError,
-)
+from ..protocol.errors import InvalidRequest, KafkaError
 from ..protocol.schema import Data
 from ..security.acl import AclBinding, AclFilter
+from .configs import (
+    NON_LOG_TOPIC_CONFIGS,
+    RESOURCE_TOPIC,
+    TOPIC_CONFIGS,
+    incremental,
+    replace_all,
+    validate_topic_configs,
+)
 from .controller import Controller
 from .legacy_group_offsets import LegacyGroupOffsets
 from .scram_credentials import Deletion, Upsertion
 
 log = logging.getLogger(__name__)
 
-NON_LOG_TOPIC_CONFIGS = {"min.insync.replicas"}
-
-
-def validate_topic_configs(configs: dict[str, str]) -> None:
-    """Raise InvalidConfig naming the option for anything a topic cannot take."""
-    LogConfig.from_properties({k: v for k, v in configs.items() if k not in NON_LOG_TOPIC_CONFIGS})
-    if "min.insync.replicas" in configs:
-        raw = configs["min.insync.replicas"]
-        if not raw.strip().isdigit() or int(raw) < 1:
-            raise InvalidConfig(f"Invalid value {raw!r} for configuration min.insync.replicas: "
-                                "must be an integer of at least 1")
+__all__ = ["NON_LOG_TOPIC_CONFIGS", "ControllerApis", "validate_topic_configs"]
 
 
 MAX_METADATA_SIZE = 4096
@@ -119,6 +114,39 @@ class ControllerApis:
             results.append(out)
         return Data(throttle_time_ms=0, results=results)
 
+    def alter_configs_body(self, body: Any) -> Data:
+        """AlterConfigs: each resource's overrides replaced by the given set."""
+        return self._alter_configs(body, lambda r: replace_all((c.name, c.value) for c in r.configs))
+
+    def incremental_alter_configs_body(self, body: Any) -> Data:
+        """IncrementalAlterConfigs: SET / DELETE / APPEND / SUBTRACT on each resource's overrides."""
+        def default(name: str) -> str | None:
+            return LogConfig().to_properties().get(name) if name in TOPIC_CONFIGS else None
+        return self._alter_configs(body, lambda r: incremental(
+            ((c.name, c.config_operation, c.value) for c in r.configs), default))
+
+    def _alter_configs(self, body: Any, change: Any) -> Data:
+        """One answer per resource, in request order; a resource named twice in the request
+        is refused (INVALID_REQUEST) both times, as Kafka does."""
+        keys = [(r.resource_type, r.resource_name) for r in body.resources]
+        results = []
+        for r in body.resources:
+            out = Data(error_code=0, error_message=None, resource_type=r.resource_type,
+                       resource_name=r.resource_name)
+            try:
+                if keys.count((r.resource_type, r.resource_name)) > 1:
+                    raise InvalidRequest(f"resource {r.resource_name!r} (type {r.resource_type}) "
+                                         "appears more than once in the request")
+                self.controller.alter_configs(r.resource_type, r.resource_name, change(r),
+                                              validate_only=body.validate_only)
+            except KafkaError as e:
+                out.error_code = e.code
+                out.error_message = e.message or None
+                log.info("%s configs of %r refused: %s", "topic" if r.resource_type == RESOURCE_TOPIC
+                         else f"resource type {r.resource_type}", r.resource_name, e)
+            results.append(out)
+        return Data(throttle_time_ms=0, responses=results)
+
     def delete_topics_body(self, body: Any) -> Data:
         results = []
         for name in body.topic_names:
@@ -198,6 +226,10 @@ class ControllerApis:
                 body = self.offset_fetch_body(request.body)
             elif key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS:
                 body = self.alter_scram_body(request.body)
+            elif key == ApiKey.ALTER_CONFIGS:
+                body = self.alter_configs_body(request.body)
+            elif key == ApiKey.INCREMENTAL_ALTER_CONFIGS:
+                body = self.incremental_alter_configs_body(request.body)
             elif key == ApiKey.CREATE_ACLS:
                 body = self.create_acls_body(request.body)
             elif key == ApiKey.DELETE_ACLS:

@@ -17,6 +17,11 @@ both O(1)). When a session expires the broker is fenced:
 A restarted broker (a new ``incarnation_id``) gets a new broker epoch; it rejoins ISRs
 only when its leaders ask for it (AlterPartition) after it caught up.
 
+Configs: a topic's configs are its overrides only (``min.insync.replicas`` not set means
+pyq's default, see :mod:`.configs`); :meth:`Controller.alter_configs` changes a topic's or a
+broker's dynamic configs under the lock, validated against the whole new set, persisted
+with the image and returned once every live broker has applied it (or after a timeout).
+
 Threading: one lock guards the image; methods are called from the controller's request
 handler threads and from the timer's executor (session expiry).
 """
@@ -27,6 +32,7 @@ import logging
 import os
 import threading
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from ..protocol.errors import (
@@ -43,13 +49,21 @@ from ..protocol.errors import (
 from ..security.acl import AclBinding, AclFilter
 from ..security.scram import ScramCredential
 from ..timer import SystemTimer, TimerTask
+from .configs import (
+    DEFAULT_MIN_ISR,
+    RESOURCE_BROKER,
+    RESOURCE_TOPIC,
+    check_broker_resource,
+    normalize_topic_configs,
+    validate_broker_configs,
+    validate_topic_configs,
+)
 from .image import BrokerInfo, ClusterImage, PartitionInfo, TopicInfo
 from .scram_credentials import Deletion, Upsertion, apply_changes
 
 log = logging.getLogger(__name__)
 
 STATE_FILE = "controller-state.json"
-DEFAULT_MIN_ISR = 2
 
 
 class _SessionExpiry(TimerTask):
@@ -218,10 +232,10 @@ class Controller:
                         f"live brokers ({len(alive)})")
                 replica_sets = _round_robin(alive, sum(name.encode()) % len(alive), partitions,
                                             replication_factor)
-            configs = dict(configs)
-            if "min.insync.replicas" not in configs:
+            configs = normalize_topic_configs(configs)
+            if "min.insync.replicas" not in configs and self.default_min_isr != DEFAULT_MIN_ISR:
                 rf = min(len(r) for r in replica_sets)
-                configs["min.insync.replicas"] = str(min(self.default_min_isr, rf))
+                configs["min.insync.replicas"] = str(max(1, min(self.default_min_isr, rf)))
             topic = TopicInfo(str(uuid.uuid4()), configs,
                               [_new_partition(r, alive) for r in replica_sets])
             if not validate_only:
@@ -284,6 +298,52 @@ class Controller:
                 raise UnknownTopicOrPartition(f"topic {name!r} does not exist")
             self._commit()
             log.info("deleted topic %s", name)
+
+    # ---- configs ---------------------------------------------------------------------
+    def alter_configs(self, resource_type: int, resource_name: str,
+                      change: Callable[[dict[str, str]], dict[str, str]],
+                      validate_only: bool = False, propagation_timeout_s: float = 2.0) -> dict[str, str]:
+        """Replace the dynamic configs of a topic or a broker by ``change(current)``.
+
+        The whole new set is validated (InvalidConfig naming the option); a topic must exist
+        (UnknownTopicOrPartition). Nothing is stored with ``validate_only`` or when nothing
+        changed. Once stored, waits (at most ``propagation_timeout_s``, without the lock)
+        until every live broker has applied the new image, so the change is in effect on
+        every broker when this returns. Returns the new set.
+        """
+        with self._lock:
+            if resource_type == RESOURCE_TOPIC:
+                topic = self.image.topics.get(resource_name)
+                if topic is None:
+                    raise UnknownTopicOrPartition(f"topic {resource_name!r} does not exist")
+                current = dict(topic.configs)
+                new = change(dict(current))
+                validate_topic_configs(new)
+                new = normalize_topic_configs(new)
+            elif resource_type == RESOURCE_BROKER:
+                check_broker_resource(resource_name)
+                current = dict(self.image.broker_configs.get(resource_name, {}))
+                new = change(dict(current))
+                validate_broker_configs(new)
+            else:
+                raise InvalidRequest(f"resource type {resource_type} has no configs pyq can change "
+                                     f"(topic {RESOURCE_TOPIC}, broker {RESOURCE_BROKER})")
+            if validate_only or new == current:
+                return new
+            if resource_type == RESOURCE_TOPIC:
+                self.image.topics[resource_name].configs = new
+            elif new:
+                self.image.broker_configs[resource_name] = new
+            else:
+                self.image.broker_configs.pop(resource_name, None)
+            self._commit()
+            version = self.image.version
+            log.info("%s %r configs: %s -> %s", "topic" if resource_type == RESOURCE_TOPIC else "broker",
+                     resource_name, current, new)
+        if not self.await_propagation(version, propagation_timeout_s):
+            log.warning("config change (image v%d) not yet applied by every live broker after %.1f s",
+                        version, propagation_timeout_s)
+        return new
 
     def await_propagation(self, version: int, timeout_s: float) -> bool:
         """Wait until every live broker has applied image ``version`` (each reports it on

@@ -6,6 +6,9 @@ brokers, each change bumping ``version`` so a broker can tell whether it is up t
 Besides brokers and topics it holds the SCRAM credentials (user -> mechanism -> salt,
 iterations, stored and server keys; never a password) and the ACL bindings, so every
 broker authenticates and authorizes against the same store and both survive restarts.
+Topic configs hold only a topic's overrides; ``broker_configs`` holds the dynamic broker
+configs, by broker id as a string (``""``: the cluster-wide default), see
+:mod:`.configs`.
 
 Example (two brokers, one topic with two partitions at replication factor 2)::
 
@@ -66,6 +69,8 @@ class ClusterImage:
     scram: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     #: AclBinding.to_json() of every ACL, in creation order
     acls: list[dict[str, Any]] = field(default_factory=list)
+    #: broker id (a string; "" the cluster-wide default) -> dynamic broker config -> value
+    broker_configs: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -82,6 +87,7 @@ class ClusterImage:
             next_broker_epoch=raw.get("next_broker_epoch", 1),
             scram=raw.get("scram", {}),
             acls=raw.get("acls", []),
+            broker_configs=raw.get("broker_configs", {}),
         )
 
     def alive_brokers(self) -> list[int]:

@@ -10,8 +10,12 @@ Each field of :class:`LogConfig` is one Kafka topic config; the dotted name is w
     retention_ms           retention.ms             7 days           -1 (unlimited) or >= 0
     index_interval_bytes   index.interval.bytes     4096             >= 0
     max_message_bytes      message.max.bytes *      1048588          >= 0
+    cleanup_policy         cleanup.policy           delete           delete, compact, compact,delete
 
 (* the topic-level name is ``max.message.bytes``; both spellings are accepted.)
+``cleanup.policy`` is a list: ``delete,compact`` is the same policy as ``compact,delete`` and
+is kept in that canonical order. Retention by time and size applies only to a policy that
+includes ``delete``; the log cleaner of a ``compact`` policy is not part of this module.
 The default ``max_message_bytes`` is Kafka's: 1 MiB plus the 12-byte log overhead.
 
 >>> LogConfig.from_properties({"segment.bytes": "1024", "retention.ms": "-1"}).segment_bytes
@@ -48,6 +52,31 @@ _RULES: dict[str, tuple[str, int, int, str]] = {
 # Kafka dotted name (and accepted aliases) -> field name.
 PROPERTY_NAMES: dict[str, str] = {rule[0]: name for name, rule in _RULES.items()}
 PROPERTY_NAMES["message.max.bytes"] = "max_message_bytes"
+PROPERTY_NAMES["cleanup.policy"] = "cleanup_policy"
+
+#: The broker-wide defaults of these settings: Kafka's ``log.`` names -> the topic-level name.
+BROKER_LOG_PROPERTIES: dict[str, str] = {
+    "log.segment.bytes": "segment.bytes", "log.roll.ms": "segment.ms",
+    "log.retention.bytes": "retention.bytes", "log.retention.ms": "retention.ms",
+    "log.index.interval.bytes": "index.interval.bytes",
+}
+
+CLEANUP_POLICIES = ("delete", "compact")
+CLEANUP_POLICY_ALLOWED = "a comma-separated list of delete and compact (delete, compact or compact,delete)"
+
+
+def parse_cleanup_policy(raw: object) -> str:
+    """``"delete, compact"`` -> ``"compact,delete"``; InvalidConfig naming the option otherwise.
+
+    >>> parse_cleanup_policy("delete,compact")
+    'compact,delete'
+    """
+    items = [p.strip().lower() for p in str(raw).split(",")]
+    if not raw or not isinstance(raw, str) or any(p not in CLEANUP_POLICIES for p in items) \
+            or len(set(items)) != len(items):
+        raise InvalidConfig(f"Invalid value {raw!r} for configuration cleanup.policy "
+                            f"(cleanup_policy): must be {CLEANUP_POLICY_ALLOWED}")
+    return ",".join(sorted(items))
 
 
 @dataclass(frozen=True)
@@ -67,8 +96,18 @@ class LogConfig:
     retention_ms: int = 7 * DAY_MS
     index_interval_bytes: int = 4096
     max_message_bytes: int = 1024 * 1024 + 12
+    cleanup_policy: str = "delete"
+
+    @property
+    def deletes(self) -> bool:
+        """Whether retention (by time and size) removes old segments: ``delete`` in the policy."""
+        return "delete" in self.cleanup_policy.split(",")
 
     def __post_init__(self) -> None:
+        if parse_cleanup_policy(self.cleanup_policy) != self.cleanup_policy:
+            raise InvalidConfig(f"Invalid value {self.cleanup_policy!r} for configuration "
+                                f"cleanup.policy (cleanup_policy): must be {CLEANUP_POLICY_ALLOWED} "
+                                "in canonical order")
         for name, (prop, low, high, allowed) in _RULES.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -100,6 +139,9 @@ class LogConfig:
                     f"Unknown configuration {prop}: supported log configurations are "
                     + ", ".join(sorted(PROPERTY_NAMES))
                 )
+            if name == "cleanup_policy":
+                changes[name] = parse_cleanup_policy(raw)
+                continue
             try:
                 changes[name] = int(str(raw).strip())
             except ValueError:
@@ -112,16 +154,21 @@ class LogConfig:
 
     def to_properties(self) -> dict[str, str]:
         """All settings as Kafka dotted names and string values (inverse of from_properties)."""
-        return {rule[0]: str(getattr(self, name)) for name, rule in _RULES.items()}
+        out = {rule[0]: str(getattr(self, name)) for name, rule in _RULES.items()}
+        out["cleanup.policy"] = self.cleanup_policy
+        return out
 
     def overrides_from(self, defaults: LogConfig) -> dict[str, str]:
         """Only the settings that differ from ``defaults``, as Kafka dotted names."""
-        return {
+        out = {
             rule[0]: str(getattr(self, name))
             for name, rule in _RULES.items()
             if getattr(self, name) != getattr(defaults, name)
         }
+        if self.cleanup_policy != defaults.cleanup_policy:
+            out["cleanup.policy"] = self.cleanup_policy
+        return out
 
-    def replace(self, **changes: int) -> LogConfig:
+    def replace(self, **changes: Any) -> LogConfig:
         """A copy with some fields changed (validated like the constructor)."""
         return dataclasses.replace(self, **changes)

@@ -130,7 +130,8 @@ class LogTruncation:
         their largest record timestamp, or the file's modification time if they have
         none), then the oldest while the log would still hold at least
         ``retention.bytes`` without them. Moves the log start offset to the first
-        remaining segment.
+        remaining segment. Retention by time and size applies only when ``cleanup.policy``
+        includes ``delete`` (a ``compact``-only log keeps its segments for the cleaner).
         """
         with self._lock:
             self._check_open()
@@ -148,7 +149,7 @@ class LogTruncation:
             try:
                 while deletable(n) and segments[n + 1].base_offset <= log_start:
                     n += 1
-                if cfg.retention_ms >= 0:
+                if cfg.retention_ms >= 0 and cfg.deletes:
                     while deletable(n):
                         seg = segments[n]
                         ts = seg.max_timestamp
@@ -157,7 +158,7 @@ class LogTruncation:
                         if now - ts <= cfg.retention_ms:
                             break
                         n += 1
-                if cfg.retention_bytes >= 0:
+                if cfg.retention_bytes >= 0 and cfg.deletes:
                     excess = sum(s.size for s in segments[n:]) - cfg.retention_bytes
                     while deletable(n) and excess - segments[n].size >= 0:
                         excess -= segments[n].size

@@ -37,6 +37,14 @@ from .messages.add_partitions_to_txn import (
     AddPartitionsToTxnResponse,
 )
 from .messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from .messages.configs import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
 from .messages.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
@@ -126,9 +134,12 @@ class ApiKey:
     DESCRIBE_ACLS = 29
     CREATE_ACLS = 30
     DELETE_ACLS = 31
+    DESCRIBE_CONFIGS = 32
+    ALTER_CONFIGS = 33
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
+    INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
@@ -196,6 +207,8 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("DescribeAcls", DescribeAclsRequest, DescribeAclsResponse),
     _spec("CreateAcls", CreateAclsRequest, CreateAclsResponse),
     _spec("DeleteAcls", DeleteAclsRequest, DeleteAclsResponse),
+    _spec("DescribeConfigs", DescribeConfigsRequest, DescribeConfigsResponse),
+    _spec("AlterConfigs", AlterConfigsRequest, AlterConfigsResponse),
     _spec("SaslAuthenticate", SaslAuthenticateRequest, SaslAuthenticateResponse),
     _spec("CreatePartitions", CreatePartitionsRequest, CreatePartitionsResponse),
     _spec("DescribeUserScramCredentials", DescribeUserScramCredentialsRequest,
@@ -203,6 +216,8 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("AlterUserScramCredentials", AlterUserScramCredentialsRequest,
           AlterUserScramCredentialsResponse),
     _spec("DeleteGroups", DeleteGroupsRequest, DeleteGroupsResponse),
+    _spec("IncrementalAlterConfigs", IncrementalAlterConfigsRequest,
+          IncrementalAlterConfigsResponse),
     _spec("OffsetDelete", OffsetDeleteRequest, OffsetDeleteResponse),
     _spec("DescribeTransactions", DescribeTransactionsRequest, DescribeTransactionsResponse),
     _spec("ListTransactions", ListTransactionsRequest, ListTransactionsResponse),
@@ -211,7 +226,7 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
 ]}
 
 #: The controller's listener: the internal control plane plus what brokers forward to it
-#: (topic creation, growth and deletion, SCRAM credential
+#: (topic creation, growth and deletion, config changes, SCRAM credential
 #: and ACL changes), the legacy offset journal (ListGroups, OffsetFetch up to v7, the last
 #: version with one group per request) and ApiVersions.
 CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
@@ -226,6 +241,9 @@ CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
           AlterUserScramCredentialsResponse),
     _spec("CreateAcls", CreateAclsRequest, CreateAclsResponse),
     _spec("DeleteAcls", DeleteAclsRequest, DeleteAclsResponse),
+    _spec("AlterConfigs", AlterConfigsRequest, AlterConfigsResponse),
+    _spec("IncrementalAlterConfigs", IncrementalAlterConfigsRequest,
+          IncrementalAlterConfigsResponse),
     _spec("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
 ]}
 

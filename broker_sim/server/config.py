@@ -21,7 +21,7 @@ from ..coordinator.group.config import PROPERTIES as GROUP_PROPERTIES
 from ..coordinator.group.config import GroupConfig
 from ..coordinator.transaction.config import PROPERTIES as TXN_PROPERTIES
 from ..coordinator.transaction.config import TransactionConfig
-from ..log.config import LogConfig
+from ..log.config import BROKER_LOG_PROPERTIES, LogConfig
 from ..network.listener import Listener, parse_listeners, parse_protocol_map
 from ..protocol.errors import KafkaError
 from ..security.sasl_server import SUPPORTED_MECHANISMS
@@ -80,6 +80,63 @@ def _parse_bool(text: str) -> bool:
     if low in ("false", "0", "no"):
         return False
     raise ValueError("must be true or false")
+
+
+#: Kafka option name -> (BrokerConfig field, parser of the string value).
+SIMPLE_PROPERTIES: dict[str, tuple[str, Any]] = {
+    "broker.id": ("broker_id", int), "node.id": ("broker_id", int),
+    "host": ("host", str), "port": ("port", int),
+    "log.dirs": ("data_dir", Path), "log.dir": ("data_dir", Path),
+    "advertised.host.name": ("advertised_host", str),
+    "num.network.threads": ("num_network_threads", int),
+    "num.io.threads": ("num_io_threads", int),
+    "queued.max.requests": ("queued_max_requests", int),
+    "socket.request.max.bytes": ("socket_request_max_bytes", int),
+    "max.connections.per.ip": ("max_connections_per_ip", int),
+    "max.connections.per.ip.overrides": ("max_connections_per_ip_overrides", _parse_overrides),
+    "auto.create.topics.enable": ("auto_create_topics_enable", _parse_bool),
+    "num.partitions": ("num_partitions", int),
+    "default.replication.factor": ("default_replication_factor", int),
+    "replica.lag.time.max.ms": ("replica_lag_time_max_ms", int),
+    "broker.heartbeat.interval.ms": ("heartbeat_interval_ms", int),
+    "broker.session.timeout.ms": ("session_timeout_ms", int),
+    "controller": ("controller", str),
+    "message.max.bytes": ("message_max_bytes", int),
+    "log.retention.check.interval.ms": ("log_retention_check_interval_ms", int),
+    "cluster.id": ("cluster_id", str),
+    "inter.broker.listener.name": ("inter_broker_listener_name", lambda v: v.strip().upper()),
+    "ssl.keystore.type": ("ssl_keystore_type", _parse_pem),
+    "ssl.keystore.location": ("ssl_keystore_location", str),
+    "ssl.key.password": ("ssl_key_password", str),
+    "ssl.truststore.type": ("ssl_truststore_type", _parse_pem),
+    "ssl.truststore.location": ("ssl_truststore_location", str),
+    "ssl.client.auth": ("ssl_client_auth", _parse_client_auth),
+    "sasl.enabled.mechanisms": ("sasl_enabled_mechanisms", _parse_mechanisms),
+    "connections.max.idle.ms": ("connections_max_idle_ms", int),
+    "listener.security.protocol.map": ("listener_security_protocol_map", parse_protocol_map),
+    "authorizer.class.name": ("authorizer_class_name", str.strip),
+    "super.users": ("super_users", _parse_super_users),
+    "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _parse_bool),
+}
+
+#: Broker-wide log defaults: Kafka's "log." prefixed names -> the topic-level name.
+LOG_PROPERTIES: dict[str, str] = BROKER_LOG_PROPERTIES
+
+#: Options whose value DescribeConfigs never shows.
+SENSITIVE_PROPERTIES = frozenset({"ssl.key.password"})
+
+
+def _format(value: Any) -> str | None:
+    """A BrokerConfig field's value in its option's string form."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{v}" for k, v in value.items())
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -193,60 +250,19 @@ class BrokerConfig:
     @classmethod
     def from_properties(cls, props: dict[str, str], **explicit: Any) -> BrokerConfig:
         """Build from Kafka-named string properties; ``explicit`` keyword values win."""
-        simple: dict[str, tuple[str, Any]] = {
-            "broker.id": ("broker_id", int), "node.id": ("broker_id", int),
-            "host": ("host", str), "port": ("port", int),
-            "log.dirs": ("data_dir", Path), "log.dir": ("data_dir", Path),
-            "advertised.host.name": ("advertised_host", str),
-            "num.network.threads": ("num_network_threads", int),
-            "num.io.threads": ("num_io_threads", int),
-            "queued.max.requests": ("queued_max_requests", int),
-            "socket.request.max.bytes": ("socket_request_max_bytes", int),
-            "max.connections.per.ip": ("max_connections_per_ip", int),
-            "max.connections.per.ip.overrides": ("max_connections_per_ip_overrides", _parse_overrides),
-            "auto.create.topics.enable": ("auto_create_topics_enable", _parse_bool),
-            "num.partitions": ("num_partitions", int),
-            "default.replication.factor": ("default_replication_factor", int),
-            "replica.lag.time.max.ms": ("replica_lag_time_max_ms", int),
-            "broker.heartbeat.interval.ms": ("heartbeat_interval_ms", int),
-            "broker.session.timeout.ms": ("session_timeout_ms", int),
-            "controller": ("controller", str),
-            "message.max.bytes": ("message_max_bytes", int),
-            "log.retention.check.interval.ms": ("log_retention_check_interval_ms", int),
-            "cluster.id": ("cluster_id", str),
-            "inter.broker.listener.name": ("inter_broker_listener_name", lambda v: v.strip().upper()),
-            "ssl.keystore.type": ("ssl_keystore_type", _parse_pem),
-            "ssl.keystore.location": ("ssl_keystore_location", str),
-            "ssl.key.password": ("ssl_key_password", str),
-            "ssl.truststore.type": ("ssl_truststore_type", _parse_pem),
-            "ssl.truststore.location": ("ssl_truststore_location", str),
-            "ssl.client.auth": ("ssl_client_auth", _parse_client_auth),
-            "sasl.enabled.mechanisms": ("sasl_enabled_mechanisms", _parse_mechanisms),
-            "connections.max.idle.ms": ("connections_max_idle_ms", int),
-            "listener.security.protocol.map": ("listener_security_protocol_map", parse_protocol_map),
-            "authorizer.class.name": ("authorizer_class_name", str.strip),
-            "super.users": ("super_users", _parse_super_users),
-            "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _parse_bool),
-        }
-        # Broker-wide log defaults use Kafka's "log." prefixed names.
-        log_names = {
-            "log.segment.bytes": "segment.bytes", "log.roll.ms": "segment.ms",
-            "log.retention.bytes": "retention.bytes", "log.retention.ms": "retention.ms",
-            "log.index.interval.bytes": "index.interval.bytes",
-        }
         values: dict[str, Any] = {}
         log_props: dict[str, str] = {}
         group_props: dict[str, Any] = {}
         txn_props: dict[str, int] = {}
         for name, raw in props.items():
-            if name in simple:
-                attr, parse = simple[name]
+            if name in SIMPLE_PROPERTIES:
+                attr, parse = SIMPLE_PROPERTIES[name]
                 try:
                     values[attr] = parse(raw)
                 except ValueError as e:
                     raise ConfigError(f"{name}={raw!r} is not allowed: {e}") from e
-            elif name in log_names:
-                log_props[log_names[name]] = raw
+            elif name in LOG_PROPERTIES:
+                log_props[LOG_PROPERTIES[name]] = raw
             elif name == "log.retention.hours":
                 log_props["retention.ms"] = str(int(raw) * 3_600_000)
             elif name == "group.consumer.assignors":
@@ -265,7 +281,7 @@ class BrokerConfig:
             elif name == "listeners":
                 continue  # parsed below, once the protocol map is known
             else:
-                known = sorted(set(simple) | set(log_names) | set(GROUP_PROPERTIES)
+                known = sorted(set(SIMPLE_PROPERTIES) | set(LOG_PROPERTIES) | set(GROUP_PROPERTIES)
                                | set(TXN_PROPERTIES)
                                | {"log.retention.hours", "listeners"})
                 raise ConfigError(f"unknown broker option {name!r}; known options: {', '.join(known)}")
@@ -295,3 +311,26 @@ class BrokerConfig:
 
     def replace(self, **changes: Any) -> BrokerConfig:
         return dataclasses.replace(self, **changes)
+
+    def static_properties(self) -> dict[str, tuple[str | None, bool]]:
+        """Every option this broker was started with, by Kafka name: (value as a string,
+        whether it differs from pyq's default). What DescribeConfigs reports for a broker
+        as read-only STATIC_BROKER_CONFIG (or DEFAULT_CONFIG when not changed)."""
+        default = BrokerConfig()
+        out: dict[str, tuple[str | None, bool]] = {}
+
+        def put(name: str, value: Any, base: Any) -> None:
+            out[name] = (_format(value), value != base)
+
+        for name, (attr, _parse) in SIMPLE_PROPERTIES.items():
+            put(name, getattr(self, attr), getattr(default, attr))
+        out["super.users"] = (";".join(self.super_users), self.super_users != default.super_users)
+        for name, prop in LOG_PROPERTIES.items():
+            put(name, self.log.to_properties()[prop], default.log.to_properties()[prop])
+        for name, attr in GROUP_PROPERTIES.items():
+            put(name, getattr(self.group, attr), getattr(default.group, attr))
+        for name, attr in TXN_PROPERTIES.items():
+            put(name, getattr(self.transaction, attr), getattr(default.transaction, attr))
+        listeners = ",".join(f"{lst.name}://{lst.host}:{lst.port}" for lst in self.effective_listeners)
+        out["listeners"] = (listeners, bool(self.listeners))
+        return dict(sorted(out.items()))

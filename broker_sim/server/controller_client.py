@@ -3,7 +3,10 @@
 Both implementations take and return the same request/response bodies, so the broker
 does not care whether its controller is embedded (a single broker) or its own process
 (a cluster). The remote client serialises callers on one connection with a lock and
-reconnects after a failure; a failed call raises NetworkException (retriable).
+reconnects after a failure; a failed call raises NetworkException (retriable). Config
+changes travel on a second connection of their own: the controller answers them only once
+every broker has applied the change, which this broker reports in a heartbeat that must not
+queue behind them.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ class ControllerClient(Protocol):
     def legacy_offsets(self, group: str) -> dict[tuple[str, int], CommittedOffset]: ...
     def alter_scram(self, body: Any) -> Any: ...
     def create_acls(self, body: Any) -> Any: ...
+    def alter_configs(self, body: Any) -> Any: ...
+    def incremental_alter_configs(self, body: Any) -> Any: ...
     def delete_acls(self, body: Any) -> Any: ...
     def close(self) -> None: ...
 
@@ -67,6 +72,12 @@ class LocalControllerClient:
     def create_acls(self, body: Any) -> Any:
         return self.apis.create_acls_body(body)
 
+    def alter_configs(self, body: Any) -> Any:
+        return self.apis.alter_configs_body(body)
+
+    def incremental_alter_configs(self, body: Any) -> Any:
+        return self.apis.incremental_alter_configs_body(body)
+
     def delete_acls(self, body: Any) -> Any:
         return self.apis.delete_acls_body(body)
 
@@ -82,14 +93,23 @@ class RemoteControllerClient:
     OFFSET_FETCH_VERSION = 5
     ALTER_SCRAM_VERSION = 0
     ACLS_VERSION = 3
+    ALTER_CONFIGS_VERSION = 1
+    INCREMENTAL_ALTER_CONFIGS_VERSION = 0
 
     def __init__(self, host: str, port: int, broker_id: int) -> None:
         self._conn = BlockingConnection(host, port, f"broker-{broker_id}", timeout_s=10.0)
         self._lock = threading.Lock()
+        self._configs_conn = BlockingConnection(host, port, f"broker-{broker_id}-configs",
+                                                timeout_s=10.0)
+        self._configs_lock = threading.Lock()
 
     def _call(self, key: int, version: int, body: Any) -> Any:
         with self._lock:
             return self._conn.request(key, version, body)
+
+    def _call_configs(self, key: int, version: int, body: Any) -> Any:
+        with self._configs_lock:
+            return self._configs_conn.request(key, version, body)
 
     def heartbeat(self, body: dict) -> Any:
         return self._call(ApiKey.BROKER_HEARTBEAT, 0, body)
@@ -122,9 +142,18 @@ class RemoteControllerClient:
     def create_acls(self, body: Any) -> Any:
         return self._call(ApiKey.CREATE_ACLS, self.ACLS_VERSION, body)
 
+    def alter_configs(self, body: Any) -> Any:
+        return self._call_configs(ApiKey.ALTER_CONFIGS, self.ALTER_CONFIGS_VERSION, body)
+
+    def incremental_alter_configs(self, body: Any) -> Any:
+        return self._call_configs(ApiKey.INCREMENTAL_ALTER_CONFIGS,
+                                  self.INCREMENTAL_ALTER_CONFIGS_VERSION, body)
+
     def delete_acls(self, body: Any) -> Any:
         return self._call(ApiKey.DELETE_ACLS, self.ACLS_VERSION, body)
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+        with self._configs_lock:
+            self._configs_conn.close()

@@ -13,7 +13,8 @@ topic to create it, ClusterAction for follower fetches — and answers
 TOPIC_/GROUP_/CLUSTER_AUTHORIZATION_FAILED in the slots it refuses, acting on the rest.
 Metadata of all topics lists only those the principal may describe. The security APIs
 themselves (SASL, SCRAM users, ACLs) live in :mod:`.security_apis`, the group APIs
-(FindCoordinator, the rebalance protocol, offsets) in :mod:`.group_apis`.
+(FindCoordinator, the rebalance protocol, offsets) in :mod:`.group_apis`, the config APIs
+(DescribeConfigs, AlterConfigs, IncrementalAlterConfigs) in :mod:`.config_apis`.
 
 Called from request-handler threads, several at a time: handlers keep no state of their
 own; shared state lives in the stores they call, each with its own lock.
@@ -55,6 +56,7 @@ from ..security.acl import Operation as Op
 from ..security.acl import ResourceType as RT
 from ..security.authorizer import Authorizer
 from .config import BrokerConfig
+from .config_apis import ConfigApis
 from .consumer_group_apis import ConsumerGroupApis
 from .controller_client import ControllerClient
 from .delayed_produce import ProduceStatus
@@ -110,6 +112,8 @@ class KafkaApis:
         self._handlers.update(self.groups.handlers)
         self.consumer_groups = ConsumerGroupApis(self, coordinator.consumer)
         self._handlers.update(self.consumer_groups.handlers)
+        self.configs = ConfigApis(self)
+        self._handlers.update(self.configs.handlers)
         self.txn_markers = TxnMarkerApis(self)
         self._handlers.update(self.txn_markers.handlers)
         if transactions is not None:

@@ -4,7 +4,11 @@
   assigned here, become leader (new epoch: reset follower tracking) or follower (start a
   replica fetcher, which truncates first); drop partitions no longer assigned (deleted
   topics lose their logs). Waiting requests on changed partitions are re-checked, so they
-  answer NOT_LEADER_OR_FOLLOWER at once instead of at their timeout.
+  answer NOT_LEADER_OR_FOLLOWER at once instead of at their timeout. Configs take effect
+  here too: each hosted log gets its topic's overrides over this broker's log defaults (its
+  start-up options, then the dynamic broker configs of the image), swapped in whole when
+  they changed (retention and segment sizes apply from the next retention run or roll),
+  and each partition its ``min.insync.replicas``.
 * :meth:`append` (Produce): appends to leaders; with acks=all the request waits in the
   produce purgatory until the high watermark passes it (DelayedProduce).
 * :meth:`fetch` (Fetch): reads below the HW (consumers) or the LEO (followers); a fetch
@@ -25,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..common import SYSTEM_CLOCK, Clock, PeriodicThread
-from ..controller.apis import NON_LOG_TOPIC_CONFIGS
+from ..controller.configs import NON_LOG_TOPIC_CONFIGS, broker_log_overrides, effective_min_isr
 from ..controller.image import ClusterImage
 from ..log import LogConfig, LogManager
 from ..protocol.errors import KafkaError, UnknownTopicOrPartition
@@ -92,9 +96,13 @@ class ReplicaManager:
         assigned: set[tuple[str, int]] = set()
         changed: list[tuple[str, int]] = []
         now = self.clock.monotonic_ms()
+        defaults = self.log_defaults(image)
         for name, topic in image.topics.items():
-            log_props = {k: v for k, v in topic.configs.items() if k not in NON_LOG_TOPIC_CONFIGS}
-            min_isr = int(topic.configs.get("min.insync.replicas", "1"))
+            if not any(self.broker_id in p.replicas for p in topic.partitions):
+                continue
+            config = self._topic_log_config(name, topic.configs, defaults)
+            min_isr = effective_min_isr(topic.configs, len(topic.partitions[0].replicas))
+            updated = False
             for index, pinfo in enumerate(topic.partitions):
                 if self.broker_id not in pinfo.replicas:
                     continue
@@ -102,11 +110,16 @@ class ReplicaManager:
                 assigned.add(key)
                 p = self._partitions.get(key)
                 if p is None:
-                    config = LogConfig.from_properties(log_props, self.log_manager.default_config)
                     p = Partition(name, index, self.log_manager.get_or_create(name, index, config),
                                   self.broker_id, min_isr)
                     with self._lock:
                         self._partitions[key] = p
+                if p.log.config != config and not updated:
+                    self.log_manager.update_topic_config(name, config)
+                    updated = True
+                    log.info("%s: log config now %s", name, config.overrides_from(LogConfig()))
+                if p.min_isr != min_isr:
+                    log.info("%s-%d: min.insync.replicas %d -> %d", name, index, p.min_isr, min_isr)
                 p.min_isr = min_isr
                 if pinfo.leader == self.broker_id:
                     if p.make_leader(pinfo.leader_epoch, pinfo.partition_epoch, pinfo.replicas, pinfo.isr, now):
@@ -137,6 +150,25 @@ class ReplicaManager:
         for key in changed:
             self.produce_purgatory.check_and_complete(key)
             self.fetch_purgatory.check_and_complete(key)
+
+    def log_defaults(self, image: ClusterImage) -> LogConfig:
+        """This broker's log defaults: its start-up options with the image's dynamic broker
+        configs (cluster-wide, then this broker's) on top. Values the controller accepted
+        are valid; should one not be (an older image), the start-up defaults stay."""
+        overrides = broker_log_overrides(image.broker_configs, self.broker_id)
+        try:
+            return LogConfig.from_properties(overrides, self.log_manager.default_config)
+        except KafkaError as e:
+            log.warning("dynamic broker configs %s ignored: %s", overrides, e)
+            return self.log_manager.default_config
+
+    def _topic_log_config(self, name: str, configs: dict[str, str], defaults: LogConfig) -> LogConfig:
+        props = {k: v for k, v in configs.items() if k not in NON_LOG_TOPIC_CONFIGS}
+        try:
+            return LogConfig.from_properties(props, defaults)
+        except KafkaError as e:
+            log.warning("topic %s: configs %s ignored: %s", name, props, e)
+            return defaults
 
     # ---- lookups ----------------------------------------------------------------------------
     def partition(self, topic: str, index: int) -> Partition:

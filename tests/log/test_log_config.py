@@ -69,9 +69,9 @@ def test_from_properties_layers_on_defaults_and_round_trips() -> None:
 def test_from_properties_errors() -> None:
     with pytest.raises(InvalidConfig, match=r"'lots' for configuration segment\.bytes"):
         LogConfig.from_properties({"segment.bytes": "lots"})
-    with pytest.raises(InvalidConfig, match=r"Unknown configuration cleanup\.policy"):
-        LogConfig.from_properties({"cleanup.policy": "delete"})
-    assert LogConfig.from_properties({"cleanup.policy": "delete"}, ignore_unknown=True) == LogConfig()
+    with pytest.raises(InvalidConfig, match=r"Unknown configuration flush\.messages"):
+        LogConfig.from_properties({"flush.messages": "1"})
+    assert LogConfig.from_properties({"flush.messages": "1"}, ignore_unknown=True) == LogConfig()
     with pytest.raises(InvalidConfig, match=r"Invalid value 3 for configuration segment\.bytes"):
         LogConfig.from_properties({"segment.bytes": "3"})
 
@@ -80,3 +80,21 @@ def test_replace_validates() -> None:
     assert LogConfig().replace(segment_bytes=100).segment_bytes == 100
     with pytest.raises(InvalidConfig, match="segment.ms"):
         LogConfig().replace(segment_ms=-1)
+
+
+@pytest.mark.parametrize(("raw", "policy", "deletes"), [
+    ("delete", "delete", True), ("compact", "compact", False),
+    ("compact,delete", "compact,delete", True), ("delete, compact", "compact,delete", True),
+    ("DELETE", "delete", True),
+])
+def test_cleanup_policy_is_a_list_kept_in_canonical_order(raw: str, policy: str, deletes: bool) -> None:
+    c = LogConfig.from_properties({"cleanup.policy": raw})
+    assert (c.cleanup_policy, c.deletes) == (policy, deletes)
+    assert LogConfig.from_properties(c.to_properties()) == c
+    assert c.overrides_from(LogConfig()) == ({} if policy == "delete" else {"cleanup.policy": policy})
+
+
+@pytest.mark.parametrize("raw", ["", "remove", "delete,delete", "compact,", "delete;compact"])
+def test_cleanup_policy_refuses_anything_else(raw: str) -> None:
+    with pytest.raises(InvalidConfig, match=r"for configuration cleanup\.policy .*delete and compact"):
+        LogConfig.from_properties({"cleanup.policy": raw})

@@ -37,6 +37,14 @@ from broker_sim.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnResponse,
 )
 from broker_sim.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from broker_sim.protocol.messages.configs import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
 from broker_sim.protocol.messages.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
@@ -1571,6 +1579,109 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00                            #   error_message: null
         00                            #   tagged fields
         00                            # tagged fields
+     """)),
+    # ------------------------------------ DescribeConfigs (32), AlterConfigs (33), (44)
+    ("describe_configs_req_v1", DescribeConfigsRequest, 1,
+     {"resources": [{"resource_type": 2, "resource_name": "t", "configuration_keys": None}],
+      "include_synonyms": True}, h("""
+        00 00 00 01                   # resources: count 1
+        02                            #   resource_type 2 (topic)
+        00 01 74                      #   resource_name "t"
+        ff ff ff ff                   #   configuration_keys: null (every config)
+        01                            # include_synonyms true (v1+)
+     """)),
+    ("describe_configs_resp_v0", DescribeConfigsResponse, 0,
+     {"throttle_time_ms": 0, "results": [{
+         "error_code": 0, "error_message": None, "resource_type": 2, "resource_name": "t",
+         "configs": [{"name": "a", "value": "1", "read_only": False, "is_default": True,
+                      "is_sensitive": False}]}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00 00 01                   # results: count 1
+        00 00                         #   error_code 0
+        ff ff                         #   error_message: null
+        02                            #   resource_type 2
+        00 01 74                      #   resource_name "t"
+        00 00 00 01                   #   configs: count 1
+        00 01 61                      #     name "a"
+        00 01 31                      #     value "1"
+        00                            #     read_only false
+        01                            #     is_default true (v0 only)
+        00                            #     is_sensitive false
+     """)),
+    ("describe_configs_resp_v4", DescribeConfigsResponse, 4,
+     {"throttle_time_ms": 0, "results": [{
+         "error_code": 0, "error_message": None, "resource_type": 2, "resource_name": "t",
+         "configs": [{"name": "a", "value": "1", "read_only": False, "config_source": 1,
+                      "is_sensitive": False,
+                      "synonyms": [{"name": "a", "value": "1", "source": 1}],
+                      "config_type": 5, "documentation": None}]}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        02                            # results: 1 (compact)
+        00 00                         #   error_code 0
+        00                            #   error_message: null
+        02                            #   resource_type 2
+        02 74                         #   resource_name "t"
+        02                            #   configs: 1
+        02 61                         #     name "a"
+        02 31                         #     value "1"
+        00                            #     read_only false
+        01                            #     config_source 1 DYNAMIC_TOPIC_CONFIG (v1+)
+        00                            #     is_sensitive false
+        02                            #     synonyms: 1 (v1+)
+        02 61 02 31 01                #       name "a", value "1", source 1
+        00                            #       tagged fields
+        05                            #     config_type 5 LONG (v3+)
+        00                            #     documentation: null (v3+)
+        00                            #     tagged fields
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    ("alter_configs_req_v0", AlterConfigsRequest, 0,
+     {"resources": [{"resource_type": 2, "resource_name": "t",
+                     "configs": [{"name": "a", "value": "1"}]}], "validate_only": False}, h("""
+        00 00 00 01                   # resources: count 1
+        02                            #   resource_type 2
+        00 01 74                      #   resource_name "t"
+        00 00 00 01                   #   configs: count 1
+        00 01 61                      #     name "a"
+        00 01 31                      #     value "1"
+        00                            # validate_only false
+     """)),
+    ("alter_configs_resp_v0", AlterConfigsResponse, 0,
+     {"throttle_time_ms": 0, "responses": [{"error_code": 40, "error_message": "x",
+                                            "resource_type": 2, "resource_name": "t"}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00 00 01                   # responses: count 1
+        00 28                         #   error_code 40 INVALID_CONFIG
+        00 01 78                      #   error_message "x"
+        02                            #   resource_type 2
+        00 01 74                      #   resource_name "t"
+     """)),
+    ("incremental_alter_configs_req_v1", IncrementalAlterConfigsRequest, 1,
+     {"resources": [{"resource_type": 4, "resource_name": "",
+                     "configs": [{"name": "a", "config_operation": 1, "value": None}]}],
+      "validate_only": True}, h("""
+        02                            # resources: 1 (compact)
+        04                            #   resource_type 4 (broker)
+        01                            #   resource_name "" (cluster-wide default)
+        02                            #   configs: 1
+        02 61                         #     name "a"
+        01                            #     config_operation 1 DELETE
+        00                            #     value: null
+        00                            #     tagged fields
+        00                            #   tagged fields
+        01                            # validate_only true
+        00                            # tagged fields
+     """)),
+    ("incremental_alter_configs_resp_v0", IncrementalAlterConfigsResponse, 0,
+     {"throttle_time_ms": 0, "responses": [{"error_code": 0, "error_message": None,
+                                            "resource_type": 2, "resource_name": "t"}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00 00 01                   # responses: count 1
+        00 00                         #   error_code 0
+        ff ff                         #   error_message: null
+        02                            #   resource_type 2
+        00 01 74                      #   resource_name "t"
      """)),
 ]
 
