@@ -5,6 +5,8 @@
     pyq cluster start [--brokers N] [--data-dir DIR]      a local controller + N brokers
     pyq topics create TOPIC [--partitions N] [--replication-factor N] [--config K=V]
     pyq topics list | describe [TOPIC] | delete TOPIC
+    pyq topics alter TOPIC [--partitions N] [--config K=V] [--delete-config K]
+    pyq configs describe | alter (--topic T | --broker N | --broker-defaults)
     pyq produce TOPIC                                      stdin lines -> records
     pyq consume TOPIC [--from-beginning] [--max N]         records -> stdout lines
     pyq lag --group G [--topic T]                          committed vs latest offsets
@@ -21,7 +23,8 @@ Modules, one concept each::
     errors    CommandError: an expected failure, shown as one line
     table     plain, aligned text tables
     cluster   pyq cluster start (broker_sim's ``pyq-broker cluster``)
-    topics    pyq topics create / list / describe / delete
+    topics    pyq topics create / list / describe / alter / delete
+    configs   pyq configs describe / alter: topic and broker configs at runtime
     produce   pyq produce: stdin lines, optionally ``key<TAB>value``, become records
     consume   pyq consume: follow partitions from the earliest or latest offsets
     lag       pyq lag: a group's committed offsets, the latest offsets, the lag, counters

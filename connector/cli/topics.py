@@ -2,6 +2,10 @@
 
 ``alter TOPIC --partitions N`` grows a topic to N partitions (a topic never shrinks; keyed
 records of existing keys may then map to other partitions, as in Kafka).
+``alter TOPIC --config NAME=VALUE --delete-config NAME`` changes the topic's configs at
+runtime (IncrementalAlterConfigs; configs not named keep their values); both kinds of
+change may be given at once, partitions first. ``pyq configs describe --topic TOPIC`` shows
+the result.
 
 ``describe`` prints one row per partition::
 
@@ -21,7 +25,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .args import at_least, client_options, client_parent, name_value
-from .errors import CommandError
+from .errors import EXIT_USAGE, CommandError
 from .table import format_table
 
 if TYPE_CHECKING:
@@ -63,11 +67,19 @@ def register(commands: Any) -> None:
                           help="the topic to describe (default: every topic)")
     describe.set_defaults(run=describe_topics)
 
-    alter = actions.add_parser("alter", parents=[client], help="add partitions to a topic",
-                               description="Grow a topic to more partitions (it never shrinks).")
+    alter = actions.add_parser(
+        "alter", parents=[client], help="add partitions to a topic, change its configs",
+        description="Grow a topic to more partitions (it never shrinks) and/or change its "
+                    "configs at runtime (the others keep their values).")
     alter.add_argument("topic", metavar="TOPIC")
-    alter.add_argument("--partitions", type=at_least(1), required=True, metavar="N",
+    alter.add_argument("--partitions", type=at_least(1), metavar="N",
                        help="the new total number of partitions (more than it has now)")
+    alter.add_argument("--config", type=name_value, action="append", default=[],
+                       metavar="NAME=VALUE",
+                       help="set a topic config, e.g. retention.ms=3600000 (repeatable)")
+    alter.add_argument("--delete-config", action="append", default=[], metavar="NAME",
+                       help="remove a topic config override: back to the broker's default "
+                            "(repeatable)")
     alter.set_defaults(run=alter_topic)
 
     delete = actions.add_parser("delete", parents=[client], help="delete a topic",
@@ -111,10 +123,44 @@ def describe_topics(args: argparse.Namespace) -> int:
 
 
 def alter_topic(args: argparse.Namespace) -> int:
+    changes = config_changes(args.config, args.delete_config)
+    if args.partitions is None and not changes:
+        raise CommandError("nothing to alter: give --partitions N, --config NAME=VALUE or "
+                           "--delete-config NAME", exit_code=EXIT_USAGE)
     with _admin(args) as admin:
-        admin.create_partitions({args.topic: args.partitions})
-    print(f"topic {args.topic} now has {args.partitions} partitions")
+        if args.partitions is not None:
+            admin.create_partitions({args.topic: args.partitions})
+            print(f"topic {args.topic} now has {args.partitions} partitions")
+        if changes:
+            admin.incremental_alter_configs({("topic", args.topic): changes})
+            print(f"topic {args.topic}: {describe_changes(changes)}")
     return 0
+
+
+def config_changes(sets: list[tuple[str, str]], deletes: list[str]) -> dict[str, str | None]:
+    """``--config`` and ``--delete-config`` as one change set (None: delete); a config named
+    twice is a usage error."""
+    changes: dict[str, str | None] = {}
+    for name, value in sets:
+        if name in changes:
+            raise CommandError(f"config {name} is given more than once", exit_code=EXIT_USAGE)
+        changes[name] = value
+    for name in deletes:
+        name = name.strip()
+        if not name:
+            raise CommandError("--delete-config needs a config name", exit_code=EXIT_USAGE)
+        if name in changes:
+            raise CommandError(f"config {name} is both set and deleted", exit_code=EXIT_USAGE)
+        changes[name] = None
+    return changes
+
+
+def describe_changes(changes: dict[str, str | None]) -> str:
+    """``set retention.ms=1000, deleted cleanup.policy``."""
+    sets = [f"{k}={v}" for k, v in changes.items() if v is not None]
+    deletes = [k for k, v in changes.items() if v is None]
+    return ", ".join(([f"set {', '.join(sets)}"] if sets else [])
+                     + ([f"deleted {', '.join(deletes)}"] if deletes else []))
 
 
 def delete_topic(args: argparse.Namespace) -> int:

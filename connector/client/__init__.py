@@ -24,7 +24,8 @@ Modules, one concept each::
     offsets           ListOffsets (earliest, latest, by timestamp)
     offset_fetch      OffsetFetch bodies and answers for one group, at any version
     fetcher           Fetcher: read [from, until) of a partition from its leader
-    admin             Admin: topics, offsets, group offsets, cluster
+    config_admin      topic and broker configs (Describe/Alter/IncrementalAlterConfigs)
+    admin             Admin: topics, configs, offsets, group offsets, cluster
 """
 
 from broker_sim.protocol.errors import (
@@ -39,6 +40,7 @@ from broker_sim.protocol.errors import (
 from .admin import Admin, ClusterDescription, NewTopic, OffsetAndMetadata, TopicDescription
 from .columnar import KAFKA_SCHEMA, KAFKA_SCHEMA_WITH_HEADERS, RecordColumns
 from .config import AdminConfig, ClientConfig, ConsumerConfig, FetcherConfig, ProducerConfig
+from .config_admin import AlterConfigOp, ConfigEntry, ConfigSynonym
 from .consumer import Consumer, NoOffsetForPartitionError
 from .errors import (
     AuthenticationError,
@@ -64,8 +66,8 @@ from .record_future import RecordFuture, RecordMetadata
 
 __all__ = [
     "EARLIEST", "KAFKA_SCHEMA", "KAFKA_SCHEMA_WITH_HEADERS", "LATEST",
-    "Admin", "AuthenticationError", "AdminConfig", "BufferExhaustedError", "ClientConfig", "ClientError",
-    "ClusterDescription", "CommitFailedError", "ConfigError", "Consumer", "ConsumerConfig",
+    "Admin", "AlterConfigOp", "AuthenticationError", "AdminConfig", "BufferExhaustedError", "ClientConfig", "ClientError",
+    "ClusterDescription", "CommitFailedError", "ConfigEntry", "ConfigError", "ConfigSynonym", "Consumer", "ConsumerConfig",
     "DisconnectError", "Fetcher", "FetcherConfig", "GroupDescription", "GroupListing",
     "MemberDescription", "NoOffsetForPartitionError",
     "IncompatibleBrokerError", "KafkaError", "KafkaTimeoutError", "NewTopic",

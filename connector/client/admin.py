@@ -1,5 +1,5 @@
-"""Administrative operations: topics, offsets, consumer groups and their offsets, cluster
-description, SCRAM users, ACLs.
+"""Administrative operations: topics, topic and broker configs, offsets, consumer groups and
+their offsets, cluster description, SCRAM users, ACLs.
 
 Example (needs a running broker)::
 
@@ -18,7 +18,8 @@ message naming the topic.
 
 Routing: topic creation, growth (CreatePartitions) and deletion go to the controller;
 everything about a consumer group to its coordinator (:mod:`.group_admin`); ListOffsets
-to each partition's leader; the rest to the least loaded broker. Group offsets are
+to each partition's leader; a broker's DescribeConfigs to that broker (:mod:`.config_admin`);
+the rest to the least loaded broker. Group offsets are
 committed as a *simple* group (generation -1, member id ""), as a consumer without group
 membership does: the group exists only to hold offsets, so tools can show a reader's
 progress and lag.
@@ -49,6 +50,7 @@ from broker_sim.security.scram import (
 )
 
 from .config import AdminConfig
+from .config_admin import AlterConfigOp, ConfigAdmin, ConfigEntry, Resource
 from .group_admin import (
     TRANSACTION_KEY,
     ConsumerGroupDescription,
@@ -112,6 +114,7 @@ class Admin:
         self.config = AdminConfig.coerce(config, **options)
         self._sync = SyncClient(self.config, clock=clock)
         self._groups = GroupAdmin(self._sync, self.config)
+        self._configs = ConfigAdmin(self._sync)
 
     # ---- topics ---------------------------------------------------------------------
     def create_topics(self, topics: Iterable[NewTopic | str], *, validate_only: bool = False,
@@ -199,6 +202,31 @@ class Admin:
         if cluster.controller_id in cluster.brokers:
             return cluster.controller_id
         return self._sync.any_node(deadline)
+
+    # ---- configs (see :mod:`.config_admin`) ----------------------------------------------
+    def describe_configs(self, resources: Iterable[tuple[str, str | int]],
+                         names: Iterable[str] | None = None, *, include_synonyms: bool = False,
+                         include_documentation: bool = False, timeout_ms: float | None = None
+                         ) -> dict[Resource, dict[str, ConfigEntry]]:
+        """Configs of ``("topic", name)`` / ``("broker", id)`` resources: value, source,
+        read-only, sensitive (and synonyms, documentation on request), by config name."""
+        return self._configs.describe_configs(resources, names, include_synonyms=include_synonyms,
+                                              include_documentation=include_documentation,
+                                              timeout_ms=timeout_ms)
+
+    def alter_configs(self, configs: Mapping[tuple[str, str | int], Mapping[str, str]], *,
+                      validate_only: bool = False, timeout_ms: float | None = None) -> None:
+        """Replace each resource's overrides with the given set (AlterConfigs)."""
+        self._configs.alter_configs(configs, validate_only=validate_only, timeout_ms=timeout_ms)
+
+    def incremental_alter_configs(
+            self, changes: Mapping[tuple[str, str | int],
+                                   Mapping[str, str | None] | Iterable[AlterConfigOp]], *,
+            validate_only: bool = False, timeout_ms: float | None = None) -> None:
+        """Set (a value), delete (None), append or subtract configs of each resource, leaving
+        the others as they are (IncrementalAlterConfigs)."""
+        self._configs.incremental_alter_configs(changes, validate_only=validate_only,
+                                                timeout_ms=timeout_ms)
 
     # ---- partition offsets ----------------------------------------------------------
     def list_offsets(self, queries: Mapping[TopicPartition | tuple[str, int], OffsetQuery],
