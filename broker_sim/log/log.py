@@ -54,6 +54,7 @@ from ..protocol.records.batch_header import (
     BatchHeader,
     assign_offsets,
 )
+from ..protocol.records.control import marker_coordinator_epoch
 from .append_validation import validate_append
 from .config import LogConfig
 from .leader_epoch_cache import LeaderEpochCache
@@ -264,7 +265,8 @@ class Log(LogTruncation):
             self._check_open()
             for _pos, header in batches:
                 if header.is_control:
-                    self.producers.check_marker(header, self.name)
+                    self.producers.check_marker(header, self.name,
+                                                marker_coordinator_epoch(buf, _pos, header))
                     continue
                 duplicate = self.producers.check(header, self.name)
                 if duplicate is not None:
@@ -284,7 +286,8 @@ class Log(LogTruncation):
             base = self._view.segments[-1].base_offset
             for pos, _header in batches:
                 header = BatchHeader.parse(buf, pos)
-                self.producers.update(header)
+                self.producers.update(header, marker_coordinator_epoch(buf, pos, header)
+                                      if header.is_control else -1)
                 self.txns.apply(buf, pos, header, base, self._hw)
             return AppendInfo(first, offset - 1, num_records, max_ts, -1, self._view.log_start_offset)
 
@@ -316,7 +319,8 @@ class Log(LogTruncation):
             base = self._view.segments[-1].base_offset
             for pos, header in batches:
                 self.epochs.assign(header.partition_leader_epoch, header.base_offset)
-                self.producers.update(header)
+                self.producers.update(header, marker_coordinator_epoch(records, pos, header)
+                                      if header.is_control else -1)
                 self.txns.apply(records, pos, header, base, self._hw)
             return AppendInfo(first, last, num_records, max_ts, -1, self._view.log_start_offset)
 

@@ -18,9 +18,16 @@ five requests in flight), and checks every new batch from that producer:
 Worked example: batches seq 0-9 -> offsets 0-9, seq 10-19 -> 10-19; the producer times
 out and resends seq 10-19: the log answers "offsets 10-19" without writing them twice.
 
+Transaction markers (control batches, written by the coordinator) are checked too: a
+marker older than the producer's epoch is fenced, and so is one from a coordinator epoch
+older than the last marker's (``TransactionCoordinatorFenced``: a coordinator that lost
+its partition of ``__transaction_state`` must not end transactions its successor owns).
+
 A new epoch (or a producer the log has no state for, e.g. after its state aged out)
 starts fresh. State is rebuilt from batch headers when the log opens (the headers carry
-producer id, epoch and base sequence), from the segments a reopen recovers. Owned by a
+producer id, epoch and base sequence), from the segments a reopen recovers; the
+coordinator epoch, which sits in a marker's record rather than its header, is known again
+from the next marker written after a reopen. Owned by a
 Log and used under the log's lock.
 """
 
@@ -29,7 +36,12 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..protocol.errors import DuplicateSequenceNumber, OutOfOrderSequenceNumber, ProducerFenced
+from ..protocol.errors import (
+    DuplicateSequenceNumber,
+    OutOfOrderSequenceNumber,
+    ProducerFenced,
+    TransactionCoordinatorFenced,
+)
 from ..protocol.records.batch_header import BatchHeader
 
 CACHED_BATCHES = 5
@@ -47,6 +59,7 @@ class _Batch:
 @dataclass
 class _ProducerEntry:
     epoch: int
+    coordinator_epoch: int = -1  # of the last transaction marker
     batches: deque[_Batch] = field(default_factory=lambda: deque(maxlen=CACHED_BATCHES))
 
 
@@ -88,21 +101,31 @@ class ProducerStateManager:
                     f"expected {expected}")
         return None
 
-    def check_marker(self, header: BatchHeader, topic_partition: str) -> None:
-        """A transaction marker must not come from an epoch older than the producer's."""
+    def check_marker(self, header: BatchHeader, topic_partition: str,
+                     coordinator_epoch: int = -1) -> None:
+        """A transaction marker must not come from a producer epoch older than the
+        producer's, nor from an older coordinator than the last marker's."""
         entry = self._producers.get(header.producer_id)
-        if entry is not None and header.producer_epoch < entry.epoch:
+        if entry is None:
+            return
+        if header.producer_epoch < entry.epoch:
             raise ProducerFenced(f"{topic_partition}: marker for producer {header.producer_id} "
                                  f"epoch {header.producer_epoch} is older than the current "
                                  f"epoch {entry.epoch}")
+        if coordinator_epoch < entry.coordinator_epoch:
+            raise TransactionCoordinatorFenced(
+                f"{topic_partition}: marker for producer {header.producer_id} from coordinator "
+                f"epoch {coordinator_epoch}, older than {entry.coordinator_epoch}")
 
-    def update(self, header: BatchHeader) -> None:
-        """Record an appended batch (its offsets already assigned)."""
+    def update(self, header: BatchHeader, coordinator_epoch: int = -1) -> None:
+        """Record an appended batch (its offsets already assigned; for a marker, the
+        coordinator epoch it carries)."""
         pid = header.producer_id
         if header.is_control and pid >= 0:  # a marker may carry a newer epoch (a fence)
             entry = self._producers.get(pid)
             if entry is None or header.producer_epoch > entry.epoch:
-                self._producers[pid] = _ProducerEntry(header.producer_epoch)
+                entry = self._producers[pid] = _ProducerEntry(header.producer_epoch)
+            entry.coordinator_epoch = max(entry.coordinator_epoch, coordinator_epoch)
             return
         if pid < 0 or header.base_sequence < 0:
             return

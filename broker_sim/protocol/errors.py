@@ -317,6 +317,12 @@ class ConcurrentTransactions(KafkaError):
     retriable = True
 
 
+class TransactionCoordinatorFenced(KafkaError):
+    """Kafka error 52, ``TRANSACTION_COORDINATOR_FENCED``: a transaction marker from a
+    coordinator older than the one that last wrote markers for the producer."""
+    code = 52
+
+
 class TransactionalIdAuthorizationFailed(KafkaError):
     """Kafka error 53, ``TRANSACTIONAL_ID_AUTHORIZATION_FAILED``."""
     code = 53

@@ -7,7 +7,7 @@ import pytest
 
 from broker_sim.log import Log, LogConfig
 from broker_sim.log.transactions import AbortedTxn
-from broker_sim.protocol.errors import InvalidRecord
+from broker_sim.protocol.errors import InvalidRecord, TransactionCoordinatorFenced
 from broker_sim.protocol.records.builder import RecordBatchBuilder
 from broker_sim.protocol.records.control import marker_batch
 
@@ -117,3 +117,20 @@ def test_a_producer_may_not_write_a_marker(open_log) -> None:
     with pytest.raises(InvalidRecord, match="control"):
         log.append_as_leader(marker(3, commit=True), 0)
     assert log.log_end_offset == 2 and log.txns.open_transactions() == {3: 0}
+
+
+def test_a_marker_from_an_older_coordinator_is_fenced(open_log) -> None:
+    """After the coordinator moved (a new epoch of its ``__transaction_state`` partition),
+    the old one may still try to end a transaction: the partition refuses its marker."""
+    log = open_log()
+    log.append_as_leader(txn_batch(5, 0), 0)
+    log.append_as_leader(marker_batch(5, 0, False, coordinator_epoch=4, timestamp_ms=1_000), 0,
+                         markers=True)  # the new coordinator aborted it
+    log.append_as_leader(txn_batch(5, 2), 0)
+    with pytest.raises(TransactionCoordinatorFenced, match="coordinator epoch 3"):
+        log.append_as_leader(marker_batch(5, 0, True, coordinator_epoch=3, timestamp_ms=1_000), 0,
+                             markers=True)
+    assert log.txns.open_transactions() == {5: 3}  # still open: the stale commit was refused
+    log.append_as_leader(marker_batch(5, 0, True, coordinator_epoch=4, timestamp_ms=1_000), 0,
+                         markers=True)
+    assert log.txns.open_transactions() == {}

@@ -45,4 +45,14 @@ def marker_type(buf: Any, pos: int, header: BatchHeader) -> int | None:
 
 #: bytes of a marker batch beyond its header: enough to read its one small record.
 MARKER_RECORD_BYTES = 64
-__all__ = ["ABORT", "COMMIT", "HEADER_SIZE", "MARKER_RECORD_BYTES", "marker_batch", "marker_type"]
+def marker_coordinator_epoch(buf: Any, pos: int, header: BatchHeader) -> int:
+    """The coordinator epoch a transaction marker carries (-1 if it has none)."""
+    value = decode_records(buf, pos, header)[0].value
+    if value is None or len(value) < _VALUE.size:
+        return -1
+    version, epoch = _VALUE.unpack_from(value)
+    return epoch if version == 0 else -1
+
+
+__all__ = ["ABORT", "COMMIT", "HEADER_SIZE", "MARKER_RECORD_BYTES", "marker_batch",
+           "marker_coordinator_epoch", "marker_type"]
