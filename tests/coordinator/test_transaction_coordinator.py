@@ -13,7 +13,7 @@ from broker_sim.common import ManualClock
 from broker_sim.controller.image import BrokerInfo, ClusterImage, PartitionInfo, TopicInfo
 from broker_sim.coordinator.placement import TRANSACTION_STATE_TOPIC
 from broker_sim.coordinator.transaction.config import TransactionConfig
-from broker_sim.coordinator.transaction.coordinator import TransactionCoordinator
+from broker_sim.coordinator.transaction.coordinator import HOLD_MS, TransactionCoordinator
 from broker_sim.coordinator.transaction.metadata import TxnState
 from broker_sim.coordinator.transaction.store import TransactionStore
 from broker_sim.log import LogManager
@@ -141,13 +141,37 @@ def test_a_commit_goes_prepare_markers_complete(h) -> None:
     assert h.end(pid, epoch, commit=True) == 0
     assert h.state() is TxnState.PREPARE_COMMIT
     assert h.markers.sent == [(pid, epoch, True, T0)]
-    assert h.add(pid, epoch) == ConcurrentTransactions.code  # still completing
     h.markers.deliver()
     assert h.state() is TxnState.COMPLETE_COMMIT
     assert h.end(pid, epoch, commit=True) == 0  # a retried EndTxn
     assert h.end(pid, epoch, commit=False) == InvalidTxnState.code
     assert h.add(pid, epoch, {("t", 0)}) == 0  # the next transaction
     assert h.store.get("app").partitions == {("t", 0)}
+
+
+def test_the_next_transaction_waits_for_the_previous_one_to_complete(h) -> None:
+    """AddPartitionsToTxn while the markers are out is answered once the transaction
+    completes — or CONCURRENT_TRANSACTIONS after HOLD_MS, if it has not. EndTxn is not held
+    (a retried one must not end the next transaction)."""
+    _, pid, epoch = h.init()
+    assert h.add(pid, epoch) == 0 and h.end(pid, epoch, commit=True) == 0
+    assert h.end(pid, epoch, commit=True) == ConcurrentTransactions.code
+    added: list = []
+    h.coordinator.add_partitions("app", pid, epoch, {("t", 0)}, added.append)
+    assert added == [] and h.state() is TxnState.PREPARE_COMMIT
+    h.markers.deliver()  # complete: the request runs again
+    assert added == [0]
+    assert h.state() is TxnState.ONGOING and h.store.get("app").partitions == {("t", 0)}
+    assert h.end(pid, epoch, commit=False) == 0
+    late: list = []
+    h.coordinator.add_partitions("app", pid, epoch, {("t", 1)}, late.append)
+    h.advance(HOLD_MS - 1)
+    assert late == []
+    h.advance(2)  # the markers are still out: the client is told to ask again
+    assert late == [ConcurrentTransactions.code]
+    h.markers.deliver()
+    assert h.state() is TxnState.COMPLETE_ABORT
+    assert h.add(pid, epoch, {("t", 1)}) == 0
 
 
 def test_a_new_instance_fences_the_old_one_and_aborts_what_it_left_open(h) -> None:

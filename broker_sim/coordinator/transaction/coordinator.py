@@ -60,6 +60,9 @@ from .store import TransactionStore
 log = logging.getLogger(__name__)
 
 MAX_EPOCH = 32767
+#: how long a request may wait for its transaction to settle before it is answered
+#: CONCURRENT_TRANSACTIONS (and the client asks again).
+HOLD_MS = 1000
 Answer = Callable[[int], None]
 
 
@@ -102,6 +105,32 @@ class TransactionTimeout(DelayedOperation):
         self.coordinator.expire(self.txn, self.epoch)
 
 
+class AwaitSettled(DelayedOperation):
+    """A request that found its transaction completing (the previous transaction's markers
+    and completion being written): run again as soon as the transaction settles — so the
+    producer's next AddPartitionsToTxn is answered the moment it can be, not after a
+    CONCURRENT_TRANSACTIONS and a client backoff — or, after ``hold_ms``, run again and
+    answered CONCURRENT_TRANSACTIONS if it still has to wait."""
+
+    def __init__(self, txn: TransactionMetadata, again: Callable[[], None], hold_ms: int) -> None:
+        super().__init__(hold_ms, txn.lock)
+        self.txn = txn
+        self.again = again
+
+    def try_complete(self) -> bool:
+        if _settled(self.txn):
+            return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        self.again()
+
+
+def _settled(txn: TransactionMetadata) -> bool:
+    """No state change is being written and no markers are out (the caller holds the lock)."""
+    return not txn.pending and txn.state not in PREPARED
+
+
 class TransactionCoordinator:
     def __init__(self, config: TransactionConfig, store: TransactionStore,
                  next_producer_id: Callable[[], int], markers: MarkerChannel,
@@ -114,6 +143,10 @@ class TransactionCoordinator:
         self.clock = clock
         self.timeouts: DelayedOperationPurgatory[TransactionTimeout] = DelayedOperationPurgatory(
             "TransactionTimeout", timer=timer, clock=clock, reaper_enabled=reaper_enabled)
+        #: requests waiting for their transaction to settle (on the same timer, whose
+        #: reaper the timeouts' purgatory runs).
+        self.waiting: DelayedOperationPurgatory[AwaitSettled] = DelayedOperationPurgatory(
+            "AwaitSettled", timer=self.timeouts.timer, clock=clock, reaper_enabled=False)
         store.on_loaded = self._on_loaded
 
     # ---- InitProducerId -----------------------------------------------------------------
@@ -168,13 +201,17 @@ class TransactionCoordinator:
                         self._apply(txn, target)
                 callback(_code(error), pid if error is None else -1,
                          epoch if error is None else -1)
+                self._settle(txn)
 
             self._write(txn, target, stored)
 
     # ---- AddPartitionsToTxn -------------------------------------------------------------
     def add_partitions(self, txn_id: str, producer_id: int, epoch: int,
                        partitions: set[tuple[str, int]], answer: Answer,
-                       fenced_code: int = ProducerFenced.code) -> None:
+                       fenced_code: int = ProducerFenced.code, may_wait: bool = True) -> None:
+        """Partitions join the open transaction (which starts with the first ones). While
+        the previous transaction completes, the request waits for it (``may_wait``, at most
+        :data:`HOLD_MS`), then CONCURRENT_TRANSACTIONS."""
         txn, error = self._owned_txn(txn_id)
         if txn is None:
             return answer(error)
@@ -182,7 +219,10 @@ class TransactionCoordinator:
             error = self._check(txn, producer_id, epoch, fenced_code)
             if error:
                 return answer(error)
-            if txn.pending or txn.state in PREPARED:
+            if not _settled(txn):
+                if may_wait:
+                    return self._await_settled(txn, lambda: self.add_partitions(
+                        txn_id, producer_id, epoch, partitions, answer, fenced_code, False))
                 return answer(ConcurrentTransactions.code)
             if txn.state is TxnState.ONGOING and partitions <= txn.partitions:
                 return answer(0)
@@ -200,6 +240,7 @@ class TransactionCoordinator:
                         if starting:
                             self._arm_timeout(txn, txn.timeout_ms)
                 answer(_code(error))
+                self._settle(txn)
 
             self._write(txn, target, stored)
 
@@ -240,6 +281,8 @@ class TransactionCoordinator:
             answer(_code(error))
             if error is None:
                 self._send_markers(txn)
+            else:
+                self._settle(txn)
 
         self._write(txn, target, stored)
 
@@ -265,6 +308,7 @@ class TransactionCoordinator:
                     with txn.lock:
                         txn.pending = False
                         self._apply(txn, target)
+                    self._settle(txn)
                     return
                 log.warning("transactional id %r: writing %s failed (%s); retrying",
                             txn.transactional_id, target.state.label, error)
@@ -347,6 +391,15 @@ class TransactionCoordinator:
         txn.partitions, txn.start_ms = set(target.partitions), target.start_ms
         txn.last_update_ms, txn.previous_epoch = target.last_update_ms, target.previous_epoch
 
+    def _await_settled(self, txn: TransactionMetadata, again: Callable[[], None]) -> None:
+        """Run ``again`` once ``txn`` settles, or after :data:`HOLD_MS` (under ``txn.lock``)."""
+        self.waiting.try_complete_else_watch(AwaitSettled(txn, again, HOLD_MS),
+                                             [txn.transactional_id])
+
+    def _settle(self, txn: TransactionMetadata) -> None:
+        """``txn`` may have settled: run the requests waiting for it."""
+        self.waiting.check_and_complete(txn.transactional_id)
+
     def _arm_timeout(self, txn: TransactionMetadata, timeout_ms: int) -> None:
         self.timeouts.try_complete_else_watch(TransactionTimeout(self, txn, max(timeout_ms, 0)),
                                               [txn.transactional_id])
@@ -370,4 +423,4 @@ class TransactionCoordinator:
     def shutdown(self) -> None:
         self.store.shutdown()
         self.markers.shutdown()
-        self.timeouts.shutdown()
+        self.timeouts.shutdown()  # and the timer the waiting requests share
