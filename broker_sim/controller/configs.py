@@ -92,6 +92,18 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {d.name: d for d in [
                    "Which old data goes: 'delete' removes segments past retention.ms or "
                    "retention.bytes; 'compact' keeps the latest record per key (" +
                    CLEANUP_POLICY_ALLOWED + ")."),
+    TopicConfigDef("delete.retention.ms", ConfigType.LONG, _BROKER_NAME["delete.retention.ms"],
+                   "How long the cleaner keeps a tombstone (a null value) of a compacted topic, "
+                   "so readers catching up still see the deletion."),
+    TopicConfigDef("max.compaction.lag.ms", ConfigType.LONG, _BROKER_NAME["max.compaction.lag.ms"],
+                   "The longest a record may stay uncompacted: past it a log is cleaned whatever "
+                   "its dirty ratio."),
+    TopicConfigDef("min.cleanable.dirty.ratio", ConfigType.DOUBLE,
+                   _BROKER_NAME["min.cleanable.dirty.ratio"],
+                   "A compacted log is cleaned once its uncleaned bytes reach this share of it."),
+    TopicConfigDef("min.compaction.lag.ms", ConfigType.LONG, _BROKER_NAME["min.compaction.lag.ms"],
+                   "The shortest a record stays uncompacted (records newer than this are left "
+                   "for a later clean)."),
     TopicConfigDef("index.interval.bytes", ConfigType.INT, _BROKER_NAME["index.interval.bytes"],
                    "Bytes of records between two entries of a segment's offset index."),
     TopicConfigDef("max.message.bytes", ConfigType.INT, None,

@@ -11,11 +11,16 @@ Each field of :class:`LogConfig` is one Kafka topic config; the dotted name is w
     index_interval_bytes   index.interval.bytes     4096             >= 0
     max_message_bytes      message.max.bytes *      1048588          >= 0
     cleanup_policy         cleanup.policy           delete           delete, compact, compact,delete
+    delete_retention_ms    delete.retention.ms      1 day            >= 0
+    min_compaction_lag_ms  min.compaction.lag.ms    0                >= 0
+    max_compaction_lag_ms  max.compaction.lag.ms    2**63-1          >= 1
+    min_cleanable_dirty_ratio min.cleanable.dirty.ratio 0.5          0 .. 1 (a number)
 
 (* the topic-level name is ``max.message.bytes``; both spellings are accepted.)
 ``cleanup.policy`` is a list: ``delete,compact`` is the same policy as ``compact,delete`` and
 is kept in that canonical order. Retention by time and size applies only to a policy that
-includes ``delete``; the log cleaner of a ``compact`` policy is not part of this module.
+includes ``delete``; the compaction settings (the last four) drive the log cleaner
+(:mod:`.cleaner`) of a policy that includes ``compact``.
 The default ``max_message_bytes`` is Kafka's: 1 MiB plus the 12-byte log overhead.
 
 >>> LogConfig.from_properties({"segment.bytes": "1024", "retention.ms": "-1"}).segment_bytes
@@ -47,18 +52,27 @@ _RULES: dict[str, tuple[str, int, int, str]] = {
     "retention_ms": ("retention.ms", -1, INT64_MAX, "-1 (unlimited) or an integer >= 0 (milliseconds)"),
     "index_interval_bytes": ("index.interval.bytes", 0, INT32_MAX, f"an integer in [0, {INT32_MAX}]"),
     "max_message_bytes": ("max.message.bytes", 0, INT32_MAX, f"an integer in [0, {INT32_MAX}]"),
+    "delete_retention_ms": ("delete.retention.ms", 0, INT64_MAX, "an integer >= 0 (milliseconds)"),
+    "min_compaction_lag_ms": ("min.compaction.lag.ms", 0, INT64_MAX, "an integer >= 0 (milliseconds)"),
+    "max_compaction_lag_ms": ("max.compaction.lag.ms", 1, INT64_MAX, "an integer >= 1 (milliseconds)"),
 }
+RATIO_NAME, RATIO_ALLOWED = "min.cleanable.dirty.ratio", "a number in [0, 1]"
 
 # Kafka dotted name (and accepted aliases) -> field name.
 PROPERTY_NAMES: dict[str, str] = {rule[0]: name for name, rule in _RULES.items()}
 PROPERTY_NAMES["message.max.bytes"] = "max_message_bytes"
 PROPERTY_NAMES["cleanup.policy"] = "cleanup_policy"
+PROPERTY_NAMES[RATIO_NAME] = "min_cleanable_dirty_ratio"
 
 #: The broker-wide defaults of these settings: Kafka's ``log.`` names -> the topic-level name.
 BROKER_LOG_PROPERTIES: dict[str, str] = {
     "log.segment.bytes": "segment.bytes", "log.roll.ms": "segment.ms",
     "log.retention.bytes": "retention.bytes", "log.retention.ms": "retention.ms",
     "log.index.interval.bytes": "index.interval.bytes",
+    "log.cleaner.delete.retention.ms": "delete.retention.ms",
+    "log.cleaner.min.compaction.lag.ms": "min.compaction.lag.ms",
+    "log.cleaner.max.compaction.lag.ms": "max.compaction.lag.ms",
+    "log.cleaner.min.cleanable.ratio": RATIO_NAME,
 }
 
 CLEANUP_POLICIES = ("delete", "compact")
@@ -97,17 +111,30 @@ class LogConfig:
     index_interval_bytes: int = 4096
     max_message_bytes: int = 1024 * 1024 + 12
     cleanup_policy: str = "delete"
+    delete_retention_ms: int = DAY_MS
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = INT64_MAX
+    min_cleanable_dirty_ratio: float = 0.5
 
     @property
     def deletes(self) -> bool:
         """Whether retention (by time and size) removes old segments: ``delete`` in the policy."""
         return "delete" in self.cleanup_policy.split(",")
 
+    @property
+    def compacts(self) -> bool:
+        """Whether the log cleaner keeps only the latest record per key: ``compact`` in the policy."""
+        return "compact" in self.cleanup_policy.split(",")
+
     def __post_init__(self) -> None:
         if parse_cleanup_policy(self.cleanup_policy) != self.cleanup_policy:
             raise InvalidConfig(f"Invalid value {self.cleanup_policy!r} for configuration "
                                 f"cleanup.policy (cleanup_policy): must be {CLEANUP_POLICY_ALLOWED} "
                                 "in canonical order")
+        ratio = self.min_cleanable_dirty_ratio
+        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 <= ratio <= 1:
+            raise InvalidConfig(f"Invalid value {ratio!r} for configuration {RATIO_NAME} "
+                                f"(min_cleanable_dirty_ratio): must be {RATIO_ALLOWED}")
         for name, (prop, low, high, allowed) in _RULES.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -142,6 +169,13 @@ class LogConfig:
             if name == "cleanup_policy":
                 changes[name] = parse_cleanup_policy(raw)
                 continue
+            if name == "min_cleanable_dirty_ratio":
+                try:
+                    changes[name] = float(str(raw).strip())
+                except ValueError:
+                    raise InvalidConfig(f"Invalid value {raw!r} for configuration {prop} "
+                                        f"({name}): must be {RATIO_ALLOWED}") from None
+                continue
             try:
                 changes[name] = int(str(raw).strip())
             except ValueError:
@@ -156,6 +190,7 @@ class LogConfig:
         """All settings as Kafka dotted names and string values (inverse of from_properties)."""
         out = {rule[0]: str(getattr(self, name)) for name, rule in _RULES.items()}
         out["cleanup.policy"] = self.cleanup_policy
+        out[RATIO_NAME] = str(self.min_cleanable_dirty_ratio)
         return out
 
     def overrides_from(self, defaults: LogConfig) -> dict[str, str]:
@@ -167,6 +202,8 @@ class LogConfig:
         }
         if self.cleanup_policy != defaults.cleanup_policy:
             out["cleanup.policy"] = self.cleanup_policy
+        if self.min_cleanable_dirty_ratio != defaults.min_cleanable_dirty_ratio:
+            out[RATIO_NAME] = str(self.min_cleanable_dirty_ratio)
         return out
 
     def replace(self, **changes: Any) -> LogConfig:
