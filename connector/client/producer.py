@@ -90,6 +90,8 @@ class Producer:
             self.transactions = TransactionManager(cfg, self.idempotence, self.flush, clock,
                                                    wake=self.sender.wake,
                                                    on_fatal=self._transaction_failed)
+            txn = self.transactions
+            self.sender.before_send = lambda now: txn.send_adds(self.client, now)
         self.partitioner = partitioner or DefaultPartitioner(cfg.batch_size)
         self._topics: dict[str, _TopicEntry] = {}
         self._max_record_size = min(cfg.max_request_size, cfg.buffer_memory)

@@ -35,6 +35,10 @@ retried every ``retry.backoff.ms``, logged with the error's name; any other — 
 without a usable InitProducerId version — becomes :attr:`Sender.fatal_error`: queued
 records fail with it at once, and so do later ``send()`` and ``flush()`` calls.
 
+A transactional producer's partitions join each transaction before their batches may be
+drained: :attr:`Sender.before_send` (the transaction manager's ``send_adds``) runs at the
+start of each iteration and sends the AddPartitionsToTxn on this thread's network client.
+
 Threading: :class:`Sender` is the one sender thread (a
 :class:`~broker_sim.common.ShutdownableThread`), which owns the network client, the
 idempotence state and every drained batch. Other threads only call :meth:`Sender.wake`,
@@ -46,6 +50,7 @@ every batch is sent or failed — or, forced, fails them all at once.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from broker_sim.common import SYSTEM_CLOCK, Clock, ShutdownableThread
@@ -110,6 +115,8 @@ class Sender(ShutdownableThread):
         self._pid_attempts = 0  # InitProducerId failures in a row (for the log)
         #: The id and epoch to ask a bump of (KIP-360); -1, -1 for a new producer id.
         self._bump_from = NO_PRODUCER_ID
+        #: Called with ``now`` before each iteration's drain (transactions: partitions join).
+        self.before_send: Callable[[float], None] | None = None
 
     # ---- the thread -----------------------------------------------------------------
     def on_stopped(self) -> None:
@@ -155,6 +162,8 @@ class Sender(ShutdownableThread):
             self._expire(now)
             self.client.poll(self.config.retry_backoff_ms, now)
             return
+        if self.before_send is not None:
+            self.before_send(now)
         timeout = self.send_producer_data(now)
         self.client.poll(timeout, now)
 

@@ -54,6 +54,12 @@ FENCED = frozenset({ProducerFenced.code, InvalidProducerEpoch.code})
 CONCURRENT_BACKOFF_MS = 10
 
 
+def add_partitions_error(response: Any) -> int:
+    """The first partition error of an AddPartitionsToTxn answer (0: every one was added)."""
+    return next((p.partition_error_code for t in response.results_by_topic_v3_and_below
+                 for p in t.results_by_partition if p.partition_error_code), 0)
+
+
 class TransactionChannel:
     def __init__(self, sync: SyncClient, transactional_id: str, retry_backoff_ms: float) -> None:
         self.sync = sync
@@ -75,17 +81,24 @@ class TransactionChannel:
     def add_partitions(self, producer_id: int, epoch: int, partitions: Iterable[TopicPartition],
                        deadline: float) -> None:
         """AddPartitionsToTxn: the coordinator will write markers to these partitions."""
+        body = self.add_partitions_body(producer_id, epoch, partitions)
+        self.request(ApiKey.ADD_PARTITIONS_TO_TXN, body, add_partitions_error, deadline,
+                     f"AddPartitionsToTxn of "
+                     f"{sum(len(t['partitions']) for t in body['v3_and_below_topics'])} "
+                     "partition(s)")
+
+    def add_partitions_body(self, producer_id: int, epoch: int,
+                            partitions: Iterable[TopicPartition]) -> dict[str, Any]:
+        """AddPartitionsToTxn's body (for a caller that sends it on its own connection, as
+        the transactional producer's sender thread does; :func:`add_partitions_error` reads
+        the answer)."""
         by_topic: dict[str, list[int]] = {}
         for tp in sorted(partitions):
             by_topic.setdefault(tp.topic, []).append(tp.partition)
-        self.request(
-            ApiKey.ADD_PARTITIONS_TO_TXN, {
-                "v3_and_below_transactional_id": self.transactional_id,
+        return {"v3_and_below_transactional_id": self.transactional_id,
                 "v3_and_below_producer_id": producer_id, "v3_and_below_producer_epoch": epoch,
-                "v3_and_below_topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]},
-            lambda r: next((p.partition_error_code for t in r.results_by_topic_v3_and_below
-                            for p in t.results_by_partition if p.partition_error_code), 0),
-            deadline, f"AddPartitionsToTxn of {sum(map(len, by_topic.values()))} partition(s)")
+                "v3_and_below_topics": [{"name": t, "partitions": ps}
+                                        for t, ps in by_topic.items()]}
 
     def end_transaction(self, producer_id: int, epoch: int, commit: bool, deadline: float) -> None:
         """EndTxn: commit or abort the open transaction of (producer id, epoch)."""

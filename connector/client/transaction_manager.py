@@ -9,10 +9,16 @@ thread, so the sender thread never waits on it):
    gets the producer id and epoch (InitProducerId with the transactional id), which every
    batch then carries; an older instance with the same id is fenced by the new epoch.
 2. ``begin_transaction`` is local. The first record for a partition in a transaction puts
-   the partition on a pending list; the manager's ``txn-partitions`` thread adds everything
-   pending in one AddPartitionsToTxn (so the coordinator knows where to write markers), and
-   until a partition is added its batches wait in the accumulator (the sender does not
-   drain them). ``send()`` never waits for the coordinator.
+   the partition on a pending list, and everything pending joins the transaction in one
+   AddPartitionsToTxn (so the coordinator knows where to write markers); until a partition
+   is added its batches wait in the accumulator (the sender does not drain them).
+   ``send()`` never waits for the coordinator. The producer's sender thread sends that
+   request itself (:meth:`send_adds`), on its connection to the coordinator's broker when
+   that is ready, and drains the partitions' batches in the same loop as the answer: no
+   other thread has to wake up between a transaction's first record and its first produce
+   request. Anything else — no connection yet, an error, a retry — goes to the manager's
+   ``txn-partitions`` thread, which asks the coordinator with Kafka's retry rules.
+   One AddPartitionsToTxn is out at a time.
 3. ``send_offsets_to_transaction`` adds the group (AddOffsetsToTxn) and commits its offsets
    at the group's coordinator inside the transaction (TxnOffsetCommit).
 4. ``commit_transaction`` / ``abort_transaction`` flush what was sent, then EndTxn.
@@ -24,9 +30,9 @@ is fenced for good and says so.
 
 States: UNINITIALIZED → READY (after init) → IN_TRANSACTION (begin) → READY (commit or
 abort); FENCED is final, and fails every queued record (``on_fatal``). Threading: the
-control calls may come from any thread; ``_lock`` serialises use of the connections (the
-adder thread takes it too, so a call never holds it across a flush); ``_cond`` guards the
-pending and added partition sets.
+control calls may come from any thread; ``_lock`` serialises use of the manager's
+connections (the adder thread takes it too, so a call never holds it across a flush);
+``_cond`` guards the pending and added partition sets and the request in flight.
 """
 
 from __future__ import annotations
@@ -45,8 +51,14 @@ from broker_sim.protocol.errors import KafkaError, ProducerFenced
 from .config import ProducerConfig
 from .idempotence import IdempotenceManager
 from .metadata import Metadata, TopicPartition
+from .network_client import NetworkClient
 from .sync_client import SyncClient
-from .transaction_channel import GROUP_KEY, TRANSACTION_KEY, TransactionChannel
+from .transaction_channel import (
+    GROUP_KEY,
+    TRANSACTION_KEY,
+    TransactionChannel,
+    add_partitions_error,
+)
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +93,9 @@ class TransactionManager:
         self._on_fatal = on_fatal
         self._cond = threading.Condition()
         self._partitions: set[TopicPartition] = set()  # added to the transaction
-        self._pending: set[TopicPartition] = set()  # waiting for the adder thread
+        self._pending: set[TopicPartition] = set()  # not yet added
+        self._adding = False  # an AddPartitionsToTxn is out (the sender's or the adder's)
+        self._handoff: set[TopicPartition] | None = None  # for the adder thread to add
         self._error: BaseException | None = None
         self._closed = False
         idempotence.partition_added = self._partitions.__contains__
@@ -116,8 +130,8 @@ class TransactionManager:
             self.state = TransactionState.IN_TRANSACTION
 
     def ensure_partition(self, tp: TopicPartition) -> None:
-        """The first record for ``tp`` in this transaction: ``tp`` joins it (soon, on the
-        adder thread; its batches wait until then)."""
+        """The first record for ``tp`` in this transaction: ``tp`` joins it (soon; its
+        batches wait until then)."""
         if tp in self._partitions or tp in self._pending:
             return
         self._check_not_fenced()
@@ -127,18 +141,63 @@ class TransactionManager:
         with self._cond:
             if tp not in self._partitions:
                 self._pending.add(tp)
-                self._cond.notify()
+        self._wake()  # the sender thread sends the AddPartitionsToTxn (send_adds)
+
+    def send_adds(self, client: NetworkClient, now: float) -> None:
+        """The sender thread, each round: send one AddPartitionsToTxn for everything
+        pending, unless one is out. On ``client`` (the sender's own) when the coordinator's
+        broker is ready there, answered on this thread (:meth:`_sent_answer`); else the
+        adder thread sends it."""
+        with self._cond:
+            if self._adding or not self._pending or self._error is not None \
+                    or self.state is not TransactionState.IN_TRANSACTION:
+                return
+            batch = set(self._pending)
+            self._adding = True
+        node = self._channel.coordinator
+        if node is None or not client.ready(node, now):
+            self._to_adder(batch)  # (ready() started connecting: next time, perhaps)
+            return
+        pid, epoch = self.idempotence.producer_id_and_epoch
+        try:
+            future = client.send(node, ApiKey.ADD_PARTITIONS_TO_TXN,
+                                 self._channel.add_partitions_body(pid, epoch, batch), now)
+        except Exception:  # noqa: BLE001 - the adder tries with the full rules
+            self._to_adder(batch)
+            return
+        future.add_callback(lambda response: self._sent_answer(batch, response))
+        future.add_errback(lambda e: self._to_adder(batch))
+
+    def _sent_answer(self, batch: set[TopicPartition], response: Any) -> None:
+        """The answer to the sender's AddPartitionsToTxn: added, or the adder thread
+        asks again (it retries what may be retried and meets fencing as a final error)."""
+        if add_partitions_error(response) == 0:
+            self._added(batch)
+        else:
+            self._to_adder(batch)
+
+    def _to_adder(self, batch: set[TopicPartition]) -> None:
+        with self._cond:
+            self._handoff = batch
+            self._cond.notify_all()
+
+    def _added(self, batch: set[TopicPartition]) -> None:
+        with self._cond:
+            self._partitions.update(batch)
+            self._pending -= batch
+            self._adding = False
+            self._cond.notify_all()
 
     def _add_pending(self) -> None:
-        """The adder thread: one AddPartitionsToTxn for everything pending, then wake the
-        sender, whose batches for those partitions may go now."""
+        """The adder thread: the AddPartitionsToTxn the sender thread handed over, asked
+        until answered; then wake the sender, whose batches for those partitions may go."""
         while True:
             with self._cond:
-                while not self._pending and not self._closed:
+                while self._handoff is None and not self._closed:
                     self._cond.wait()
-                if self._closed:
+                if self._closed or self._handoff is None:
                     return
-                batch = set(self._pending)
+                batch, self._handoff = self._handoff, None
             try:
                 with self._lock:
                     self._add(batch)
@@ -148,13 +207,11 @@ class TransactionManager:
                 with self._cond:
                     self._error = e
                     self._pending.clear()
+                    self._adding = False
                     self._cond.notify_all()
                 self._on_fatal(e)
                 continue
-            with self._cond:
-                self._partitions.update(batch)
-                self._pending -= batch
-                self._cond.notify_all()
+            self._added(batch)
             self._wake()
 
     def _add(self, partitions: set[TopicPartition]) -> None:
