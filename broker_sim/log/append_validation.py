@@ -4,7 +4,9 @@ A leader append (a produce request) must be whole magic-2 batches, each within
 ``max.message.bytes``, with a base offset of 0 and a record count matching its last offset
 delta (the log assigns the offsets); a follower append (a fetch response from the leader)
 keeps the leader's offsets and may end with a partial batch, which is dropped. Every batch
-is CRC-checked; the whole append must fit one segment (``segment.bytes``).
+is CRC-checked; the whole append must fit one segment (``segment.bytes``). A compacted
+log (``cleanup.policy`` with ``compact``) refuses records without a key, as Kafka does:
+compaction keeps the latest record *per key*.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from ..protocol.errors import CorruptMessage, InvalidRecord, MessageTooLarge, RecordListTooLarge
 from ..protocol.records.batch_header import MAGIC, BatchHeader, peek_batch_size, validate_batch
+from ..protocol.records.reader import decode_records
 from .config import LogConfig
 
 _MAGIC_AT = 16
@@ -61,6 +64,10 @@ def validate_append(buf: Any, name: str, config: LogConfig, *,
                     f"append to {name}: record batch count {header.records_count} does not "
                     f"match its last offset delta {header.last_offset_delta}"
                 )
+            if config.compacts and not header.is_control \
+                    and any(r.key is None for r in decode_records(buf, pos, header)):
+                raise InvalidRecord(f"append to {name}: a compacted topic cannot accept a "
+                                    "record without a key")
         batches.append((pos, header))
         pos += size
     if leader and not batches:

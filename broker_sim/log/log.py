@@ -40,6 +40,7 @@ from __future__ import annotations
 import shutil
 import threading
 from bisect import bisect_right
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -232,6 +233,39 @@ class Log(LogTruncation):
             self.config = config
             for seg in self._view.segments:
                 seg.index_interval_bytes = config.index_interval_bytes
+
+    def replace_segments(self, old: list[LogSegment], commit: Callable[[], None]) -> bool:
+        """Swap cleaned data in for the consecutive segments ``old`` (the log cleaner).
+
+        Under the lock: if ``old`` is still part of the log, close it (readers in flight
+        finish, new ones get SegmentGone and wait for the new view), run ``commit`` (which
+        puts the cleaned segment's files in place of ``old``'s, see the cleaner's swap),
+        open the cleaned segment and publish it. Returns False, doing nothing, if
+        retention or truncation changed those segments meanwhile.
+        """
+        with self._lock:
+            self._check_open()
+            segments = list(self._view.segments)
+            try:
+                i = next(k for k, s in enumerate(segments) if s is old[0])
+            except StopIteration:
+                return False
+            if segments[i:i + len(old)] != old or i + len(old) >= len(segments):
+                return False
+            for seg in old:
+                seg.deleted = True
+                seg.index.close_without_writing()
+                seg._close_fd()
+            try:
+                commit()
+                new = LogSegment(self.dir, old[0].base_offset, self.config.index_interval_bytes,
+                                 old[0].created_ms)
+            except OSError as e:
+                raise KafkaStorageError(f"swapping cleaned segments into {self.dir} failed: {e}") from e
+            segments[i:i + len(old)] = [new]
+            self._view = LogView.of(segments, self._view.log_start_offset)
+            self._rebuild_transactions()
+            return True
 
     # -------------------------------------------------------------- appends
 

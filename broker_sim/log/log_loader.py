@@ -93,6 +93,9 @@ def _remove_leftovers(dir: Path) -> None:
 def load_log(dir: Path, config: LogConfig, now_ms: int) -> LoadedLog:
     """Open (creating it if empty) and recover the log in ``dir``; see the module docstring."""
     state = read_log_state(dir)
+    from .cleaner import recover_swap  # (the cleaner imports this module)
+
+    recover_swap(dir)
     _remove_leftovers(dir)
     bases = sorted(int(p.stem) for p in dir.glob("*" + LOG_SUFFIX) if len(p.stem) == 20 and p.stem.isdigit())
     interval = config.index_interval_bytes

@@ -1,0 +1,495 @@
+"""Log compaction: a compacted log keeps at least the latest record of every key.
+
+For a log whose ``cleanup.policy`` includes ``compact``, a *clean* rewrites its closed
+segments keeping only what a reader still needs, with offsets unchanged (compaction
+leaves gaps, which readers skip). Kafka's cleaner, step by step:
+
+1. **The cleanable range.** The log is split at the *first dirty offset* (where the last
+   clean stopped, kept in the partition's ``cleaner-offset-checkpoint``): below it the
+   *clean* part, above it the *dirty* part up to the *first uncleanable offset* — the
+   lowest of the active segment's base, the high watermark, the first offset of a
+   transaction still open, and the first segment with a record newer than
+   ``min.compaction.lag.ms``. Only whole segments are cleaned. A log is due when its dirty
+   share of bytes reaches ``min.cleanable.dirty.ratio``, or when its oldest dirty record
+   is older than ``max.compaction.lag.ms``.
+2. **The offset map**: key -> offset of its last record, over the dirty part (aborted
+   transactional records left out). At most ``log.cleaner.dedupe.buffer.size / 24``
+   keys: if the dirty part has more, the clean stops at an earlier segment boundary.
+3. **The rewrite**, of every segment below the dirty end, oldest first, grouped so a
+   group fits ``segment.bytes``. A record is kept unless: a later record has its key (the
+   map says so), it has no key, it belongs to an aborted transaction, or it is a
+   tombstone (null value) in a segment whose newest record is older than
+   ``delete.retention.ms`` (readers had that long to see the deletion). A transaction
+   marker is kept while any record of its transaction is kept, or until the same
+   ``delete.retention.ms`` passes. A batch whose records all stay is copied as it is;
+   one that loses some is rebuilt from the kept records' bytes (same base offset, last
+   offset delta, producer fields and compression codec; new count, length and CRC).
+4. **The swap**, crash-safe: a group's cleaned segment is written in the partition's
+   ``cleaning/`` directory with a ``range`` file naming the offsets it replaces, flushed,
+   and the directory renamed to ``swap/`` — the commit point. Under the log's lock the
+   replaced segments are deleted, the cleaned files moved into place, ``swap/`` removed
+   and the new segment published. When a log opens (:func:`recover_swap`), a leftover
+   ``cleaning/`` is deleted (the clean is simply redone) and a leftover ``swap/`` is
+   finished the same way, so a ``kill -9`` at any moment loses nothing and leaves no half
+   segment: every offset is either in the old segments or in the cleaned one.
+
+:class:`LogCleaner` runs ``log.cleaner.threads`` threads; each picks the due log with the
+highest dirty ratio (a log is cleaned by one thread at a time), cleans it, and otherwise
+sleeps ``log.cleaner.backoff.ms``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import google_crc32c
+
+from ..common import ShutdownableThread
+from ..protocol.errors import CorruptMessage
+from ..protocol.primitives import read_uvarint
+from ..protocol.records.batch_header import _HEADER, CRC_START, HEADER_SIZE, BatchHeader
+from ..protocol.records.compression import NONE, compress, decompress
+from .batch_scanner import scan
+from .log_loader import fsync_dir
+from .segment import LOG_SUFFIX, LogSegment, segment_name
+
+if TYPE_CHECKING:
+    from .log import Log
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT = "cleaner-offset-checkpoint"
+CLEANING, SWAP, RANGE = "cleaning", "swap", "range"
+INDEX_SUFFIX = ".index"
+READ_CHUNK = 8 * 1024 * 1024
+ENTRY_BYTES = 24  # Kafka's accounting per offset-map entry (hash + offset)
+_CRC = struct.Struct(">I")
+
+
+@dataclass
+class CleanStats:
+    """What one clean did (for logs, metrics and the benchmark)."""
+
+    first_dirty: int = 0
+    end: int = 0
+    segments: int = 0
+    bytes_read: int = 0
+    bytes_written: int = 0
+    records_read: int = 0
+    records_kept: int = 0
+    seconds: float = 0.0
+
+
+# ---- the checkpoint ----------------------------------------------------------------------
+def read_checkpoint(dir: Path) -> int:
+    try:
+        return int((dir / CHECKPOINT).read_text().strip() or 0)
+    except (FileNotFoundError, ValueError):
+        return 0
+
+
+def write_checkpoint(dir: Path, offset: int) -> None:
+    tmp = dir / (CHECKPOINT + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(f"{offset}\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, dir / CHECKPOINT)
+
+
+# ---- what to clean ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Cleanable:
+    first_dirty: int
+    end: int  # first uncleanable offset (a segment base)
+    dirty_ratio: float
+    due: bool
+
+
+def cleanable(log: Log, now_ms: int) -> Cleanable | None:
+    """The log's cleanable range and whether it is due (None: nothing to clean)."""
+    cfg = log.config
+    if not cfg.compacts:
+        return None
+    segments = log.segments[:-1]  # never the active segment
+    if not segments:
+        return None
+    first_dirty = max(read_checkpoint(log.dir), log.log_start_offset)
+    limit = min(log.high_watermark, log.last_stable_offset, log.active_segment.base_offset)
+    lag_edge = now_ms - cfg.min_compaction_lag_ms
+    end = first_dirty
+    clean_bytes = dirty_bytes = 0
+    for i, seg in enumerate(segments):
+        upper = segments[i + 1].base_offset if i + 1 < len(segments) else log.active_segment.base_offset
+        if upper <= first_dirty:
+            clean_bytes += seg.size
+            continue
+        if upper > limit or (cfg.min_compaction_lag_ms > 0 and seg.max_timestamp > lag_edge):
+            break
+        dirty_bytes += seg.size
+        end = upper
+    if end <= first_dirty or dirty_bytes == 0:
+        return None
+    ratio = dirty_bytes / max(1, clean_bytes + dirty_bytes)
+    oldest = _first_timestamp(log, first_dirty)
+    overdue = oldest >= 0 and now_ms - oldest > cfg.max_compaction_lag_ms
+    return Cleanable(first_dirty, end, ratio, ratio >= cfg.min_cleanable_dirty_ratio or overdue)
+
+
+def _first_timestamp(log: Log, offset: int) -> int:
+    for seg in log.segments:
+        if seg.next_offset > offset:
+            for _pos, header in seg.headers()[:1]:
+                return header.max_timestamp
+    return -1
+
+
+# ---- reading records without decoding them all -----------------------------------------
+def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
+    b = data[pos]
+    if b < 0x80:
+        return b, pos + 1
+    if data[pos + 1] < 0x80:
+        return (b & 0x7F) | (data[pos + 1] << 7), pos + 2
+    return read_uvarint(data, pos)
+
+
+def _records(data: bytes, header: BatchHeader) -> Iterator[tuple[int, int, int, bytes | None, bool]]:
+    """``(start, end, offset, key, is_tombstone)`` of each record in a records section."""
+    pos, n, base = 0, len(data), header.base_offset
+    for _ in range(header.records_count):
+        start = pos
+        u, pos = _uvarint(data, pos)
+        end = pos + (u >> 1)
+        if u & 1 or end > n:
+            raise CorruptMessage(f"record of batch {base} runs past its batch")
+        _ts, pos = _uvarint(data, pos + 1)  # attributes, timestampDelta
+        u, pos = _uvarint(data, pos)
+        offset = base + ((u >> 1) ^ -(u & 1))
+        u, pos = _uvarint(data, pos)
+        key = None if u & 1 else data[pos:pos + (u >> 1)]
+        if key is not None:
+            pos += u >> 1
+        u, _ = _uvarint(data, pos)
+        yield start, end, offset, key, u == 1
+        pos = end
+
+
+def _batches(seg: LogSegment) -> Iterator[tuple[BatchHeader, memoryview]]:
+    """Each whole batch of a closed segment with its bytes, reading in large chunks."""
+    for _pos, chunk, off, size in scan(seg.read_at, 0, seg.size, HEADER_SIZE, READ_CHUNK,
+                                       whole=True):
+        view = memoryview(chunk)[off:off + size]
+        yield BatchHeader.parse(view), view
+
+
+def _section(header: BatchHeader, batch: memoryview) -> bytes:
+    body = batch[HEADER_SIZE:]
+    return bytes(body) if header.compression == NONE else decompress(header.compression, body)
+
+
+class _Aborted:
+    """Aborted transactions by producer id: is a batch's data aborted?"""
+
+    def __init__(self, log: Log, end: int) -> None:
+        self._by_pid: dict[int, list[tuple[int, int]]] = {}
+        for a in log.aborted_transactions(log.log_start_offset, end):
+            self._by_pid.setdefault(a.producer_id, []).append((a.first_offset, a.last_offset))
+
+    def __contains__(self, header: BatchHeader) -> bool:
+        ranges = self._by_pid.get(header.producer_id)
+        return ranges is not None and any(a <= header.base_offset <= b for a, b in ranges)
+
+
+# ---- the clean ---------------------------------------------------------------------------
+def build_offset_map(log: Log, first_dirty: int, end: int, max_entries: int,
+                     aborted: _Aborted) -> tuple[dict[bytes, int], int]:
+    """Key -> last offset over the dirty segments; returns the map and where it stops."""
+    offsets: dict[bytes, int] = {}
+    segments = [s for s in log.segments[:-1] if first_dirty <= s.base_offset < end
+                or s.base_offset < first_dirty < s.next_offset]
+    stop = end
+    for i, seg in enumerate(segments):
+        before = dict(offsets) if len(offsets) > max_entries // 2 else None
+        for header, batch in _batches(seg):
+            if header.is_control or header.last_offset < first_dirty or header.base_offset >= end:
+                continue
+            if header.is_transactional and header in aborted:
+                continue
+            for _s, _e, offset, key, _tomb in _records(_section(header, batch), header):
+                if key is not None and offset >= first_dirty:
+                    offsets[key] = offset
+        if len(offsets) > max_entries:
+            if i == 0 or before is None:
+                raise RuntimeError(f"{log.name}: one segment holds more than {max_entries} keys; "
+                                   "raise log.cleaner.dedupe.buffer.size")
+            return before, seg.base_offset
+    return offsets, stop
+
+
+def clean(log: Log, now_ms: int, max_entries: int, range_: Cleanable | None = None) -> CleanStats | None:
+    """Clean ``log`` once if it has a cleanable range; the stats of what was done."""
+    t0 = time.monotonic()
+    range_ = range_ or cleanable(log, now_ms)
+    if range_ is None:
+        return None
+    aborted = _Aborted(log, range_.end)
+    offsets, end = build_offset_map(log, range_.first_dirty, range_.end, max_entries, aborted)
+    stats = CleanStats(range_.first_dirty, end)
+    horizon = now_ms - log.config.delete_retention_ms
+    groups = _groups(log, end)
+    kept_in_txn: dict[int, bool] = {}
+    for group in groups:
+        if not _clean_group(log, group, offsets, aborted, horizon, kept_in_txn, stats):
+            break  # the log changed under the clean (retention, truncation): next time
+    write_checkpoint(log.dir, end)
+    stats.seconds = time.monotonic() - t0
+    return stats
+
+
+def _groups(log: Log, end: int) -> list[list[LogSegment]]:
+    """The segments below ``end``, in groups that fit one segment each."""
+    limit = log.config.segment_bytes
+    groups: list[list[LogSegment]] = []
+    for seg in log.segments[:-1]:
+        if seg.next_offset > end:
+            break
+        last = groups[-1] if groups else None
+        if last and sum(s.size for s in last) + seg.size <= limit \
+                and seg.next_offset - last[0].base_offset < 2**31 - 1:
+            last.append(seg)
+        else:
+            groups.append([seg])
+    return groups
+
+
+def _clean_group(log: Log, group: list[LogSegment], offsets: dict[bytes, int], aborted: _Aborted,
+                 horizon: int, kept_in_txn: dict[int, bool], stats: CleanStats) -> bool:
+    base = group[0].base_offset
+    replaced_end = group[-1].next_offset
+    work = log.dir / CLEANING
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    cleaned = LogSegment(work, base, log.config.index_interval_bytes, group[0].created_ms)
+    try:
+        for seg in group:
+            ts = seg.max_timestamp
+            expired = (ts if ts >= 0 else seg.last_modified) < horizon
+            out = bytearray()
+            last = -1
+            for header, batch in _batches(seg):
+                stats.bytes_read += len(batch)
+                kept = _clean_batch(header, batch, offsets, aborted, expired, kept_in_txn, stats)
+                if kept is not None:
+                    out += kept
+                    last = header.last_offset
+                if len(out) >= READ_CHUNK:
+                    cleaned.append(last, out)
+                    stats.bytes_written += len(out)
+                    out = bytearray()
+            if out:
+                cleaned.append(last, out)
+                stats.bytes_written += len(out)
+            stats.segments += 1
+        cleaned.flush()
+        cleaned.close()
+        (work / RANGE).write_text(f"{base} {replaced_end}\n")
+        fsync_dir(work)
+    except BaseException:
+        cleaned.close()
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return log.replace_segments(group, lambda: _commit_swap(log.dir, base, replaced_end))
+
+
+def _clean_batch(header: BatchHeader, batch: memoryview, offsets: dict[bytes, int],
+                 aborted: _Aborted, expired: bool, kept_in_txn: dict[int, bool],
+                 stats: CleanStats) -> bytes | memoryview | None:
+    """The batch as it stays after cleaning: itself, rebuilt from its kept records, or None."""
+    pid = header.producer_id
+    if header.is_control:
+        stats.records_read += header.records_count
+        if kept_in_txn.pop(pid, False) or not expired:
+            stats.records_kept += header.records_count
+            return batch
+        return None
+    if header.is_transactional and header in aborted:
+        stats.records_read += header.records_count
+        kept_in_txn.setdefault(pid, False)
+        return None
+    data = _section(header, batch)
+    keep: list[tuple[int, int]] = []
+    for start, end, offset, key, tombstone in _records(data, header):
+        stats.records_read += 1
+        if key is None or offsets.get(key, -1) > offset or (tombstone and expired):
+            continue
+        keep.append((start, end))
+    stats.records_kept += len(keep)
+    if header.is_transactional:
+        kept_in_txn[pid] = kept_in_txn.get(pid, False) or bool(keep)
+    if len(keep) == header.records_count:
+        return batch
+    if not keep:
+        return None
+    return _rebuild(header, b"".join(data[s:e] for s, e in keep), len(keep))
+
+
+def _rebuild(header: BatchHeader, records: bytes, count: int) -> bytes:
+    """The batch with only ``records`` (same offsets and producer fields; new CRC)."""
+    body = records if header.compression == NONE else compress(header.compression, records)
+    out = bytearray(HEADER_SIZE + len(body))
+    _HEADER.pack_into(out, 0, header.base_offset, HEADER_SIZE - 12 + len(body),
+                      header.partition_leader_epoch, header.magic, 0, header.attributes,
+                      header.last_offset_delta, header.base_timestamp, header.max_timestamp,
+                      header.producer_id, header.producer_epoch, header.base_sequence, count)
+    out[HEADER_SIZE:] = body
+    _CRC.pack_into(out, CRC_START - 4, google_crc32c.value(bytes(out[CRC_START:])))
+    return bytes(out)
+
+
+# ---- the swap ------------------------------------------------------------------------------
+def _segment_bases(dir: Path) -> list[int]:
+    return sorted(int(p.stem) for p in dir.glob("*" + LOG_SUFFIX)
+                  if len(p.stem) == 20 and p.stem.isdigit())
+
+
+def _commit_swap(dir: Path, base: int, replaced_end: int) -> None:
+    """Commit point, then finish: ``cleaning/`` -> ``swap/`` -> into place."""
+    os.replace(dir / CLEANING, dir / SWAP)
+    fsync_dir(dir)
+    _finish_swap(dir, base, replaced_end)
+
+
+def _finish_swap(dir: Path, base: int, replaced_end: int) -> None:
+    """Replace the segments in ``[base, replaced_end)`` by the one in ``swap/`` (idempotent:
+    safe to run again after a crash at any step)."""
+    swap = dir / SWAP
+    stem = segment_name(base)
+    new_log = swap / (stem + LOG_SUFFIX)
+    for old in _segment_bases(dir):
+        if base <= old < replaced_end and (old != base or new_log.exists()):
+            (dir / (segment_name(old) + INDEX_SUFFIX)).unlink(missing_ok=True)
+            (dir / (segment_name(old) + LOG_SUFFIX)).unlink(missing_ok=True)
+    if (swap / (stem + INDEX_SUFFIX)).exists():
+        os.replace(swap / (stem + INDEX_SUFFIX), dir / (stem + INDEX_SUFFIX))
+    if new_log.exists():
+        os.replace(new_log, dir / (stem + LOG_SUFFIX))
+    fsync_dir(dir)
+    shutil.rmtree(swap, ignore_errors=True)
+    fsync_dir(dir)
+
+
+def recover_swap(dir: Path) -> None:
+    """On open: drop an unfinished clean, finish a committed swap (see the module docstring)."""
+    shutil.rmtree(dir / CLEANING, ignore_errors=True)
+    swap = dir / SWAP
+    if swap.is_dir():
+        try:
+            base, end = map(int, (swap / RANGE).read_text().split())
+        except (FileNotFoundError, ValueError):
+            shutil.rmtree(swap, ignore_errors=True)  # cannot be: RANGE is written before the rename
+            return
+        log.warning("%s: finishing the swap of a clean interrupted by a crash", dir.name)
+        _finish_swap(dir, base, end)
+
+
+# ---- the threads ---------------------------------------------------------------------------
+class LogCleaner:
+    """``threads`` cleaner threads over the logs ``logs()`` returns.
+
+    Threading: each thread picks the due log with the highest dirty ratio that no other
+    thread is cleaning (``_busy``, under ``_lock``), cleans it without the log's lock
+    (it reads closed segments only, through their reader guard) and swaps the result in
+    under the log's lock (:meth:`Log.replace_segments`). ``clean_now`` runs one pass on
+    the caller's thread (tests and the benchmark).
+    """
+
+    def __init__(self, logs: Callable[[], list[Log]], threads: int = 1, backoff_ms: int = 15_000,
+                 dedupe_buffer_bytes: int = 128 * 1024 * 1024,
+                 clock: Callable[[], int] = lambda: int(time.time() * 1000)) -> None:
+        self._logs = logs
+        self.backoff_ms = backoff_ms
+        self.max_entries = max(1, dedupe_buffer_bytes // ENTRY_BYTES)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._busy: set[Path] = set()
+        self.cleans = 0
+        self._threads = [_CleanerThread(self, i) for i in range(threads)]
+
+    def start(self) -> LogCleaner:
+        for t in self._threads:
+            t.start()
+        return self
+
+    def stop(self) -> None:
+        for t in self._threads:
+            t.request_stop()
+        for t in self._threads:
+            t.stop()
+
+    def _pick(self) -> tuple[Log, Cleanable] | None:
+        now = self._clock()
+        best: tuple[Log, Cleanable] | None = None
+        with self._lock:
+            for lg in self._logs():
+                if lg.closed or lg.dir in self._busy:
+                    continue
+                try:
+                    c = cleanable(lg, now)
+                except Exception:  # noqa: BLE001 - a log closing under us: next time
+                    continue
+                if c is not None and c.due and (best is None or c.dirty_ratio > best[1].dirty_ratio):
+                    best = (lg, c)
+            if best is not None:
+                self._busy.add(best[0].dir)
+        return best
+
+    def clean_once(self) -> CleanStats | None:
+        """Clean the dirtiest due log, if any."""
+        picked = self._pick()
+        if picked is None:
+            return None
+        lg, range_ = picked
+        try:
+            stats = clean(lg, self._clock(), self.max_entries, range_)
+            self.cleans += 1
+            if stats is not None:
+                log.info("cleaned %s: offsets %d-%d, %d segment(s), %d -> %d bytes, %d of %d "
+                         "records kept, %.2f s", lg.name, stats.first_dirty, stats.end,
+                         stats.segments, stats.bytes_read, stats.bytes_written,
+                         stats.records_kept, stats.records_read, stats.seconds)
+            return stats
+        finally:
+            with self._lock:
+                self._busy.discard(lg.dir)
+
+    def clean_now(self) -> list[CleanStats]:
+        """Clean every due log once (on this thread)."""
+        done = []
+        while (stats := self.clean_once()) is not None:
+            done.append(stats)
+        return done
+
+
+class _CleanerThread(ShutdownableThread):
+    def __init__(self, cleaner: LogCleaner, i: int) -> None:
+        super().__init__(f"log-cleaner-{i}")
+        self.cleaner = cleaner
+
+    def run_once(self) -> None:
+        try:
+            stats = self.cleaner.clean_once()
+        except Exception:  # noqa: BLE001 - one log's failure must not stop the cleaner
+            log.exception("log cleaner: a clean failed; retrying after the backoff")
+            stats = None
+        if stats is None:
+            self.stopping.wait(self.cleaner.backoff_ms / 1000)

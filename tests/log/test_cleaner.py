@@ -1,0 +1,223 @@
+"""Log compaction on real segment files: what a clean keeps, and a crash at every step of
+its swap."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from broker_sim.log import Log, LogConfig
+from broker_sim.log.cleaner import CLEANING, SWAP, LogCleaner, clean, cleanable, read_checkpoint
+from broker_sim.protocol.errors import InvalidRecord
+from broker_sim.protocol.records.builder import RecordBatchBuilder
+from broker_sim.protocol.records.compression import LZ4
+from broker_sim.protocol.records.control import marker_batch
+from broker_sim.protocol.records.reader import iter_records
+
+COMPACT = LogConfig(segment_bytes=16 * 1024, index_interval_bytes=512, cleanup_policy="compact",
+                    min_cleanable_dirty_ratio=0.01, segment_ms=60_000)
+MAP = 1_000_000
+
+
+def batch(pairs, *, compression: int = 0, pid: int = -1, seq: int = -1,
+          txn: bool = False, ts: int = 1_000_000) -> bytes:
+    b = RecordBatchBuilder(compression=compression, producer_id=pid, producer_epoch=0 if pid >= 0 else -1,
+                           base_sequence=seq, is_transactional=txn)
+    for key, value in pairs:
+        b.append(ts, key, value)
+    return b.build()
+
+
+def everything(log: Log) -> list[tuple[int, bytes | None, bytes | None]]:
+    """(offset, key, value) of every data record, reading from the log start to the end."""
+    out, offset = [], log.log_start_offset
+    while offset < log.log_end_offset:
+        info = log.read(offset, 1 << 20)
+        records = [r for r in iter_records(info.records) if r.offset >= offset]
+        if not records:  # a gap up to the next segment: the read returned nothing here
+            later = [s.base_offset for s in log.segments if s.base_offset > offset]
+            offset = later[0] if later else log.log_end_offset
+            continue
+        out.extend((r.offset, r.key, r.value) for r in records)
+        offset = records[-1].offset + 1
+    return out
+
+
+def commit_all(log: Log) -> None:
+    log.high_watermark = log.log_end_offset
+
+
+def seal(log: Log, tail: bytes = b"tail") -> int:
+    """Roll (segment.ms passes) and append one record to the new active segment, so that
+    everything before it is in closed, cleanable segments; returns the tail's offset."""
+    log.clock.advance(61_000)
+    info = log.append_as_leader(batch([(tail, b"t")]), 0)
+    commit_all(log)
+    return info.first_offset
+
+
+def fill(log: Log, updates: int, keys: int, seed: int = 7) -> dict[bytes, tuple[int, bytes]]:
+    """``updates`` random updates over ``keys`` keys, 50 per batch; the latest per key."""
+    rng = random.Random(seed)
+    latest: dict[bytes, tuple[int, bytes]] = {}
+    for start in range(0, updates, 50):
+        pairs = []
+        for i in range(start, min(updates, start + 50)):
+            key = b"k%04d" % rng.randrange(keys)
+            pairs.append((key, b"v%d" % i))
+        info = log.append_as_leader(batch(pairs, compression=LZ4 if start % 200 == 0 else 0), 0)
+        for j, (key, value) in enumerate(pairs):
+            latest[key] = (info.first_offset + j, value)
+    commit_all(log)
+    return latest
+
+
+def test_a_clean_keeps_exactly_the_latest_record_per_key_at_its_offset(open_log) -> None:
+    log = open_log(COMPACT)
+    latest = fill(log, 100_000, 1_000)
+    last = seal(log, b"last")  # the active segment is never cleaned
+    before_end = log.log_end_offset
+    stats = clean(log, 2_000_000, MAP)
+    assert stats is not None and stats.records_kept < stats.records_read
+    got = everything(log)
+    expected = sorted((offset, key, value) for key, (offset, value) in latest.items())
+    assert got == [*expected, (last, b"last", b"t")]  # offsets intact, gaps between
+    assert log.log_end_offset == before_end
+    assert sum(s.size for s in log.segments) < 200_000  # ~1,000 records left of 100,000
+    assert read_checkpoint(log.dir) == log.active_segment.base_offset
+    assert clean(log, 2_000_000, MAP) is None  # nothing dirty any more
+    log.close()  # and it all reopens the same
+    again = open_log(COMPACT)
+    assert everything(again) == got
+
+
+def test_later_updates_supersede_records_already_cleaned(open_log) -> None:
+    log = open_log(COMPACT)
+    fill(log, 5_000, 100, seed=1)
+    seal(log)
+    clean(log, 2_000_000, MAP)
+    latest = fill(log, 5_000, 100, seed=2)  # every key updated again
+    seal(log, b"tail2")
+    clean(log, 2_000_000, MAP)
+    got = {key: (offset, value) for offset, key, value in everything(log)}
+    assert {k: v for k, v in got.items() if k.startswith(b"k")} == latest
+
+
+def test_tombstones_stay_for_delete_retention_then_go(open_log) -> None:
+    log = open_log(COMPACT.replace(delete_retention_ms=60_000))
+    fill(log, 2_000, 50)
+    log.append_as_leader(batch([(b"k%04d" % i, None) for i in range(10)]), 0)  # delete 10 keys
+    fill(log, 1_000, 0 + 1, seed=3)  # more data after them (key k0000 again)
+    seal(log)
+    clean(log, 1_000_000 + 1_000, MAP)  # soon after: tombstones kept, the old values gone
+    records = everything(log)
+    tombstones = {k for _o, k, v in records if v is None}
+    assert tombstones == {b"k%04d" % i for i in range(1, 10)}  # k0000 was written again
+    seal(log, b"tail3")
+    assert clean(log, 1_000_000 + 200_000, MAP) is not None  # past delete.retention.ms
+    keys = {k: v for _o, k, v in everything(log)}
+    assert None not in keys.values()  # the tombstones are gone ...
+    assert not {b"k%04d" % i for i in range(1, 10)} & set(keys)  # ... with their keys
+    assert keys[b"k0000"] is not None
+
+
+def test_aborted_transactions_go_and_committed_ones_stay_readable(open_log) -> None:
+    log = open_log(COMPACT)
+    log.append_as_leader(batch([(b"a", b"committed")], pid=7, seq=0, txn=True), 0)
+    log.append_as_leader(batch([(b"a", b"aborted")], pid=8, seq=0, txn=True), 0)
+    log.append_as_leader(marker_batch(8, 0, False, 1, 1_000_000), 0, markers=True)
+    log.append_as_leader(marker_batch(7, 0, True, 1, 1_000_000), 0, markers=True)
+    fill(log, 3_000, 30)
+    seal(log)
+    clean(log, 1_000_000, MAP)
+    values = {k: v for _o, k, v in everything(log)}
+    assert values[b"a"] == b"committed"  # the aborted later value neither kept nor winning
+    assert log.last_stable_offset == log.high_watermark  # no transaction left open
+    log.close()
+    again = open_log(COMPACT)
+    commit_all(again)
+    assert again.last_stable_offset == again.log_end_offset
+
+
+def test_recent_records_wait_for_min_compaction_lag(open_log) -> None:
+    log = open_log(COMPACT.replace(min_compaction_lag_ms=10_000))
+    fill(log, 3_000, 10)
+    seal(log)
+    assert cleanable(log, 1_000_000 + 5_000) is None  # every record is younger than the lag
+    assert cleanable(log, 1_000_000 + 20_000) is not None
+
+
+def test_a_compacted_log_refuses_records_without_a_key(open_log) -> None:
+    log = open_log(COMPACT)
+    with pytest.raises(InvalidRecord, match="without a key"):
+        log.append_as_leader(batch([(b"k", b"v"), (None, b"v")]), 0)
+    assert log.log_end_offset == 0
+
+
+def _crash_mid_swap(tmp_path: Path, open_log, stop_after: str) -> tuple[list, Path]:
+    """Clean a log, but copy its directory as it was at a step of the swap."""
+    log = open_log(COMPACT, name="t-0")
+    fill(log, 20_000, 200)
+    seal(log)
+    original = everything(log)
+    log.flush()
+    crashed = tmp_path / "crashed" / "t-0"
+    import broker_sim.log.cleaner as cleaner
+
+    real = cleaner._finish_swap
+
+    def interrupted(dir: Path, base: int, end: int) -> None:
+        if crashed.exists():  # the first group's swap is the one interrupted
+            pass
+        elif stop_after == "commit":  # crash right after the rename to swap/
+            shutil.copytree(dir, crashed)
+        elif stop_after == "delete":  # crash after deleting old segments, before the move
+            shutil.copytree(dir, crashed)
+            for p in crashed.glob("*.log"):
+                if base <= int(p.stem) < end:
+                    p.unlink()
+                    (crashed / (p.stem + ".index")).unlink(missing_ok=True)
+        real(dir, base, end)
+
+    cleaner._finish_swap = interrupted
+    try:
+        if stop_after == "cleaning":
+            shutil.copytree(log.dir, crashed)
+            (crashed / CLEANING).mkdir()
+            (crashed / CLEANING / "00000000000000000000.log").write_bytes(b"half a segment")
+        else:
+            clean(log, 2_000_000, MAP)
+    finally:
+        cleaner._finish_swap = real
+    return original, crashed
+
+
+@pytest.mark.parametrize("stop_after", ["cleaning", "commit", "delete"])
+def test_a_crash_at_any_step_of_the_swap_loses_nothing(tmp_path, open_log, clock, stop_after) -> None:
+    original, crashed = _crash_mid_swap(tmp_path, open_log, stop_after)
+    reopened = Log(crashed, COMPACT, clock)
+    try:
+        assert not (crashed / CLEANING).exists() and not (crashed / SWAP).exists()
+        got = everything(reopened)
+        latest = {}
+        for offset, key, value in original:
+            latest[key] = (offset, key, value)
+        if stop_after == "cleaning":
+            assert got == original  # nothing was swapped: the old segments, whole
+        else:  # the swap finished on reopen: compacted, nothing lost, nothing twice
+            assert {k: (o, v) for o, k, v in got} == {k: (o, v) for k, (o, _k, v) in latest.items()}
+            assert len(got) == len({o for o, _k, _v in got})
+    finally:
+        reopened.close()
+
+
+def test_the_cleaner_threads_clean_due_logs(open_log) -> None:
+    log = open_log(COMPACT)
+    fill(log, 5_000, 20)
+    seal(log)
+    cleaner = LogCleaner(lambda: [log], threads=1, backoff_ms=10, clock=lambda: 2_000_000)
+    done = cleaner.clean_now()
+    assert len(done) == 1 and len(everything(log)) == 21
