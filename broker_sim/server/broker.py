@@ -32,6 +32,7 @@ from ..coordinator.group.store import GroupStore
 from ..coordinator.transaction.coordinator import TransactionCoordinator
 from ..coordinator.transaction.store import TransactionStore
 from ..log import LogManager
+from ..log.cleaner import LogCleaner
 from ..network import Listener, SocketServer
 from ..network.handler_pool import RequestHandlerPool
 from ..protocol.errors import KafkaError, error_for_code
@@ -68,6 +69,7 @@ class Broker:
         self.scram_credentials = list(scram_credentials or [])
         self._stopped = threading.Event()
         self._retention_thread: PeriodicThread | None = None
+        self.log_cleaner: LogCleaner | None = None
         self._embedded: tuple[SystemTimer, TimerReaper] | None = None
         self._first_image = True
 
@@ -159,6 +161,11 @@ class Broker:
             "log-retention", cfg.log_retention_check_interval_ms,
             lambda: self.log_manager.cleanup(self.clock.wall_ms()))
         self._retention_thread.start()
+        if cfg.log_cleaner_enable:
+            self.log_cleaner = LogCleaner(
+                lambda: list(self.log_manager.all_logs().values()), cfg.log_cleaner_threads,
+                cfg.log_cleaner_backoff_ms, cfg.log_cleaner_dedupe_buffer_size,
+                self.clock.wall_ms).start()
         for listener in self.socket_server.listeners:
             log.info("broker %d: listener %s (%s)", cfg.broker_id, listener, listener.security_protocol)
         log.info("broker %d listening on %s:%d (data in %s)", cfg.broker_id, self.host, self.port, data_dir)
@@ -247,6 +254,8 @@ class Broker:
         self.replica_manager.shutdown()
         if self._retention_thread is not None:
             self._retention_thread.stop()
+        if self.log_cleaner is not None:
+            self.log_cleaner.stop()
         self.log_manager.close()
         self.controller.close()
         if self._embedded is not None:

@@ -103,6 +103,10 @@ SIMPLE_PROPERTIES: dict[str, tuple[str, Any]] = {
     "controller": ("controller", str),
     "message.max.bytes": ("message_max_bytes", int),
     "log.retention.check.interval.ms": ("log_retention_check_interval_ms", int),
+    "log.cleaner.enable": ("log_cleaner_enable", _parse_bool),
+    "log.cleaner.threads": ("log_cleaner_threads", int),
+    "log.cleaner.backoff.ms": ("log_cleaner_backoff_ms", int),
+    "log.cleaner.dedupe.buffer.size": ("log_cleaner_dedupe_buffer_size", int),
     "cluster.id": ("cluster_id", str),
     "inter.broker.listener.name": ("inter_broker_listener_name", lambda v: v.strip().upper()),
     "ssl.keystore.type": ("ssl_keystore_type", _parse_pem),
@@ -161,6 +165,10 @@ class BrokerConfig:
     session_timeout_ms: int = 3000
     message_max_bytes: int = 1048588
     log_retention_check_interval_ms: int = 300_000
+    log_cleaner_enable: bool = True
+    log_cleaner_threads: int = 1
+    log_cleaner_backoff_ms: int = 15_000
+    log_cleaner_dedupe_buffer_size: int = 128 * 1024 * 1024
     log: LogConfig = field(default_factory=LogConfig)
     cluster_id: str = "pyq-cluster"
     #: Empty: one PLAINTEXT listener on ``host:port``.
@@ -201,6 +209,9 @@ class BrokerConfig:
             ("broker.session.timeout.ms", self.session_timeout_ms, 1),
             ("message.max.bytes", self.message_max_bytes, 0),
             ("log.retention.check.interval.ms", self.log_retention_check_interval_ms, 1),
+            ("log.cleaner.threads", self.log_cleaner_threads, 1),
+            ("log.cleaner.backoff.ms", self.log_cleaner_backoff_ms, 1),
+            ("log.cleaner.dedupe.buffer.size", self.log_cleaner_dedupe_buffer_size, 1024 * 1024),
             ("connections.max.idle.ms", self.connections_max_idle_ms, 1),
         ]
         for name, value, minimum in rules:
