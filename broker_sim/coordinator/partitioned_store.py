@@ -7,7 +7,8 @@ of that partition owns the key. :class:`PartitionedStore` follows leadership and
 entities of the partitions it leads; every change is written to the owning partition
 through the replica manager with acks=all and flushed on the leader before the caller is
 told, so what was acknowledged survives the leader's crash and the next leader reads it
-back.
+back. The flush (fsync) starts on the store's flusher thread as soon as the leader has
+appended, so it overlaps the wait for the followers instead of following it.
 
 When this broker becomes leader of a partition the partition is LOADING: its log is read
 from start to end on the loader thread (a subclass replays the records: latest per key
@@ -16,8 +17,9 @@ COORDINATOR_LOAD_IN_PROGRESS. When it stops leading the partition its entities a
 unloaded (``on_unloaded``) and requests get NOT_COORDINATOR.
 
 Threading: ``_lock`` guards the partition states and the entity map; an entity's own state
-is guarded by its own lock. Loads run on one loader thread, appends complete on whatever
-thread completes the produce (a handler, a follower's fetch, the purgatory's timer).
+is guarded by its own lock. Loads run on one loader thread and flushes on one flusher
+thread; appends complete on whatever thread completes the produce (a handler, a
+follower's fetch, the purgatory's timer), once their flush is done.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -120,6 +122,7 @@ class PartitionedStore(Generic[E]):
         self._num_partitions = 0
         self._entities: dict[str, E] = {}
         self._loader = ThreadPoolExecutor(1, thread_name_prefix=f"{topic.strip('_')}-loader")
+        self._flusher = ThreadPoolExecutor(1, thread_name_prefix=f"{topic.strip('_')}-flusher")
         self._shutdown = False
         self.on_loaded: Callable[[E], None] = lambda e: None
         self.on_unloaded: Callable[[E], None] = lambda e: None
@@ -228,16 +231,34 @@ class PartitionedStore(Generic[E]):
         for key, value in recs:
             builder.append(now, key, value)
 
+        # The leader's fsync overlaps the wait for the followers: it starts on the flusher
+        # thread once the local append is done, and the answer waits for it (or, when the
+        # answer comes first, flushes itself, as it does when append() answers at once).
+        flushed: list[Future[None]] = []
+        answered: list[bool] = []
+
         def respond(statuses: list) -> None:
+            answered.append(True)
             error = statuses[0].error if statuses else None
             if error is None:
                 try:
-                    self.replicas.partition(self.topic, p).log.flush()
+                    if flushed:
+                        flushed[0].result()
+                    else:
+                        self._flush(p)
                 except KafkaError as e:
                     error = e
             callback(coordinator_error(error))
 
         self.replicas.append(-1, self.write_timeout_ms, [(self.topic, p, builder.build())], respond)
+        if not answered:
+            try:
+                flushed.append(self._flusher.submit(self._flush, p))
+            except RuntimeError:  # shut down: the answer flushes (or fails) by itself
+                pass
+
+    def _flush(self, p: int) -> None:
+        self.replicas.partition(self.topic, p).log.flush()
 
     # ---- loading ------------------------------------------------------------------------
     def _still_loading(self, p: int, epoch: int) -> bool:
@@ -309,3 +330,4 @@ class PartitionedStore(Generic[E]):
         for p in partitions:
             self._unload(p)
         self._loader.shutdown(wait=False, cancel_futures=True)
+        self._flusher.shutdown(wait=False)
