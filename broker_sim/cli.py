@@ -8,7 +8,13 @@
 Each server logs ``listening on HOST:PORT`` once its sockets are open (port 0 picks a free
 one; with several ``listeners`` that line names the first, after a ``listener
 NAME://HOST:PORT`` line for each) and shuts down cleanly on SIGTERM or SIGINT.
-``cluster`` prints the bootstrap servers and stops every child process when it is stopped.
+``cluster`` prints the bootstrap servers and stops every child process when it is stopped;
+a child whose parent dies without stopping it stops itself (see :mod:`broker_sim.lifeline`).
+
+``--override metrics.port=N`` (0: a free port) serves Prometheus metrics on a broker or the
+controller, reported as ``metrics on HOST:PORT`` before the listening line. On ``cluster``
+it applies to the controller and every broker: 0 gives each a free port, N gives the
+controller N and broker i N+1+i.
 
 ``--add-scram 'SCRAM-SHA-256=[name=admin,password=admin-secret]'`` (repeatable) stores a
 SCRAM credential with the controller at start, as ``kafka-storage format --add-scram``
@@ -25,6 +31,7 @@ import threading
 from pathlib import Path
 
 from .controller.scram_credentials import credential_from_spec
+from .lifeline import hold
 from .security.scram import ScramCredential
 from .server import Broker, BrokerConfig, ConfigError
 
@@ -96,6 +103,8 @@ def run_broker(argv: list[str]) -> int:
     broker = Broker(config, scram_credentials=scram).start()
     for listener in broker.socket_server.listeners:  # before "listening on": see process.py
         print(f"listener {listener}", flush=True)
+    if broker.metrics_port is not None:
+        print(f"metrics on {config.host}:{broker.metrics_port}", flush=True)
     print(f"listening on {broker.host}:{broker.port}", flush=True)
     try:
         _wait_for_signal()
@@ -113,15 +122,31 @@ def run_controller(argv: list[str]) -> int:
     p.add_argument("--session-timeout-ms", type=int, default=3000,
                    help="a broker that sends no heartbeat for this long is fenced (default 3000)")
     p.add_argument("--add-scram", action="append", default=[], metavar="SPEC", help=_ADD_SCRAM_HELP)
+    p.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
+                   help="a controller option; only metrics.port=N (0 picks a free port) so far")
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     args = p.parse_args(argv)
     _logging(args.log_level)
     scram = _scram(args.add_scram, "pyq-broker controller")
     if scram is None:
         return 2
+    metrics_port = None
+    for item in args.override:
+        name, sep, value = (part.strip() for part in item.partition("="))
+        if name != "metrics.port" or not sep:
+            print(f"pyq-broker controller: --override {item!r} is not allowed: the controller "
+                  "takes metrics.port=N only", file=sys.stderr)
+            return 2
+        if not value.isdigit() or int(value) > 65535:
+            print(f"pyq-broker controller: metrics.port={value} is not allowed: must be 0..65535 "
+                  "(0 picks a free port)", file=sys.stderr)
+            return 2
+        metrics_port = int(value)
     from .controller.server import ControllerServer
     server = ControllerServer(args.data_dir, args.host, args.port, args.session_timeout_ms,
-                              scram_credentials=scram).start()
+                              scram_credentials=scram, metrics_port=metrics_port).start()
+    if server.metrics_port is not None:
+        print(f"metrics on {server.host}:{server.metrics_port}", flush=True)
     print(f"listening on {server.host}:{server.port}", flush=True)
     try:
         _wait_for_signal()
@@ -150,11 +175,15 @@ def run_cluster(argv: list[str]) -> int:
     from .cluster import LocalCluster
     cluster = LocalCluster(args.data_dir, args.brokers, overrides, add_scram=args.add_scram).start()
     print(f"controller pid {cluster.controller.pid} on 127.0.0.1:{cluster.controller.port}", flush=True)
+    if cluster.controller.metrics_port is not None:
+        print(f"controller metrics on 127.0.0.1:{cluster.controller.metrics_port}", flush=True)
     for b in cluster.brokers:
         print(f"broker {b.broker_id} pid {b.pid} on {b.bootstrap_servers}", flush=True)
         for name, address in b.listeners.items():
             if address != b.bootstrap_servers:
                 print(f"broker {b.broker_id} listener {name}://{address}", flush=True)
+        if b.metrics_port is not None:
+            print(f"broker {b.broker_id} metrics on {b.host}:{b.metrics_port}", flush=True)
     print(f"bootstrap servers: {cluster.bootstrap_servers}", flush=True)
     try:
         _wait_for_signal()
@@ -166,6 +195,7 @@ def run_cluster(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    hold()  # started by a ManagedProcess: stop when that parent dies
     if argv and argv[0] == "controller":
         return run_controller(argv[1:])
     if argv and argv[0] == "cluster":

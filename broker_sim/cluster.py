@@ -6,6 +6,14 @@ bootstrap servers and stops every child on SIGTERM/SIGINT. Tests and notebooks u
 :class:`~broker_sim.process.BrokerProcess`, so a test can kill -9, SIGSTOP or restart one.
 The controller is its own process (like a KRaft controller), so killing any broker never
 takes the cluster's brain with it.
+
+Every child holds a lifeline to the process that started it (see
+:mod:`broker_sim.lifeline`): if that process dies without calling :meth:`LocalCluster.stop`
+— ``kill -9`` included — the controller and the brokers shut themselves down.
+
+``metrics.port`` in ``overrides`` turns on every process's metrics endpoint: 0 gives each
+a free port; N gives the controller N and broker i N+1+i. Each process's bound port is its
+``metrics_port``.
 """
 
 from __future__ import annotations
@@ -25,10 +33,13 @@ class LocalCluster:
         self.session_timeout_ms = session_timeout_ms
         self.python = python
         scram = [arg for spec in add_scram or [] for arg in ("--add-scram", spec)]
+        metrics = self.overrides.get("metrics.port")
+        self._metrics_base = None if metrics is None else int(metrics)
         self.controller = ManagedProcess(
             self.data_dir / "controller",
             [python, "-m", "broker_sim", "controller", "--data-dir", str(self.data_dir / "controller"),
-             "--port", "0", "--session-timeout-ms", str(session_timeout_ms), *scram],
+             "--port", "0", "--session-timeout-ms", str(session_timeout_ms), *scram,
+             *([] if metrics is None else ["--override", f"metrics.port={metrics}"])],
             log_name="controller.out")
         self.brokers: list[BrokerProcess] = []
         self._count = brokers
@@ -47,6 +58,8 @@ class LocalCluster:
         try:
             for i in range(self._count):
                 overrides = {"controller": controller, **self.overrides}
+                if self._metrics_base:  # N: broker i on N+1+i (0: every process a free port)
+                    overrides["metrics.port"] = str(self._metrics_base + 1 + i)
                 b = BrokerProcess(self.data_dir / f"broker-{i}", broker_id=i, overrides=overrides,
                                   python=self.python)
                 self.brokers.append(b)

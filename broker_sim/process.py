@@ -4,6 +4,11 @@ The child is ``python -m broker_sim`` with its output going to a log file in the
 directory; :meth:`BrokerProcess.start` waits for its ``listening on HOST:PORT`` line, so
 with ``port=0`` the caller learns the ephemeral port the broker picked. Stopping is by the
 child's own process id: SIGTERM for a clean shutdown, SIGKILL to simulate a crash.
+
+Every child holds a :class:`~broker_sim.lifeline.Lifeline` to this process: if this
+process dies without stopping it (``kill -9`` included), the child shuts itself down.
+A child started with ``metrics.port`` also reports ``metrics on HOST:PORT`` before its
+listening line; :attr:`ManagedProcess.metrics_port` is that port.
 """
 
 from __future__ import annotations
@@ -16,8 +21,11 @@ import sys
 import time
 from pathlib import Path
 
+from .lifeline import Lifeline
+
 _LISTENING = re.compile(r"^listening on (\S+):(\d+)$", re.M)
 _LISTENER = re.compile(r"^listener (\w+)://(\S+):(\d+)$", re.M)
+_METRICS = re.compile(r"^metrics on (\S+):(\d+)$", re.M)
 
 
 class ManagedProcess:
@@ -30,7 +38,10 @@ class ManagedProcess:
         self.port: int | None = None
         #: Listener name -> "host:port", from the child's ``listener NAME://HOST:PORT`` lines.
         self.listeners: dict[str, str] = {}
+        #: Port of the child's metrics endpoint, from its ``metrics on HOST:PORT`` line.
+        self.metrics_port: int | None = None
         self.proc: subprocess.Popen[bytes] | None = None
+        self._lifeline: Lifeline | None = None
         self.log_path = self.data_dir / log_name
 
     def _command(self) -> list[str]:
@@ -49,8 +60,12 @@ class ManagedProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         cmd = self._command()
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        self._drop_lifeline()
+        lifeline = self._lifeline = Lifeline()
         with open(self.log_path, "ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                         env=lifeline.child_env(), pass_fds=lifeline.pass_fds)
+        lifeline.started()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             text = self.log_path.read_bytes()[offset:].decode(errors="replace")
@@ -59,8 +74,11 @@ class ManagedProcess:
                 self.port = int(m.group(2))
                 # A broker prints its listener lines before the listening line.
                 self.listeners = {n: f"{h}:{p}" for n, h, p in _LISTENER.findall(text)}
+                metrics = _METRICS.search(text)
+                self.metrics_port = int(metrics.group(2)) if metrics else None
                 return self
             if self.proc.poll() is not None:
+                self._drop_lifeline()
                 raise RuntimeError(f"{self.command[:4]} exited with code {self.proc.returncode}:\n{text[-3000:]}")
             time.sleep(0.05)
         self.kill()
@@ -69,6 +87,7 @@ class ManagedProcess:
     def stop(self, timeout: float = 15.0) -> int | None:
         """SIGTERM and wait; SIGKILL if it does not exit in time. Returns the exit code."""
         if self.proc is None or self.proc.poll() is not None:
+            self._drop_lifeline()
             return None if self.proc is None else self.proc.returncode
         self.proc.send_signal(signal.SIGCONT)  # a paused process could not act on SIGTERM
         self.proc.send_signal(signal.SIGTERM)
@@ -77,11 +96,20 @@ class ManagedProcess:
         except subprocess.TimeoutExpired:
             self.kill()
             return None
+        finally:
+            self._drop_lifeline()
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+        self._drop_lifeline()
+
+    def _drop_lifeline(self) -> None:
+        """Close our end of the lifeline (after the child exited, or before a new one)."""
+        lifeline, self._lifeline = self._lifeline, None
+        if lifeline is not None:
+            lifeline.close()
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

@@ -34,6 +34,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from ..protocol.errors import (
     InvalidPartitions,
@@ -64,6 +65,8 @@ from .scram_credentials import Deletion, Upsertion, apply_changes
 log = logging.getLogger(__name__)
 
 STATE_FILE = "controller-state.json"
+
+T = TypeVar("T")
 
 
 class _SessionExpiry(TimerTask):
@@ -103,6 +106,7 @@ class Controller:
         #: Notified whenever a broker reports the image version it has applied.
         self._applied = threading.Condition(self._lock)
         self._broker_versions: dict[int, int] = {}
+        self._closed = False  # set by close(): waits for propagation give up
         self._sessions: dict[int, _SessionExpiry] = {}
         path = self.data_dir / STATE_FILE
         self.image = ClusterImage.from_json(path.read_text()) if path.exists() else ClusterImage()
@@ -352,7 +356,20 @@ class Controller:
             def caught_up() -> bool:
                 return all(self._broker_versions.get(b, -1) >= version
                            for b in self.image.alive_brokers())
-            return self._applied.wait_for(caught_up, timeout_s)
+            return self._applied.wait_for(lambda: self._closed or caught_up(), timeout_s) \
+                and not self._closed
+
+    def read_image(self, read: Callable[[ClusterImage], T]) -> T:
+        """``read(image)`` under the image's lock (for metrics: look, never change)."""
+        with self._lock:
+            return read(self.image)
+
+    def close(self) -> None:
+        """Shutting down: requests waiting for propagation return now (not yet propagated),
+        so the handler threads can stop at once."""
+        with self._lock:
+            self._closed = True
+            self._applied.notify_all()
 
     # ---- SCRAM credentials -----------------------------------------------------------
     def alter_scram(self, deletions: list[Deletion], upsertions: list[Upsertion],

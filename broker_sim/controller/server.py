@@ -1,7 +1,14 @@
 """The controller as a network service (its own process in a local cluster).
 
 ``python -m broker_sim controller --data-dir DIR --port 0`` logs ``listening on HOST:PORT``
-like a broker. Its timer reaper thread drives session expiry on the timing wheel.
+like a broker. Its timer reaper thread drives session expiry on the timing wheel. With
+``metrics_port`` (``--override metrics.port=N``) it serves Prometheus metrics: its requests
+per API, connections, its timer and the cluster image's health (offline and
+under-replicated partitions, brokers alive and fenced).
+
+Shutdown (SIGTERM) is quick by construction: the metrics endpoint and the sockets close
+first, the controller releases request handlers waiting for a change to propagate, then
+the handlers, the reaper (woken by the timer's shutdown) and the timer stop.
 """
 
 from __future__ import annotations
@@ -9,6 +16,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from ..metrics import MetricsServer, NetworkCollector, WaitingCollector
 from ..network import Listener, SocketServer
 from ..network.handler_pool import RequestHandlerPool
 from ..protocol.api import CONTROLLER_APIS
@@ -16,6 +24,7 @@ from ..security.scram import ScramCredential
 from ..timer import SystemTimer, TimerReaper
 from .apis import ControllerApis
 from .controller import Controller
+from .metrics import ControllerCollector
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +32,8 @@ log = logging.getLogger(__name__)
 class ControllerServer:
     def __init__(self, data_dir: Path, host: str = "127.0.0.1", port: int = 0,
                  session_timeout_ms: int = 3000, default_replication_factor: int = 3,
-                 scram_credentials: list[tuple[str, str, ScramCredential]] | None = None) -> None:
+                 scram_credentials: list[tuple[str, str, ScramCredential]] | None = None,
+                 metrics_port: int | None = None) -> None:
         self.timer = SystemTimer("controller-timer")
         self.controller = Controller(data_dir, self.timer, session_timeout_ms, default_replication_factor)
         for user, mechanism, credential in scram_credentials or []:
@@ -33,6 +43,11 @@ class ControllerServer:
         self.apis = ControllerApis(self.controller, self.socket_server.channel)
         self.handlers = RequestHandlerPool(2, self.socket_server.channel, self.apis)
         self.reaper = TimerReaper(self.timer, "controller-session-reaper")
+        self.metrics_port_requested = metrics_port
+        self.metrics = MetricsServer()
+        self.metrics.registry.register(NetworkCollector(self.socket_server))
+        self.metrics.registry.register(WaitingCollector(lambda: (), lambda: [self.timer]))
+        self.metrics.registry.register(ControllerCollector(self.controller))
 
     @property
     def host(self) -> str:
@@ -42,15 +57,25 @@ class ControllerServer:
     def port(self) -> int:
         return self.socket_server.port
 
+    @property
+    def metrics_port(self) -> int | None:
+        """The bound port of the metrics endpoint; None if it is off."""
+        return None if self.metrics_port_requested is None else self.metrics.port
+
     def start(self) -> ControllerServer:
         self.reaper.start()
         self.handlers.start()
+        if self.metrics_port_requested is not None:
+            self.metrics.start(self.host, self.metrics_port_requested)
         self.socket_server.start()
         log.info("controller listening on %s:%d", self.host, self.port)
         return self
 
     def shutdown(self) -> None:
+        self.metrics.shutdown()
         self.socket_server.shutdown()
+        self.controller.close()
         self.handlers.shutdown()
+        self.reaper.request_stop()
+        self.timer.shutdown(wait=False)  # wakes the reaper's wait in the delay queue
         self.reaper.stop()
-        self.timer.shutdown(wait=False)

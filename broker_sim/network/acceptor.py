@@ -28,6 +28,8 @@ class Acceptor(ShutdownableThread):
 
     Owns the listening socket and its selector (closed by :meth:`on_stopped`); the quotas
     are shared with the processors, which release a slot when a connection closes.
+    :meth:`wake` (called by ``stop()`` from another thread) writes to a socket pair in the
+    same selector, so stopping does not wait out the select timeout.
     """
 
     def __init__(self, listener: Listener, processors: list[Processor], quotas: ConnectionQuotas,
@@ -43,14 +45,26 @@ class Acceptor(ShutdownableThread):
         self.listener = dataclasses.replace(listener, port=self.port)
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._sock, selectors.EVENT_READ)
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._selector.register(self._wake_r, selectors.EVENT_READ)
         self._next = 0
+
+    def wake(self) -> None:
+        try:
+            self._wake_w.send(b"\x00")
+        except OSError:
+            pass  # a wake-up is already pending, or the acceptor has stopped
 
     def on_stopped(self) -> None:
         self._selector.close()
         self._sock.close()
+        self._wake_r.close()
+        self._wake_w.close()
 
     def run_once(self, timeout: float = 0.5) -> None:
-        if not self._selector.select(timeout):
+        if not self._selector.select(timeout) or self.stopping.is_set():
             return
         while True:
             try:

@@ -91,6 +91,17 @@ class BlockingConnection:
             raise NetworkException(f"response correlation id {got} does not match request {cid}")
         return response
 
+    def abort(self) -> None:
+        """Make a request blocked in another thread fail at once (NetworkException): shut
+        the socket down without closing it; the owner's error path closes it. Safe from any
+        thread (used to stop a thread waiting on a long poll)."""
+        sock = self._sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # not connected (any more)
+
     def close(self) -> None:
         if self._sock is not None:
             try:

@@ -35,9 +35,15 @@ Idle connections (nothing read or written for ``connections.max.idle.ms``, no re
 the broker) are closed; connections are kept in least-recently-active order, so the check
 looks at the oldest only. This also ends handshakes that never finish.
 
+Metrics: each answered request is recorded in :attr:`Processor.stats` (a
+:class:`~.request_stats.RequestStats`: API, latency since the frame was read, request and
+response sizes) when its response is taken off the queue; :meth:`Processor.connection_counts`
+counts open connections per listener. Both are read by the metrics endpoint at scrape time.
+
 Threading: every attribute is owned by this processor's thread, except the two
 thread-safe queues (new connections from the acceptor, responses from handlers) and the
-wake-up socket that other threads write to.
+wake-up socket that other threads write to; ``stats`` and ``connection_counts`` may be read
+(never written) from any thread.
 """
 
 from __future__ import annotations
@@ -62,6 +68,7 @@ from ..security.principal import from_certificate
 from .connection_quotas import ConnectionQuotas
 from .listener import Listener
 from .request_channel import Request, RequestChannel, Response
+from .request_stats import RequestStats
 from .session import Session
 
 log = logging.getLogger(__name__)
@@ -124,6 +131,8 @@ class Processor(ShutdownableThread):
         self.selector.register(self._wake_r, selectors.EVENT_READ, None)
         self._conns: OrderedDict[str, Connection] = OrderedDict()  # least recently active first
         self._next_id = 0
+        #: Per-API counts, latencies and sizes (written by this thread only).
+        self.stats = RequestStats()
 
     # ---- called from other threads -------------------------------------------------
     def accept(self, sock: socket.socket, ip: str, port: int, listener: Listener) -> None:
@@ -133,6 +142,20 @@ class Processor(ShutdownableThread):
     def enqueue_response(self, response: Response) -> None:
         self._responses.put(response)
         self.wake()
+
+    def connection_counts(self) -> dict[str, int]:
+        """Open connections per listener name (any thread; a snapshot)."""
+        while True:
+            try:  # one C-level copy, which our thread cannot interleave with under the GIL
+                conns = list(self._conns.values())
+                break
+            except RuntimeError:  # changed during the copy (a build without a GIL): again
+                continue
+        counts: dict[str, int] = {}
+        for conn in conns:
+            name = conn.session.listener_name
+            counts[name] = counts.get(name, 0) + 1
+        return counts
 
     def wake(self) -> None:
         try:
@@ -249,7 +272,11 @@ class Processor(ShutdownableThread):
                 response = self._responses.get_nowait()
             except queue.Empty:
                 return
-            conn = self._conns.get(response.request.connection_id)
+            request = response.request
+            payload = response.payload
+            self.stats.record(request.header.api_key, request.received_ns, request.size,
+                              0 if payload is None else len(payload))
+            conn = self._conns.get(request.connection_id)
             if conn is None:
                 continue  # the connection closed while its request was in the broker
             if response.close_connection:

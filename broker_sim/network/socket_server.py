@@ -23,6 +23,7 @@ class SocketServer:
                  max_connections_per_ip_overrides: dict[str, int] | None = None,
                  apis: dict[int, ApiSpec] = APIS, connections_max_idle_ms: int = 600_000) -> None:
         self.channel = RequestChannel(queued_max_requests)
+        self.apis = apis  # the APIs served (their names label the request metrics)
         self.quotas = ConnectionQuotas(max_connections_per_ip, max_connections_per_ip_overrides)
         self.processors = [Processor(i, self.channel, self.quotas, max_request_size, apis,
                                      connections_max_idle_ms)

@@ -14,6 +14,10 @@ Start-up order matters: logs are loaded (and recovered) and the first image appl
 before the socket accepts connections, so no client ever sees a partially recovered log
 or a broker that does not know its partitions; shutdown closes the socket first, then
 stops handlers and replication, then flushes and closes the logs.
+
+Metrics (``metrics.port``): :class:`~.broker_metrics.BrokerMetrics` serves this broker's
+Prometheus endpoint on ``host``; it is started before the socket accepts connections, so
+its port is known (:attr:`Broker.metrics_port`) when ``listening on`` is logged.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from ..security.authorizer import Authorizer
 from ..security.scram import ScramCredential
 from ..security.tls import server_context
 from ..timer import SystemTimer, TimerReaper
+from .broker_metrics import BrokerMetrics
 from .config import BrokerConfig
 from .controller_client import ControllerClient, LocalControllerClient, RemoteControllerClient
 from .kafka_apis import KafkaApis
@@ -72,6 +77,10 @@ class Broker:
         self.log_cleaner: LogCleaner | None = None
         self._embedded: tuple[SystemTimer, TimerReaper] | None = None
         self._first_image = True
+        #: This broker's metrics (served only with ``metrics.port``).
+        self.metrics = BrokerMetrics()
+        #: A single broker's embedded controller (None in a cluster).
+        self.embedded_controller: Controller | None = None
 
     def _controller_client(self) -> ControllerClient:
         cfg = self.config
@@ -86,6 +95,7 @@ class Broker:
                                 default_replication_factor=1)
         for user, mechanism, credential in self.scram_credentials:
             controller.put_scram(user, mechanism, credential)
+        self.embedded_controller = controller
         return LocalControllerClient(ControllerApis(controller))
 
     def _listeners(self) -> list[Listener]:
@@ -155,6 +165,9 @@ class Broker:
                               self.group_coordinator, self._authorizer(), self.txn_coordinator)
         self.handlers = RequestHandlerPool(cfg.num_io_threads, self.socket_server.channel, self.apis)
         self.handlers.start()
+        self.metrics.watch(self)
+        if cfg.metrics_port is not None:
+            self.metrics.server.start(cfg.host, cfg.metrics_port)
         self.socket_server.start()
         self.lifecycle.start()
         self._retention_thread = PeriodicThread(
@@ -221,6 +234,7 @@ class Broker:
                      error_for_code(resp.error_code).__name__)
             self.lifecycle.wake()
             return
+        self.metrics.record_isr_change(partition.isr, resp.isr)
         partition.apply_isr(list(resp.isr), resp.partition_epoch)
         self.lifecycle.wake()
 
@@ -231,6 +245,11 @@ class Broker:
     @property
     def port(self) -> int:
         return self.socket_server.port
+
+    @property
+    def metrics_port(self) -> int | None:
+        """The bound port of the metrics endpoint; None without ``metrics.port``."""
+        return None if self.config.metrics_port is None else self.metrics.server.port
 
     @property
     def bootstrap_servers(self) -> str:
@@ -246,8 +265,11 @@ class Broker:
             return
         self._stopped.set()
         log.info("broker %d shutting down", self.config.broker_id)
+        self.metrics.server.shutdown()
         self.socket_server.shutdown()
         self.lifecycle.stop()
+        if self.embedded_controller is not None:
+            self.embedded_controller.close()  # handlers waiting on it return now
         self.handlers.shutdown()
         self.group_coordinator.shutdown()
         self.txn_coordinator.shutdown()
@@ -260,8 +282,9 @@ class Broker:
         self.controller.close()
         if self._embedded is not None:
             timer, reaper = self._embedded
+            reaper.request_stop()
+            timer.shutdown(wait=False)  # wakes the reaper's wait in the delay queue
             reaper.stop()
-            timer.shutdown(wait=False)
         log.info("broker %d stopped", self.config.broker_id)
 
     def __enter__(self) -> Broker:

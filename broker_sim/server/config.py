@@ -117,6 +117,7 @@ SIMPLE_PROPERTIES: dict[str, tuple[str, Any]] = {
     "ssl.client.auth": ("ssl_client_auth", _parse_client_auth),
     "sasl.enabled.mechanisms": ("sasl_enabled_mechanisms", _parse_mechanisms),
     "connections.max.idle.ms": ("connections_max_idle_ms", int),
+    "metrics.port": ("metrics_port", int),
     "listener.security.protocol.map": ("listener_security_protocol_map", parse_protocol_map),
     "authorizer.class.name": ("authorizer_class_name", str.strip),
     "super.users": ("super_users", _parse_super_users),
@@ -184,6 +185,8 @@ class BrokerConfig:
     ssl_client_auth: str = "none"
     sasl_enabled_mechanisms: tuple[str, ...] = SUPPORTED_MECHANISMS
     connections_max_idle_ms: int = 600_000
+    #: Port of the Prometheus metrics endpoint on ``host`` (0: a free one); None: no endpoint.
+    metrics_port: int | None = None
     #: Any non-empty value turns on pyq's ACL authorizer (Kafka names a class here).
     authorizer_class_name: str = ""
     super_users: tuple[str, ...] = ()
@@ -219,6 +222,9 @@ class BrokerConfig:
                 raise ConfigError(f"{name}={value} is not allowed: must be at least {minimum}")
         if self.port > 65535:
             raise ConfigError(f"port={self.port} is not allowed: must be at most 65535")
+        if self.metrics_port is not None and not 0 <= self.metrics_port <= 65535:
+            raise ConfigError(f"metrics.port={self.metrics_port} is not allowed: must be 0..65535 "
+                              "(0 picks a free port)")
         self._check_listeners()
 
     def _check_listeners(self) -> None:

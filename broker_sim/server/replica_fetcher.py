@@ -55,7 +55,8 @@ class ReplicaFetcherThread(ShutdownableThread):
     Each round truncates newly added partitions, then sends one long-polling Fetch; when
     nothing is fetchable it waits up to 200 ms or until :meth:`wake` (a partition added).
     A network error drops the connection (re-opened next round); :meth:`on_stopped`
-    closes it for good.
+    closes it for good. ``stop()`` shuts the connection down, so a long-polling fetch in
+    flight ends at once instead of after ``max_wait_ms``.
     """
 
     def __init__(self, broker_id: int, leader_id: int, address: Callable[[int], tuple[str, int] | None],
@@ -92,6 +93,9 @@ class ReplicaFetcherThread(ShutdownableThread):
 
     def wake(self) -> None:
         self._wake.set()
+        conn = self._conn
+        if conn is not None and self.stopping.is_set():
+            conn.abort()  # stopping: do not wait out a long-polling fetch
 
     # ---- the thread ----------------------------------------------------------------------
     def run_once(self) -> None:

@@ -1,0 +1,99 @@
+"""A broker's metrics (``--override metrics.port=N``): what to watch, read when scraped."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import Counter
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from ..metrics import MetricsServer, NetworkCollector, WaitingCollector
+from ..purgatory import DelayedOperationPurgatory
+from .partition import Partition
+
+if TYPE_CHECKING:
+    from .broker import Broker
+
+
+class PartitionCollector(Collector):
+    """Partition health from this broker's replicas, read when scraped (attributes only,
+    no lock: a scrape may see a partition mid-change, never a torn number).
+
+    ``pyq_partitions`` (hosted here), ``pyq_leader_partitions``,
+    ``pyq_under_replicated_partitions`` (led here, ISR smaller than the replica set: Kafka's
+    ``UnderReplicatedPartitions``) and ``pyq_under_min_isr_partitions`` (led here, ISR below
+    ``min.insync.replicas``: acks=all is refused).
+    """
+
+    def __init__(self, partitions: Callable[[], Iterable[Partition]]) -> None:
+        self.partitions = partitions
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        hosted = leaders = under = under_min = 0
+        for p in self.partitions():
+            hosted += 1
+            if p.is_leader:
+                leaders += 1
+                isr = len(p.isr)
+                under += isr < len(p.replicas)
+                under_min += isr < p.min_isr
+        yield GaugeMetricFamily("pyq_partitions", "Partitions hosted by this broker", value=hosted)
+        yield GaugeMetricFamily("pyq_leader_partitions", "Partitions this broker leads",
+                                value=leaders)
+        yield GaugeMetricFamily("pyq_under_replicated_partitions",
+                                "Partitions led here whose ISR is smaller than their replica set",
+                                value=under)
+        yield GaugeMetricFamily("pyq_under_min_isr_partitions",
+                                "Partitions led here whose ISR is below min.insync.replicas",
+                                value=under_min)
+
+
+class BrokerMetrics:
+    """The broker's :class:`MetricsServer` and the few metrics counted as events.
+
+    Almost everything is a collector over live state (:meth:`watch`, called once the
+    broker's components exist): the network layer's per-API stats and connections, the
+    purgatories and timers, the partitions, and, on a single broker, its embedded
+    controller. Only ISR changes are counted as they happen (``pyq_isr_shrinks_total``,
+    ``pyq_isr_expands_total``: AlterPartition requests the controller accepted), which is
+    rare and off the request path.
+
+    Threading: ``record_isr_change`` from any thread (prometheus counters lock
+    internally); collectors run on the endpoint's scrape threads.
+    """
+
+    def __init__(self) -> None:
+        self.server = MetricsServer()
+        registry = self.server.registry
+        self.isr_shrinks = Counter("pyq_isr_shrinks", "ISR shrinks accepted by the controller",
+                                   registry=registry)
+        self.isr_expands = Counter("pyq_isr_expands", "ISR expansions accepted by the controller",
+                                   registry=registry)
+
+    def record_isr_change(self, old: Iterable[int], new: Iterable[int]) -> None:
+        before, after = set(old), set(new)
+        if before - after:
+            self.isr_shrinks.inc()
+        if after - before:
+            self.isr_expands.inc()
+
+    def watch(self, broker: Broker) -> None:
+        registry = self.server.registry
+        registry.register(NetworkCollector(broker.socket_server))
+        rm = broker.replica_manager
+
+        def purgatories() -> list[DelayedOperationPurgatory[Any]]:
+            return [rm.produce_purgatory, rm.fetch_purgatory,
+                    broker.group_coordinator.join_purgatory,
+                    broker.group_coordinator.heartbeat_purgatory,
+                    broker.txn_coordinator.timeouts, broker.txn_coordinator.waiting]
+
+        embedded = broker.embedded_controller
+        registry.register(WaitingCollector(
+            purgatories, lambda: [embedded.timer] if embedded is not None else []))
+        registry.register(PartitionCollector(rm.partitions))
+        if embedded is not None:
+            from ..controller.metrics import ControllerCollector
+            registry.register(ControllerCollector(embedded))
