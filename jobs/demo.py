@@ -10,7 +10,10 @@
    the same checkpoint until the dead-letter count settles (at most ``MAX_RUNS`` times);
    the retry bookkeeping travels in the checkpointed source offsets, so a later run
    delivers what the previous one scheduled;
-4. prints counts in/out/dead-lettered and the group's lag, stops the cluster.
+4. shows the output changelog compacted: its size, then ``min.compaction.lag.ms`` lowered
+   at runtime (IncrementalAlterConfigs) so the log cleaner may clean it, then its size
+   again (the latest total per (user, window) stays);
+5. prints counts in/out/dead-lettered and the group's lag, stops the cluster.
 
 Exit code 0 only if parsed + malformed == produced, dead letters == malformed, the
 Parquet files hold every parsed event, the latest total of every (user, window) in the
@@ -58,12 +61,30 @@ def _end_offsets(admin, topic: str) -> dict[int, int]:  # type: ignore[no-untype
     return {tp.partition: o.offset for tp, o in offsets.items()}
 
 
-def _latest_totals(bootstrap: str, ends: dict[int, int]) -> dict[tuple[str, str], int]:
-    """The output changelog's latest event count per (user, window), read as the job
-    defines it."""
-    with Fetcher({"bootstrap.servers": bootstrap}) as fetcher:
-        return latest_totals(json.loads(r.value) for p, end in ends.items()
-                             for r in fetcher.iter_records(OUTPUT, p, 0, end))
+def _changelog(bootstrap: str, partitions: int) -> tuple[list[dict], int]:
+    """The output changelog as a read_committed consumer sees it: its updates, and the
+    bytes of record batches holding them."""
+    updates, size = [], 0
+    with Fetcher({"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}) as fetcher:
+        for p in range(partitions):
+            start, end = fetcher.offset_bounds(OUTPUT, p)
+            size += sum(len(b) for b in fetcher.fetch_record_sets(OUTPUT, p, start, end))
+            updates.extend(json.loads(r.value) for r in fetcher.iter_records(OUTPUT, p, start, end))
+    return updates, size
+
+
+def _compact(admin, bootstrap: str, partitions: int) -> tuple[list[dict], int]:  # type: ignore[no-untyped-def]
+    """Let the log cleaner at the changelog (lag 0, at runtime); wait until it settles."""
+    admin.incremental_alter_configs({("topic", OUTPUT): {"min.compaction.lag.ms": "0"}})
+    last, since, deadline = -1, time.monotonic(), time.monotonic() + 30
+    while time.monotonic() < deadline:
+        updates, size = _changelog(bootstrap, partitions)
+        if size != last:
+            last, since = size, time.monotonic()
+        elif time.monotonic() - since > 2.5:  # unchanged over several cleaner passes
+            break
+        time.sleep(0.5)
+    return updates, last
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> str:
@@ -76,13 +97,15 @@ def _run(cmd: list[str], env: dict[str, str]) -> str:
 
 
 def main() -> int:
-    from connector.client import Admin
+    from connector.client import Admin, NewTopic
     from connector.cluster import EmbeddedCluster
 
     bindir = Path(sys.executable).parent
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     spark_submit = str(bindir / "spark-submit")
-    with tempfile.TemporaryDirectory(prefix="pyq-demo-") as tmp, EmbeddedCluster(brokers=3) as cluster:
+    cleaner = {"log.cleaner.backoff.ms": "500"}
+    with tempfile.TemporaryDirectory(prefix="pyq-demo-") as tmp, \
+            EmbeddedCluster(brokers=3, overrides=cleaner) as cluster:
         # Spark logs its start-up at INFO before the job can lower the level: a conf dir
         # whose log4j2.properties says WARN keeps the demo's output readable.
         conf = Path(tmp) / "spark-conf"
@@ -102,13 +125,18 @@ def main() -> int:
         dead = -1
         t0 = time.monotonic()
         with Admin({"bootstrap.servers": bootstrap}) as admin:
+            # the changelog, compacted; a segment per second so that most of it is in closed
+            # (cleanable) segments, and no clean until the demo has shown its size
+            admin.create_topics([NewTopic(OUTPUT, 3, 3, {
+                "cleanup.policy": "compact", "segment.ms": "1000",
+                "min.cleanable.dirty.ratio": "0.1", "min.compaction.lag.ms": "3600000"})])
             for run in range(1, MAX_RUNS + 1):
                 out = _run([spark_submit, "--master", "local[2]", "--conf", "spark.ui.enabled=false",
                             "--conf", "spark.log.level=ERROR",
                             "jobs/sessionize.py", "--bootstrap-servers", bootstrap,
                             "--input-topic", TOPIC, "--output-topic", OUTPUT,
                             "--dead-letter-topic", DLQ, "--group-id", GROUP, "--max-retries", "2",
-                            "--parquet-dir", str(parquet),
+                            "--max-offsets-per-trigger", "1000", "--parquet-dir", str(parquet),
                             "--checkpoint-dir", str(Path(tmp) / "checkpoint"),
                             "--trigger", "available-now"], env)
                 summary = json.loads(out.split("SUMMARY ", 1)[1].splitlines()[0])
@@ -122,9 +150,10 @@ def main() -> int:
             latest = _end_offsets(admin, TOPIC)
             lag = {p: end - committed[(TOPIC, p)].offset if (TOPIC, p) in committed else None
                    for p, end in sorted(latest.items())}
-            output_ends = _end_offsets(admin, OUTPUT)
-            results = sum(output_ends.values())
-            windows = _latest_totals(bootstrap, output_ends)
+            updates, size_before = _changelog(bootstrap, 3)
+            results = len(updates)
+            compacted, size_after = _compact(admin, bootstrap, 3)
+            windows = latest_totals(compacted)
         import pyarrow.parquet as pq
 
         in_parquet = pq.read_table(parquet).num_rows if parquet.exists() else 0
@@ -138,9 +167,12 @@ def main() -> int:
               f"(reported {totals.get('malformed_reported', 0)} times)")
         print(f"dead-lettered:     {dead} (topic {DLQ})")
         print(f"window updates:    {totals.get('results_written', 0)} "
-              f"(topic {OUTPUT} holds {results}): {len(windows)} (user, window) totals "
-              f"adding up to {sum(windows.values())} events; "
+              f"(topic {OUTPUT} holds {results}, read_committed): {len(windows)} (user, window) "
+              f"totals adding up to {sum(windows.values())} events; "
               f"{totals.get('late_dropped', 0)} late event(s) dropped")
+        print(f"compaction:        {OUTPUT} {results} records / {size_before:,} bytes before, "
+              f"{len(compacted)} records / {size_after:,} bytes after the log cleaner "
+              "(the latest total per (user, window) kept)")
         print(f"lag of {GROUP}:  {lag}")
         problems = []
         if totals.get("parsed", 0) + totals.get("malformed", 0) != produced:
@@ -150,7 +182,9 @@ def main() -> int:
         if in_parquet != produced - malformed:
             problems.append("Parquet rows != parsed events")
         if results != totals.get("results_written", 0):
-            problems.append("output topic != results written")
+            problems.append("output topic != results written (exactly once)")
+        if latest_totals(updates) != windows:
+            problems.append("compaction changed a (user, window) total")
         if sum(windows.values()) + totals.get("late_dropped", 0) != totals.get("parsed", 0):
             problems.append("window totals + late events != parsed events")
         if any(v != 0 for v in lag.values()):

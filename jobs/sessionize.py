@@ -34,8 +34,9 @@ Two streaming queries over the same input topic, each with its own checkpoint
    recomputes the same rows from the same state version and is either resolved — its
    transactions were already decided — or written again after the crashed run's open
    transactions are aborted; read the topic read_committed). The output topic is a
-   changelog keyed by user: the record with the highest ``batch_id`` for a (user,
-   window) holds that window's count.
+   changelog keyed by ``user|window start`` and compacted (``cleanup.policy=compact``):
+   the record with the highest ``batch_id`` for a (user, window) holds that window's
+   count, and the log cleaner keeps only that one.
 
 A record is redelivered with the same ``attempt`` when a batch is replayed after a crash.
 Reporting it again would count one failure twice, so each (topic, partition, offset,
@@ -182,7 +183,8 @@ class WindowWriter:
         self.spark.sparkContext.setLocalProperty("streaming.sql.batchId", str(batch_id))
         fmt = "yyyy-MM-dd'T'HH:mm:ssXXX"
         records = (updated.select(
-            F.col("user_id").alias("key"),
+            # one key per (user, window): the compacted changelog keeps each one's latest total
+            F.concat_ws("|", "user_id", F.date_format("w.start", fmt)).alias("key"),
             F.to_json(F.struct("user_id", F.date_format("w.start", fmt).alias("window_start"),
                                F.date_format("w.end", fmt).alias("window_end"),
                                "events", "sessions", "purchases",
@@ -214,7 +216,7 @@ def latest_totals(updates: Iterable[dict]) -> dict[tuple[str, str], int]:
 
 def ensure_output_topic(bootstrap: str, output: str, like: str) -> None:
     from broker_sim.protocol.errors import TopicAlreadyExists
-    from connector.client import Admin
+    from connector.client import Admin, NewTopic
 
     with Admin({"bootstrap.servers": bootstrap}) as admin:
         topics = admin.list_topics()
@@ -222,7 +224,7 @@ def ensure_output_topic(bootstrap: str, output: str, like: str) -> None:
             return
         parts = len(admin.describe_topics([like])[like].partitions) if like in topics else 1
         try:
-            admin.create_topic(output, parts, -1)
+            admin.create_topics([NewTopic(output, parts, -1, {"cleanup.policy": "compact"})])
         except TopicAlreadyExists:
             pass
 
