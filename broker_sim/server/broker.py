@@ -220,6 +220,7 @@ class Broker:
         return info.partitions[partition].leader
 
     def _alter_partition(self, partition: Partition, isr: list[int]) -> None:
+        old_isr = list(partition.isr)  # the image may bring the new ISR before the answer does
         try:
             resp = self.controller.alter_partition({
                 "broker_id": self.config.broker_id, "broker_epoch": self.lifecycle.broker_epoch,
@@ -234,7 +235,7 @@ class Broker:
                      error_for_code(resp.error_code).__name__)
             self.lifecycle.wake()
             return
-        self.metrics.record_isr_change(partition.isr, resp.isr)
+        self.metrics.record_isr_change(old_isr, resp.isr)
         partition.apply_isr(list(resp.isr), resp.partition_epoch)
         self.lifecycle.wake()
 
