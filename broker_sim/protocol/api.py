@@ -62,6 +62,7 @@ from .messages.controller import (
 from .messages.create_partitions import CreatePartitionsRequest, CreatePartitionsResponse
 from .messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
 from .messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from .messages.delete_records import DeleteRecordsRequest, DeleteRecordsResponse
 from .messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
 from .messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from .messages.describe_transactions import (
@@ -124,6 +125,7 @@ class ApiKey:
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
+    DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
     ADD_PARTITIONS_TO_TXN = 24
@@ -197,6 +199,7 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
     _spec("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
     _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
+    _spec("DeleteRecords", DeleteRecordsRequest, DeleteRecordsResponse),
     _spec("InitProducerId", InitProducerIdRequest, InitProducerIdResponse),
     _spec("OffsetForLeaderEpoch", OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
     _spec("AddPartitionsToTxn", AddPartitionsToTxnRequest, AddPartitionsToTxnResponse),

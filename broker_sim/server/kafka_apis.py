@@ -9,7 +9,8 @@ closed), never the handler thread.
 Authorization: with an authorizer (``authorizer.class.name``), every handler checks what
 Kafka checks before acting — Write on a topic to produce, Read to fetch, Describe to list
 offsets or see it in Metadata, Read on a group to commit, Create on the cluster or the
-topic to create it, ClusterAction for follower fetches — and answers
+topic to create it, Delete on a topic to delete it or its records (DeleteRecords),
+ClusterAction for follower fetches — and answers
 TOPIC_/GROUP_/CLUSTER_AUTHORIZATION_FAILED in the slots it refuses, acting on the rest.
 Metadata of all topics lists only those the principal may describe. The security APIs
 themselves (SASL, SCRAM users, ACLs) live in :mod:`.security_apis`, the group APIs
@@ -42,6 +43,7 @@ from ..protocol.errors import (
     InvalidTopic,
     KafkaError,
     LeaderNotAvailable,
+    NotLeaderOrFollower,
     TopicAuthorizationFailed,
     UnknownServerError,
     UnknownTopicId,
@@ -59,6 +61,7 @@ from .config import BrokerConfig
 from .config_apis import ConfigApis
 from .consumer_group_apis import ConsumerGroupApis
 from .controller_client import ControllerClient
+from .delayed_delete_records import DeleteRecordsStatus
 from .delayed_produce import ProduceStatus
 from .group_apis import GroupApis
 from .metadata_cache import ZERO_UUID, MetadataCache
@@ -101,6 +104,7 @@ class KafkaApis:
             ApiKey.API_VERSIONS: self.handle_api_versions,
             ApiKey.CREATE_TOPICS: self.handle_create_topics,
             ApiKey.DELETE_TOPICS: self.handle_delete_topics,
+            ApiKey.DELETE_RECORDS: self.handle_delete_records,
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id,
             ApiKey.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch,
             ApiKey.CREATE_PARTITIONS: self.handle_create_partitions,
@@ -292,7 +296,7 @@ class KafkaApis:
                                        or self.authorized(request, Op.READ, RT.TOPIC, t.topic))
             for p in t.partitions:
                 spec = FetchSpec(t.topic, p.partition, p.fetch_offset, p.partition_max_bytes,
-                                 p.current_leader_epoch)
+                                 p.current_leader_epoch, p.log_start_offset)
                 if allowed:
                     specs.append(spec)
                 else:
@@ -376,6 +380,44 @@ class KafkaApis:
             Data(name=n, error_code=TopicAuthorizationFailed.code) for n in body.topic_names
             if n not in allowed]
         self.respond(request, response)
+
+    def handle_delete_records(self, request: Request) -> None:
+        """DeleteRecords: on each partition this broker leads, move the log start offset;
+        answer once the ISR followed (or at ``timeout_ms``). Delete on the topic is needed
+        (TOPIC_AUTHORIZATION_FAILED); a partition the image does not have is
+        UNKNOWN_TOPIC_OR_PARTITION, one this broker does not lead NOT_LEADER_OR_FOLLOWER,
+        an offset above the high watermark OFFSET_OUT_OF_RANGE."""
+        body = request.body
+        image = self.metadata.image
+        early: list[DeleteRecordsStatus] = []
+        entries: list[tuple[str, int, int]] = []
+        for t in body.topics:
+            allowed = self.authorized(request, Op.DELETE, RT.TOPIC, t.name)
+            info = image.topics.get(t.name)
+            for p in t.partitions:
+                error: KafkaError | None = None
+                if not allowed:
+                    error = TopicAuthorizationFailed(f"Delete on topic {t.name!r} is not allowed")
+                elif info is None or not 0 <= p.partition_index < len(info.partitions):
+                    error = UnknownTopicOrPartition(f"{t.name}-{p.partition_index} does not exist")
+                elif info.partitions[p.partition_index].leader != self.config.broker_id:
+                    error = NotLeaderOrFollower(f"broker {self.config.broker_id} does not lead "
+                                                f"{t.name}-{p.partition_index}")
+                if error is None:
+                    entries.append((t.name, p.partition_index, p.offset))
+                else:
+                    early.append(DeleteRecordsStatus(t.name, p.partition_index, -1, error=error, done=True))
+
+        def respond(statuses: list[DeleteRecordsStatus]) -> None:
+            by_topic: dict[str, list[Data]] = {}
+            for s in early + statuses:
+                by_topic.setdefault(s.topic, []).append(Data(
+                    partition_index=s.partition, error_code=_code(s.error),
+                    low_watermark=s.low_watermark if s.error is None else -1))
+            self.respond(request, Data(throttle_time_ms=0, topics=[
+                Data(name=n, partitions=ps) for n, ps in by_topic.items()]))
+
+        self.replica_manager.delete_records(body.timeout_ms, entries, respond)
 
     def handle_create_partitions(self, request: Request) -> None:
         body = request.body

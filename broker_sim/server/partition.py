@@ -5,8 +5,9 @@ and ISR changes all take it; reads of the log take no lock):
 
 * ``leader_id``, ``leader_epoch``, ``partition_epoch``, ``replicas``, ``isr``: from the
   controller's image (the ISR also changes when the controller accepts our AlterPartition).
-* on the leader, per follower: its log end offset as of its last fetch and the last time
-  it was caught up (``last_caught_up_ms``), which drive the high watermark and the ISR.
+* on the leader, per follower: its log end offset and log start offset as of its last
+  fetch and the last time it was caught up (``last_caught_up_ms``), which drive the high
+  watermark, the low watermark and the ISR.
 
 High watermark rule (leader): ``hw = min(LEO of every ISR member)``, never moving
 backwards. With an ISR of one, every append moves it. A follower sets its HW from the
@@ -20,6 +21,11 @@ caught up when it fetched from at least the LEO the leader had at its previous f
 
 acks=all: an append is acknowledged once ``hw >= its last offset + 1``; if the ISR is
 smaller than ``min.insync.replicas`` the append is refused up front (NOT_ENOUGH_REPLICAS).
+
+DeleteRecords: the leader moves its log start offset (:meth:`Partition.delete_records_on_leader`);
+followers take the leader's log start offset from each fetch response and report theirs in
+the next fetch. The *low watermark* is the smallest log start offset over the ISR; a
+DeleteRecords request is answered once it reached the requested offset.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from ..protocol.errors import (
     NotEnoughReplicas,
     NotEnoughReplicasAfterAppend,
     NotLeaderOrFollower,
+    OffsetOutOfRange,
+    PolicyViolation,
     UnknownLeaderEpoch,
 )
 
@@ -51,6 +59,7 @@ class FollowerState:
     last_caught_up_ms: int = 0
     last_fetch_leader_leo: int = -1
     last_fetch_ms: int = 0
+    log_start_offset: int = -1
 
 
 class Partition:
@@ -163,14 +172,17 @@ class Partition:
                 return True, None
             return False, None
 
-    def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> bool:
-        """Record a follower's fetch (its LEO is ``fetch_offset``); True if the HW moved."""
+    def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int,
+                              log_start_offset: int = -1) -> bool:
+        """Record a follower's fetch (its LEO is ``fetch_offset``, its log start offset
+        ``log_start_offset``, -1 if it did not say); True if the HW moved."""
         with self.lock:
             if not self.is_leader:
                 return False
             state = self.followers.get(replica_id)
             if state is None:
                 return False
+            state.log_start_offset = log_start_offset
             leader_leo = self.log.log_end_offset
             if fetch_offset >= leader_leo:
                 state.last_caught_up_ms = now_ms
@@ -215,6 +227,43 @@ class Partition:
             self.isr = list(isr)
             self.partition_epoch = partition_epoch
             self.maybe_increment_hw()
+
+    # ---- DeleteRecords ------------------------------------------------------------------
+    def delete_records_on_leader(self, offset: int) -> tuple[int, int]:
+        """Move the leader's log start offset up to ``offset`` (-1: the high watermark).
+
+        Returns (the offset asked for, the low watermark now). Raises
+        NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE (negative, or above the high
+        watermark) or POLICY_VIOLATION (a log whose ``cleanup.policy`` lacks ``delete``,
+        as Kafka refuses).
+        """
+        with self.lock:
+            self.check_leader()
+            if not self.log.config.deletes:
+                raise PolicyViolation(f"records of {self.topic}-{self.index} cannot be deleted: "
+                                      f"its cleanup.policy does not include delete")
+            requested = self.log.high_watermark if offset == -1 else offset
+            if requested < 0:
+                raise OffsetOutOfRange(f"{self.topic}-{self.index}: cannot delete records before "
+                                       f"offset {offset}")
+            self.log.delete_records_before(requested)
+            return requested, self._low_watermark()
+
+    def _low_watermark(self) -> int:
+        low = self.log.log_start_offset
+        for r in self.isr:
+            if r != self.broker_id:
+                state = self.followers.get(r)
+                low = min(low, state.log_start_offset if state is not None else -1)
+        return low
+
+    def check_low_watermark_reached(self, required_offset: int) -> tuple[bool, int, KafkaError | None]:
+        """For a waiting DeleteRecords: (done, low watermark, error)."""
+        with self.lock:
+            if not self.is_leader:
+                return True, -1, NotLeaderOrFollower(f"leadership of {self.topic}-{self.index} moved")
+            low = self._low_watermark()
+            return low >= required_offset, low, None
 
     # ---- reads ------------------------------------------------------------------------
     def bytes_available(self, offset: int, upper: int, enough: int) -> int:

@@ -7,8 +7,11 @@ leader epoch ends on the leader, and truncates its own log there, so records tha
 leader appended but never replicated are discarded before anything new is appended.
 Then the thread loops on Fetch requests carrying this broker's id as ``replica_id``
 (long-polling ``max_wait_ms`` at the leader), appends what comes back as a follower, and
-takes the leader's high watermark. OFFSET_OUT_OF_RANGE resets the follower to the leader's
-log range; NOT_LEADER_OR_FOLLOWER and friends park the partition briefly, then it truncates and
+takes the leader's high watermark and, as Kafka's followers do, its log start offset
+(``max(own, leader's)``, capped at the follower's high watermark: DeleteRecords reaches
+the followers this way, and they report theirs back in their next fetch).
+OFFSET_OUT_OF_RANGE resets the follower to the leader's log range; NOT_LEADER_OR_FOLLOWER
+and friends park the partition briefly, then it truncates and
 fetches again (the leader may simply not have applied the newest image yet).
 
 Threading: the manager's map is guarded by its lock; each thread's partition set by the
@@ -217,6 +220,9 @@ class ReplicaFetcherThread(ShutdownableThread):
                 return
             self.on_append(p)
         p.log.high_watermark = min(r.high_watermark, p.log_end_offset)
+        leader_start = min(r.log_start_offset, p.log.high_watermark)
+        if leader_start > p.log_start_offset:
+            p.log.delete_records_before(leader_start)
 
     def _reset_out_of_range(self, key: tuple[str, int], f: _Fetching) -> None:
         p = f.partition

@@ -14,6 +14,10 @@
 * :meth:`fetch` (Fetch): reads below the HW (consumers) or the LEO (followers); a fetch
   that finds fewer than ``min_bytes`` waits in the fetch purgatory (DelayedFetch). A
   follower's fetch also records its LEO, which may move the HW and complete produces.
+* :meth:`delete_records` (DeleteRecords): moves leaders' log start offsets; the request
+  waits in the delete-records purgatory until the ISR's low watermark reaches each
+  requested offset (DelayedDeleteRecords). Follower fetches carry the follower's log start
+  offset, so each one may complete such a request.
 * An ISR maintenance thread asks the controller to shrink the ISR of lagging followers
   and to expand it with caught-up ones (AlterPartition).
 
@@ -34,6 +38,7 @@ from ..controller.image import ClusterImage
 from ..log import LogConfig, LogManager
 from ..protocol.errors import KafkaError, UnknownTopicOrPartition
 from ..purgatory import DelayedOperationPurgatory
+from .delayed_delete_records import DelayedDeleteRecords, DeleteRecordsStatus
 from .delayed_fetch import DelayedFetch
 from .delayed_produce import DelayedProduce, ProduceStatus
 from .partition import Partition
@@ -51,6 +56,8 @@ class FetchSpec:
     fetch_offset: int
     max_bytes: int
     current_leader_epoch: int = -1
+    #: a follower's log start offset (Fetch v5+), -1 if not sent
+    log_start_offset: int = -1
 
 
 @dataclass
@@ -85,6 +92,8 @@ class ReplicaManager:
             "Produce", clock=clock)
         self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = DelayedOperationPurgatory(
             "Fetch", clock=clock)
+        self.delete_records_purgatory: DelayedOperationPurgatory[DelayedDeleteRecords] = \
+            DelayedOperationPurgatory("DeleteRecords", clock=clock)
         self.fetchers = ReplicaFetcherManager(broker_id, address, self._after_follower_append, clock)
         interval_ms = int(max(50, min(replica_lag_time_max_ms / 4, 500)))
         self._isr_thread = PeriodicThread(f"isr-maintenance-{broker_id}", interval_ms,
@@ -150,6 +159,7 @@ class ReplicaManager:
         for key in changed:
             self.produce_purgatory.check_and_complete(key)
             self.fetch_purgatory.check_and_complete(key)
+            self.delete_records_purgatory.check_and_complete(key)
 
     def log_defaults(self, image: ClusterImage) -> LogConfig:
         """This broker's log defaults: its start-up options with the image's dynamic broker
@@ -226,10 +236,11 @@ class ReplicaManager:
                     p = self.partition(spec.topic, spec.partition)
                 except KafkaError:
                     continue
-                if p.update_follower_fetch(replica_id, spec.fetch_offset, now):
-                    key = (spec.topic, spec.partition)
+                key = (spec.topic, spec.partition)
+                if p.update_follower_fetch(replica_id, spec.fetch_offset, now, spec.log_start_offset):
                     self.produce_purgatory.check_and_complete(key)
                     self.fetch_purgatory.check_and_complete(key)
+                self.delete_records_purgatory.check_and_complete(key)  # its log start may have moved
         results = self.read(specs, max_bytes, is_follower, read_committed=committed)
         available = sum(len(r.records) for r in results)
         if max_wait_ms <= 0 or available >= min_bytes or any(r.error for r in results) or not specs:
@@ -238,6 +249,34 @@ class ReplicaManager:
         op = DelayedFetch(max_wait_ms, specs, max_bytes, min_bytes, is_follower, self, respond,
                           read_committed=committed)
         self.fetch_purgatory.try_complete_else_watch(op, [(s.topic, s.partition) for s in specs])
+
+    # ---- DeleteRecords ------------------------------------------------------------------------
+    def delete_records(self, timeout_ms: int, entries: list[tuple[str, int, int]],
+                       respond: Callable[[list[DeleteRecordsStatus]], None]) -> None:
+        """Move the log start offset of each (topic, partition) this broker leads up to the
+        offset given (-1: its high watermark); ``respond`` once the ISR's low watermark
+        reached every offset (or at ``timeout_ms``). Consumers waiting in the fetch
+        purgatory below a new log start answer OFFSET_OUT_OF_RANGE at once."""
+        statuses = []
+        for topic, index, offset in entries:
+            s = DeleteRecordsStatus(topic, index, -1)
+            try:
+                p = self.partition(topic, index)
+                s.required_offset, s.low_watermark = p.delete_records_on_leader(offset)
+                s.done = s.low_watermark >= s.required_offset
+                log.info("%s-%d: records before offset %d deleted (log start %d)", topic, index,
+                         s.required_offset, p.log_start_offset)
+                self.fetch_purgatory.check_and_complete((topic, index))
+            except KafkaError as e:
+                s.error, s.done = e, True
+                log.info("DeleteRecords on %s-%d before %d refused: %s", topic, index, offset, e)
+            statuses.append(s)
+        if all(s.done for s in statuses):
+            respond(statuses)
+            return
+        op = DelayedDeleteRecords(timeout_ms, statuses, self.partition, respond)
+        self.delete_records_purgatory.try_complete_else_watch(
+            op, [(s.topic, s.partition) for s in statuses if not s.done])
 
     def read(self, specs: list[FetchSpec], max_bytes: int, is_follower: bool,
              min_one_batch: bool = True, read_committed: bool = False) -> list[FetchResult]:
@@ -290,9 +329,11 @@ class ReplicaManager:
                 key = (p.topic, p.index)
                 self.produce_purgatory.check_and_complete(key)
                 self.fetch_purgatory.check_and_complete(key)
+                self.delete_records_purgatory.check_and_complete(key)
 
     def shutdown(self) -> None:
         self._isr_thread.stop()
         self.fetchers.shutdown()
         self.produce_purgatory.shutdown()
         self.fetch_purgatory.shutdown()
+        self.delete_records_purgatory.shutdown()

@@ -59,6 +59,10 @@ from broker_sim.protocol.messages.create_partitions import (
 )
 from broker_sim.protocol.messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
 from broker_sim.protocol.messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from broker_sim.protocol.messages.delete_records import (
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+)
 from broker_sim.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
 from broker_sim.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
@@ -1303,6 +1307,55 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00 00 00 01       # responses: count 1
         00 01 74          #   name "t"
         00 00             #   error_code 0
+     """)),
+    # --------------------------------------------------------------- DeleteRecords (21)
+    ("delete_records_req_v0", DeleteRecordsRequest, 0,
+     {"topics": [{"name": "t", "partitions": [{"partition_index": 1, "offset": 5}]}],
+      "timeout_ms": 30000}, h("""
+        00 00 00 01                   # topics: count 1
+        00 01 74                      #   name "t"
+        00 00 00 01                   #   partitions: count 1
+        00 00 00 01                   #     partition_index 1
+        00 00 00 00 00 00 00 05       #     offset 5
+        00 00 75 30                   # timeout_ms 30000
+     """)),
+    ("delete_records_req_v2", DeleteRecordsRequest, 2,
+     {"topics": [{"name": "t", "partitions": [{"partition_index": 0, "offset": -1}]}],
+      "timeout_ms": 1000}, h("""
+        02                            # topics: 1 (compact)
+        02 74                         #   name "t"
+        02                            #   partitions: 1
+        00 00 00 00                   #     partition_index 0
+        ff ff ff ff ff ff ff ff       #     offset -1 (the high watermark)
+        00                            #     tagged fields
+        00                            #   tagged fields
+        00 00 03 e8                   # timeout_ms 1000
+        00                            # tagged fields
+     """)),
+    ("delete_records_resp_v1", DeleteRecordsResponse, 1,
+     {"throttle_time_ms": 0, "topics": [{"name": "t", "partitions": [
+         {"partition_index": 1, "low_watermark": 5, "error_code": 0}]}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00 00 01                   # topics: count 1
+        00 01 74                      #   name "t"
+        00 00 00 01                   #   partitions: count 1
+        00 00 00 01                   #     partition_index 1
+        00 00 00 00 00 00 00 05       #     low_watermark 5
+        00 00                         #     error_code 0
+     """)),
+    ("delete_records_resp_v2", DeleteRecordsResponse, 2,
+     {"throttle_time_ms": 0, "topics": [{"name": "t", "partitions": [
+         {"partition_index": 0, "low_watermark": -1, "error_code": 1}]}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        02                            # topics: 1 (compact)
+        02 74                         #   name "t"
+        02                            #   partitions: 1
+        00 00 00 00                   #     partition_index 0
+        ff ff ff ff ff ff ff ff       #     low_watermark -1
+        00 01                         #     error_code 1 OFFSET_OUT_OF_RANGE
+        00                            #     tagged fields
+        00                            #   tagged fields
+        00                            # tagged fields
      """)),
     # --------------------------------------------------------------- InitProducerId (22)
     ("init_producer_id_req_v0", InitProducerIdRequest, 0,
