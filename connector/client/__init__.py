@@ -22,6 +22,7 @@ Modules, one concept each::
     producer          Producer
     columnar          fetched batches -> numpy / Arrow columns without per-record objects
     offsets           ListOffsets (earliest, latest, by timestamp)
+    delete_records    DeleteRecords: move partitions' log start offsets up
     offset_fetch      OffsetFetch bodies and answers for one group, at any version
     fetcher           Fetcher: read [from, until) of a partition from its leader
     config_admin      topic and broker configs (Describe/Alter/IncrementalAlterConfigs)

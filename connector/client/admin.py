@@ -10,6 +10,8 @@ Example (needs a running broker)::
     admin.commit_offsets("my-query", {("events", 0): OffsetAndMetadata(42, "batch 7")})
     admin.fetch_offsets("my-query")
     # {TopicPartition('events', 0): OffsetAndMetadata(offset=42, metadata='batch 7', ...)}
+    admin.delete_records({("events", 0): 40})  # records before offset 40 are gone
+    # {TopicPartition('events', 0): 40}
 
 Each call blocks the calling thread until the brokers answer, up to ``timeout_ms``
 (default ``default.api.timeout.ms``), and raises the Kafka error of the first topic or
@@ -18,8 +20,8 @@ message naming the topic.
 
 Routing: topic creation, growth (CreatePartitions) and deletion go to the controller;
 everything about a consumer group to its coordinator (:mod:`.group_admin`); ListOffsets
-to each partition's leader; a broker's DescribeConfigs to that broker (:mod:`.config_admin`);
-the rest to the least loaded broker. Group offsets are
+and DeleteRecords to each partition's leader; a broker's DescribeConfigs to that broker
+(:mod:`.config_admin`); the rest to the least loaded broker. Group offsets are
 committed as a *simple* group (generation -1, member id ""), as a consumer without group
 membership does: the group exists only to hold offsets, so tools can show a reader's
 progress and lag.
@@ -51,6 +53,7 @@ from broker_sim.security.scram import (
 
 from .config import AdminConfig
 from .config_admin import AlterConfigOp, ConfigAdmin, ConfigEntry, Resource
+from .delete_records import delete_records
 from .group_admin import (
     TRANSACTION_KEY,
     ConsumerGroupDescription,
@@ -243,6 +246,15 @@ class Admin:
                 query = _NAMED_QUERIES[query.lower()]
             parsed[_tp(key)] = int(query)
         return list_offsets(self._sync, parsed, self._sync.deadline(timeout_ms), read_committed)
+
+    def delete_records(self, offsets: Mapping[TopicPartition | tuple[str, int], int],
+                       timeout_ms: float | None = None) -> dict[TopicPartition, int]:
+        """Delete every record before ``offsets[tp]`` (-1: the high watermark, i.e. all of
+        them) by moving each partition's log start offset up; returns each partition's new
+        low watermark, once its in-sync replicas all moved (see :mod:`.delete_records`).
+        An offset above the high watermark raises OffsetOutOfRange."""
+        return delete_records(self._sync, {_tp(k): int(v) for k, v in offsets.items()},
+                              self._sync.deadline(timeout_ms))
 
     # ---- consumer groups (see :mod:`.group_admin`) -------------------------------------
     def commit_offsets(self, group_id: str,
