@@ -15,7 +15,7 @@ from typing import Any
 
 from ..protocol.errors import CorruptMessage, InvalidRecord, MessageTooLarge, RecordListTooLarge
 from ..protocol.records.batch_header import MAGIC, BatchHeader, peek_batch_size, validate_batch
-from ..protocol.records.reader import decode_records
+from ..protocol.records.reader import RecordIndex, records_section
 from .config import LogConfig
 
 _MAGIC_AT = 16
@@ -65,7 +65,7 @@ def validate_append(buf: Any, name: str, config: LogConfig, *,
                     f"match its last offset delta {header.last_offset_delta}"
                 )
             if config.compacts and not header.is_control \
-                    and any(r.key is None for r in decode_records(buf, pos, header)):
+                    and None in RecordIndex(records_section(buf, pos, header), header).keys:
                 raise InvalidRecord(f"append to {name}: a compacted topic cannot accept a "
                                     "record without a key")
         batches.append((pos, header))

@@ -46,7 +46,7 @@ import shutil
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,10 +54,9 @@ from typing import TYPE_CHECKING
 import google_crc32c
 
 from ..common import ShutdownableThread
-from ..protocol.errors import CorruptMessage
-from ..protocol.primitives import read_uvarint
 from ..protocol.records.batch_header import _HEADER, CRC_START, HEADER_SIZE, BatchHeader
-from ..protocol.records.compression import NONE, compress, decompress
+from ..protocol.records.compression import NONE, compress
+from ..protocol.records.reader import RecordIndex, records_section
 from .batch_scanner import scan
 from .log_loader import fsync_dir
 from .segment import LOG_SUFFIX, LogSegment, segment_name
@@ -73,6 +72,7 @@ INDEX_SUFFIX = ".index"
 READ_CHUNK = 8 * 1024 * 1024
 ENTRY_BYTES = 24  # Kafka's accounting per offset-map entry (hash + offset)
 _CRC = struct.Struct(">I")
+_NO_RECORDS = RecordIndex(b"", BatchHeader(0, 0, 0, 2, 0, 0, -1, 0, 0, -1, -1, -1, 0))
 
 
 @dataclass
@@ -154,47 +154,27 @@ def _first_timestamp(log: Log, offset: int) -> int:
 
 
 # ---- reading records without decoding them all -----------------------------------------
-def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
-    b = data[pos]
-    if b < 0x80:
-        return b, pos + 1
-    if data[pos + 1] < 0x80:
-        return (b & 0x7F) | (data[pos + 1] << 7), pos + 2
-    return read_uvarint(data, pos)
+@dataclass
+class _Batch:
+    header: BatchHeader
+    raw: memoryview  # the whole batch as stored
+    data: bytes  # its records section, decompressed
+    index: RecordIndex
 
 
-def _records(data: bytes, header: BatchHeader) -> Iterator[tuple[int, int, int, bytes | None, bool]]:
-    """``(start, end, offset, key, is_tombstone)`` of each record in a records section."""
-    pos, n, base = 0, len(data), header.base_offset
-    for _ in range(header.records_count):
-        start = pos
-        u, pos = _uvarint(data, pos)
-        end = pos + (u >> 1)
-        if u & 1 or end > n:
-            raise CorruptMessage(f"record of batch {base} runs past its batch")
-        _ts, pos = _uvarint(data, pos + 1)  # attributes, timestampDelta
-        u, pos = _uvarint(data, pos)
-        offset = base + ((u >> 1) ^ -(u & 1))
-        u, pos = _uvarint(data, pos)
-        key = None if u & 1 else data[pos:pos + (u >> 1)]
-        if key is not None:
-            pos += u >> 1
-        u, _ = _uvarint(data, pos)
-        yield start, end, offset, key, u == 1
-        pos = end
-
-
-def _batches(seg: LogSegment) -> Iterator[tuple[BatchHeader, memoryview]]:
-    """Each whole batch of a closed segment with its bytes, reading in large chunks."""
+def _read(seg: LogSegment) -> list[_Batch]:
+    """Every batch of a closed segment, its records indexed (reading in large chunks)."""
+    out = []
     for _pos, chunk, off, size in scan(seg.read_at, 0, seg.size, HEADER_SIZE, READ_CHUNK,
                                        whole=True):
-        view = memoryview(chunk)[off:off + size]
-        yield BatchHeader.parse(view), view
-
-
-def _section(header: BatchHeader, batch: memoryview) -> bytes:
-    body = batch[HEADER_SIZE:]
-    return bytes(body) if header.compression == NONE else decompress(header.compression, body)
+        raw = memoryview(chunk)[off:off + size]
+        header = BatchHeader.parse(raw)
+        if header.is_control:
+            out.append(_Batch(header, raw, b"", _NO_RECORDS))
+            continue
+        data = records_section(raw, 0, header)
+        out.append(_Batch(header, raw, data, RecordIndex(data, header)))
+    return out
 
 
 class _Aborted:
@@ -211,29 +191,36 @@ class _Aborted:
 
 
 # ---- the clean ---------------------------------------------------------------------------
-def build_offset_map(log: Log, first_dirty: int, end: int, max_entries: int,
-                     aborted: _Aborted) -> tuple[dict[bytes, int], int]:
-    """Key -> last offset over the dirty segments; returns the map and where it stops."""
-    offsets: dict[bytes, int] = {}
+def build_offset_map(log: Log, first_dirty: int, end: int, max_entries: int, aborted: _Aborted,
+                     parsed: dict[int, list[_Batch]]) -> tuple[dict[bytes | None, int], int]:
+    """Key -> last offset over the dirty segments; returns the map and where it stops
+    (``parsed`` keeps each segment read, by base offset, for the rewrite)."""
+    offsets: dict[bytes | None, int] = {}
     segments = [s for s in log.segments[:-1] if first_dirty <= s.base_offset < end
                 or s.base_offset < first_dirty < s.next_offset]
-    stop = end
     for i, seg in enumerate(segments):
+        batches = parsed[seg.base_offset] = _read(seg)
         before = dict(offsets) if len(offsets) > max_entries // 2 else None
-        for header, batch in _batches(seg):
-            if header.is_control or header.last_offset < first_dirty or header.base_offset >= end:
+        for b in batches:
+            h = b.header
+            if h.is_control or h.last_offset < first_dirty or h.base_offset >= end:
                 continue
-            if header.is_transactional and header in aborted:
+            if h.is_transactional and h in aborted:
                 continue
-            for _s, _e, offset, key, _tomb in _records(_section(header, batch), header):
-                if key is not None and offset >= first_dirty:
-                    offsets[key] = offset
+            if h.base_offset >= first_dirty:
+                offsets.update(zip(b.index.keys, b.index.offsets, strict=True))  # last one wins
+            else:
+                offsets.update((k, o) for k, o in zip(b.index.keys, b.index.offsets, strict=True)
+                               if o >= first_dirty)
         if len(offsets) > max_entries:
             if i == 0 or before is None:
                 raise RuntimeError(f"{log.name}: one segment holds more than {max_entries} keys; "
                                    "raise log.cleaner.dedupe.buffer.size")
+            for later in segments[i:]:
+                parsed.pop(later.base_offset, None)
             return before, seg.base_offset
-    return offsets, stop
+    offsets.pop(None, None)  # records without a key: never kept
+    return offsets, end
 
 
 def clean(log: Log, now_ms: int, max_entries: int, range_: Cleanable | None = None) -> CleanStats | None:
@@ -243,13 +230,15 @@ def clean(log: Log, now_ms: int, max_entries: int, range_: Cleanable | None = No
     if range_ is None:
         return None
     aborted = _Aborted(log, range_.end)
-    offsets, end = build_offset_map(log, range_.first_dirty, range_.end, max_entries, aborted)
+    parsed: dict[int, list[_Batch]] = {}
+    offsets, end = build_offset_map(log, range_.first_dirty, range_.end, max_entries, aborted,
+                                    parsed)
     stats = CleanStats(range_.first_dirty, end)
     horizon = now_ms - log.config.delete_retention_ms
     groups = _groups(log, end)
     kept_in_txn: dict[int, bool] = {}
     for group in groups:
-        if not _clean_group(log, group, offsets, aborted, horizon, kept_in_txn, stats):
+        if not _clean_group(log, group, offsets, aborted, horizon, kept_in_txn, stats, parsed):
             break  # the log changed under the clean (retention, truncation): next time
     write_checkpoint(log.dir, end)
     stats.seconds = time.monotonic() - t0
@@ -272,8 +261,9 @@ def _groups(log: Log, end: int) -> list[list[LogSegment]]:
     return groups
 
 
-def _clean_group(log: Log, group: list[LogSegment], offsets: dict[bytes, int], aborted: _Aborted,
-                 horizon: int, kept_in_txn: dict[int, bool], stats: CleanStats) -> bool:
+def _clean_group(log: Log, group: list[LogSegment], offsets: dict[bytes | None, int],
+                 aborted: _Aborted, horizon: int, kept_in_txn: dict[int, bool], stats: CleanStats,
+                 parsed: dict[int, list[_Batch]]) -> bool:
     base = group[0].base_offset
     replaced_end = group[-1].next_offset
     work = log.dir / CLEANING
@@ -286,12 +276,13 @@ def _clean_group(log: Log, group: list[LogSegment], offsets: dict[bytes, int], a
             expired = (ts if ts >= 0 else seg.last_modified) < horizon
             out = bytearray()
             last = -1
-            for header, batch in _batches(seg):
-                stats.bytes_read += len(batch)
-                kept = _clean_batch(header, batch, offsets, aborted, expired, kept_in_txn, stats)
+            batches = parsed.pop(seg.base_offset, None)
+            for b in _read(seg) if batches is None else batches:
+                stats.bytes_read += len(b.raw)
+                kept = _clean_batch(b, offsets, aborted, expired, kept_in_txn, stats)
                 if kept is not None:
                     out += kept
-                    last = header.last_offset
+                    last = b.header.last_offset
                 if len(out) >= READ_CHUNK:
                     cleaned.append(last, out)
                     stats.bytes_written += len(out)
@@ -311,36 +302,37 @@ def _clean_group(log: Log, group: list[LogSegment], offsets: dict[bytes, int], a
     return log.replace_segments(group, lambda: _commit_swap(log.dir, base, replaced_end))
 
 
-def _clean_batch(header: BatchHeader, batch: memoryview, offsets: dict[bytes, int],
-                 aborted: _Aborted, expired: bool, kept_in_txn: dict[int, bool],
-                 stats: CleanStats) -> bytes | memoryview | None:
+def _clean_batch(b: _Batch, offsets: dict[bytes | None, int], aborted: _Aborted, expired: bool,
+                 kept_in_txn: dict[int, bool], stats: CleanStats) -> bytes | memoryview | None:
     """The batch as it stays after cleaning: itself, rebuilt from its kept records, or None."""
+    header = b.header
     pid = header.producer_id
+    stats.records_read += header.records_count
     if header.is_control:
-        stats.records_read += header.records_count
         if kept_in_txn.pop(pid, False) or not expired:
             stats.records_kept += header.records_count
-            return batch
+            return b.raw
         return None
     if header.is_transactional and header in aborted:
-        stats.records_read += header.records_count
         kept_in_txn.setdefault(pid, False)
         return None
-    data = _section(header, batch)
-    keep: list[tuple[int, int]] = []
-    for start, end, offset, key, tombstone in _records(data, header):
-        stats.records_read += 1
-        if key is None or offsets.get(key, -1) > offset or (tombstone and expired):
-            continue
-        keep.append((start, end))
+    index = b.index
+    latest = offsets.get
+    keep = [i for i, (key, offset) in enumerate(zip(index.keys, index.offsets, strict=True))
+            if key is not None and latest(key, -1) <= offset]
+    if expired and keep:
+        tombstones = index.tombstones
+        keep = [i for i in keep if not tombstones[i]]
     stats.records_kept += len(keep)
     if header.is_transactional:
         kept_in_txn[pid] = kept_in_txn.get(pid, False) or bool(keep)
     if len(keep) == header.records_count:
-        return batch
+        return b.raw
     if not keep:
         return None
-    return _rebuild(header, b"".join(data[s:e] for s, e in keep), len(keep))
+    ends, data = index.ends, b.data
+    records = b"".join(data[ends[i - 1] if i else 0:ends[i]] for i in keep)
+    return _rebuild(header, records, len(keep))
 
 
 def _rebuild(header: BatchHeader, records: bytes, count: int) -> bytes:

@@ -201,3 +201,68 @@ def _decode_headers(data: bytes, pos: int, rec_end: int) -> tuple[list[Any], int
             raise CorruptMessage(f"negative header value length {vlen}")
         headers.append(Header(hkey, hvalue))
     return headers, pos
+
+
+def records_section(buf: Any, pos: int, header: BatchHeader) -> bytes:
+    """The (decompressed) records section of the batch at ``pos``."""
+    body = memoryview(buf)[pos + HEADER_SIZE:pos + header.size]
+    return bytes(body) if header.compression == NONE else decompress(header.compression, body)
+
+
+class RecordIndex:
+    """Where each record of a records section is, its offset and key — without building
+    a :class:`Record` per record (the log cleaner and the compacted-topic key check read
+    millions of them). ``ends[i]`` is where record ``i`` ends; ``starts`` are implied
+    (``0`` then the previous end). Keys are ``bytes`` or None; ``tombstones[i]``: a null
+    value."""
+
+    __slots__ = ("ends", "offsets", "keys", "tombstones")
+
+    def __init__(self, data: bytes, header: BatchHeader) -> None:
+        ends: list[int] = []
+        offsets: list[int] = []
+        keys: list[bytes | None] = []
+        tombstones: list[bool] = []
+        base = header.base_offset
+        n = len(data)
+        pos = 0
+        try:
+            for _ in range(header.records_count):
+                u = data[pos]  # length (one and two byte varints inline, as in _decode)
+                if u < 0x80:
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    u = (u & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
+                else:
+                    u, pos = read_uvarint(data, pos)
+                end = pos + (u >> 1)
+                if u & 1 or end > n:
+                    raise CorruptMessage(f"a record of batch {base} runs past its batch")
+                pos += 1  # attributes
+                while data[pos] & 0x80:  # timestampDelta: skipped
+                    pos += 1
+                u = data[pos + 1]  # offsetDelta
+                if u < 0x80:
+                    pos += 2
+                else:
+                    u, pos = read_uvarint(data, pos + 1)
+                offsets.append(base + ((u >> 1) ^ -(u & 1)))
+                u = data[pos]  # keyLength
+                if u < 0x80:
+                    pos += 1
+                else:
+                    u, pos = read_uvarint(data, pos)
+                if u & 1:
+                    keys.append(None)
+                else:
+                    keys.append(data[pos:pos + (u >> 1)])
+                    pos += u >> 1
+                tombstones.append(data[pos] == 1)  # valueLength -1 (zig-zag 1)
+                ends.append(end)
+                pos = end
+        except IndexError as e:
+            raise CorruptMessage(f"a record of batch {base} is truncated") from e
+        if pos != n:
+            raise CorruptMessage(f"{n - pos} bytes left over after batch {base}'s records")
+        self.ends, self.offsets, self.keys, self.tombstones = ends, offsets, keys, tombstones
