@@ -1,9 +1,30 @@
-"""``pyq cluster start``: a controller and N broker processes, in the foreground.
+"""``pyq cluster start`` runs a local cluster; ``pyq cluster status`` says how one is doing.
 
-The same as ``pyq-broker cluster`` (it calls :func:`broker_sim.cli.run_cluster`): it prints
-each process's pid and address and then ``bootstrap servers: h:p,h:p,...``, and stops
-every child on SIGTERM or Ctrl-C. Without ``--data-dir`` the cluster lives in a temporary
-directory that is deleted when it stops.
+``start``: a controller and N broker processes, in the foreground. The same as
+``pyq-broker cluster`` (it calls :func:`broker_sim.cli.run_cluster`): it prints each
+process's pid and address and then ``bootstrap servers: h:p,h:p,...``, and stops every
+child on SIGTERM or Ctrl-C (or when this process dies: each child holds a lifeline to it).
+Without ``--data-dir`` the cluster lives in a temporary directory that is deleted when it
+stops.
+
+``status``: a health summary of any Kafka cluster from one Metadata request (the Kafka
+protocol, not the metrics endpoint): the cluster id, the controller the brokers name, every
+broker with its address and whether it is alive (a broker that holds replicas but is
+missing from Metadata is fenced or gone), then the under-replicated partitions (ISR
+smaller than the replicas) and the offline ones (no live leader), each as a table::
+
+    cluster id: pyq-cluster
+    controller: 0 (127.0.0.1:40001)
+    BROKER  ADDRESS          ALIVE
+    0       127.0.0.1:40001  yes
+    1       127.0.0.1:40003  yes
+    2       -                no
+    under-replicated partitions: 1
+    TOPIC   PARTITION  LEADER  REPLICAS  ISR
+    clicks  0          0       0,1,2     0,1
+    offline partitions: 0
+
+It exits 0 whatever the health (1 only if the cluster cannot be reached).
 """
 
 from __future__ import annotations
@@ -14,14 +35,16 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from .args import at_least, name_value
+from .args import at_least, client_options, client_parent, name_value
 from .errors import CommandError
+from .table import format_table
 
 
 def register(commands: Any) -> None:
     cluster = commands.add_parser(
-        "cluster", help="run a local cluster",
-        description="Run a local pyq cluster: a controller process and N broker processes.")
+        "cluster", help="run a local cluster, or show a cluster's health",
+        description="Run a local pyq cluster (a controller process and N broker processes), "
+                    "or show how a cluster is doing.")
     actions = cluster.add_subparsers(dest="action", metavar="ACTION", required=True)
     start = actions.add_parser(
         "start", help="start a controller and N brokers; stop them with Ctrl-C",
@@ -38,6 +61,43 @@ def register(commands: Any) -> None:
                        help="a broker option for every broker, e.g. log.segment.bytes=1048576 "
                             "(repeatable)")
     start.set_defaults(run=start_cluster)
+    status = actions.add_parser(
+        "status", parents=[client_parent()], help="brokers, controller, under-replicated and "
+        "offline partitions",
+        description="Show the cluster's brokers (address, alive), its controller, and its "
+                    "under-replicated and offline partitions, from the brokers' Metadata.")
+    status.set_defaults(run=cluster_status)
+
+
+def cluster_status(args: argparse.Namespace) -> int:
+    from connector.client import Admin
+
+    with Admin(client_options(args)) as admin:
+        cluster = admin.describe_cluster()
+        topics = admin.describe_topics()
+    alive = {b.node_id: b for b in cluster.brokers}
+    partitions = [p for t in topics.values() for p in t.partitions]
+    known = sorted(set(alive) | {r for p in partitions for r in p.replicas})
+    under = [p for p in partitions if len(p.isr) < len(p.replicas)]
+    offline = [p for p in partitions if p.leader < 0 or p.leader not in alive]
+
+    def address(node_id: int) -> str | None:
+        node = alive.get(node_id)
+        return None if node is None else f"{node.host}:{node.port}"
+
+    controller = cluster.controller_id
+    print(f"cluster id: {cluster.cluster_id or '-'}")
+    print(f"controller: {controller} ({address(controller) or 'not alive'})"
+          if controller >= 0 else "controller: none")
+    print(format_table(["BROKER", "ADDRESS", "ALIVE"],
+                       [[b, address(b), "yes" if b in alive else "no"] for b in known]))
+    for title, rows in (("under-replicated", under), ("offline", offline)):
+        print(f"{title} partitions: {len(rows)}")
+        if rows:
+            print(format_table(["TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR"],
+                               [[p.topic, p.partition, p.leader if p.leader >= 0 else None,
+                                 p.replicas, p.isr] for p in sorted(rows)]))
+    return 0
 
 
 def start_cluster(args: argparse.Namespace) -> int:
