@@ -1,4 +1,5 @@
-"""``pyq topics create | list | describe | alter | delete``, like Kafka's ``kafka-topics``.
+"""``pyq topics create | list | describe | alter | delete | truncate``, like Kafka's
+``kafka-topics`` (and ``kafka-delete-records`` for ``truncate``).
 
 ``alter TOPIC --partitions N`` grows a topic to N partitions (a topic never shrinks; keyed
 records of existing keys may then map to other partitions, as in Kafka).
@@ -6,6 +7,17 @@ records of existing keys may then map to other partitions, as in Kafka).
 runtime (IncrementalAlterConfigs; configs not named keep their values); both kinds of
 change may be given at once, partitions first. ``pyq configs describe --topic TOPIC`` shows
 the result.
+
+``truncate TOPIC --before OFFSET [--partition N]`` deletes every record before OFFSET
+(``latest``: every record written so far) of each partition, or of partition N only, by
+moving the log start offset up (DeleteRecords). Nothing is deleted if some partition's
+latest offset is below OFFSET (the error names it). It prints each partition's new
+earliest offset (its low watermark, once every in-sync replica moved)::
+
+    $ pyq topics truncate events --before 1000
+    TOPIC   PARTITION  EARLIEST
+    events  0          1000
+    events  1          1000
 
 ``describe`` prints one row per partition::
 
@@ -35,8 +47,9 @@ DESCRIBE_COLUMNS = ["TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR", "EARLIEST
 
 
 def register(commands: Any) -> None:
-    topics = commands.add_parser("topics", help="create, list, describe, alter and delete topics",
-                                 description="Create, list, describe, alter and delete topics.")
+    topics = commands.add_parser(
+        "topics", help="create, list, describe, alter, delete and truncate topics",
+        description="Create, list, describe, alter, delete and truncate topics.")
     actions = topics.add_subparsers(dest="action", metavar="ACTION", required=True)
     client = client_parent()
 
@@ -88,6 +101,19 @@ def register(commands: Any) -> None:
     delete.add_argument("--if-exists", action="store_true",
                         help="succeed if the topic does not exist")
     delete.set_defaults(run=delete_topic)
+
+    truncate = actions.add_parser(
+        "truncate", parents=[client], help="delete the records before an offset",
+        description="Delete every record before OFFSET of each partition of a topic (or of "
+                    "one partition) by moving its log start offset up (DeleteRecords). "
+                    "Nothing is deleted if a partition's latest offset is below OFFSET.")
+    truncate.add_argument("topic", metavar="TOPIC")
+    truncate.add_argument("--before", type=before_offset, required=True, metavar="OFFSET",
+                          help="the new earliest offset, or 'latest' for every record "
+                               "written so far")
+    truncate.add_argument("--partition", type=at_least(0), metavar="N",
+                          help="only this partition (default: every partition)")
+    truncate.set_defaults(run=truncate_topic)
 
 
 def _admin(args: argparse.Namespace) -> Admin:
@@ -167,6 +193,42 @@ def delete_topic(args: argparse.Namespace) -> int:
     with _admin(args) as admin:
         admin.delete_topics([args.topic], if_exists=args.if_exists)
     print(f"deleted topic {args.topic}")
+    return 0
+
+
+TRUNCATE_COLUMNS = ["TOPIC", "PARTITION", "EARLIEST"]
+
+
+def before_offset(text: str) -> int:
+    """An option type: an offset >= 0, or ``latest`` (-1: each partition's high watermark)."""
+    if text.strip().lower() == "latest":
+        return -1
+    return at_least(0)(text)
+
+
+before_offset.__name__ = "offset"
+
+
+def truncate_topic(args: argparse.Namespace) -> int:
+    from connector.client import TopicPartition
+
+    with _admin(args) as admin:
+        partitions = describe(admin, args.topic)[args.topic].partitions
+        if args.partition is not None:
+            if args.partition >= len(partitions):
+                raise CommandError(f"topic {args.topic!r} has no partition {args.partition} "
+                                   f"(it has {len(partitions)})")
+            partitions = [p for p in partitions if p.partition == args.partition]
+        tps = [TopicPartition(args.topic, p.partition) for p in partitions]
+        if args.before >= 0:
+            latest = admin.list_offsets(dict.fromkeys(tps, "latest"))
+            short = [f"{tp.partition} (latest {latest[tp].offset})" for tp in tps
+                     if latest[tp].offset < args.before]
+            if short:
+                raise CommandError(f"nothing deleted: offset {args.before} is past the latest "
+                                   f"offset of {args.topic} partition(s) {', '.join(short)}")
+        low = admin.delete_records(dict.fromkeys(tps, args.before))
+    print(format_table(TRUNCATE_COLUMNS, [[tp.topic, tp.partition, low[tp]] for tp in tps]))
     return 0
 
 
