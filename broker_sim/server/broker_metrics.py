@@ -85,7 +85,7 @@ class BrokerMetrics:
         rm = broker.replica_manager
 
         def purgatories() -> list[DelayedOperationPurgatory[Any]]:
-            return [rm.produce_purgatory, rm.fetch_purgatory,
+            return [rm.produce_purgatory, rm.fetch_purgatory, rm.delete_records_purgatory,
                     broker.group_coordinator.join_purgatory,
                     broker.group_coordinator.heartbeat_purgatory,
                     broker.txn_coordinator.timeouts, broker.txn_coordinator.waiting]

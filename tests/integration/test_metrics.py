@@ -69,7 +69,8 @@ def test_request_counts_grow_after_produce_and_fetch(broker_factory):
     assert value(after, "pyq_response_bytes_total", api="Fetch") >= 20 * 90
     assert value(during, "pyq_connections", listener="PLAINTEXT") >= 1
     # Purgatories, timers and partitions are there (values depend on timing).
-    for kind in ("Produce", "Fetch", "Heartbeat", "Rebalance", "TransactionTimeout"):
+    for kind in ("Produce", "Fetch", "DeleteRecords", "Heartbeat", "Rebalance",
+                 "TransactionTimeout"):
         assert ("pyq_purgatory_size", (("purgatory", kind),)) in after
         assert ("pyq_purgatory_delayed_operations", (("purgatory", kind),)) in after
     assert any(name == "pyq_timer_tasks" for name, _ in after)
