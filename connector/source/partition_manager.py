@@ -337,7 +337,7 @@ class PartitionManager:
         causes: list[str] = []
         if old < log_start:
             spans.append((old, log_start))
-            causes.append("deleted by retention before they were read")
+            causes.append("deleted (retention, DeleteRecords) before they were read")
         elif old > log_end:
             spans.append((log_end, old))
             causes.append("truncated from the log after they were read")
