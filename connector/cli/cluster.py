@@ -73,10 +73,9 @@ def cluster_status(args: argparse.Namespace) -> int:
     from connector.client import Admin
 
     with Admin(client_options(args)) as admin:
-        cluster = admin.describe_cluster()
-        topics = admin.describe_topics()
-    alive = {b.node_id: b for b in cluster.brokers}
-    partitions = [p for t in topics.values() for p in t.partitions]
+        cluster = admin.cluster_metadata()  # one request: brokers and partitions agree
+    alive = cluster.brokers
+    partitions = [p for t in sorted(cluster.topics) for p in cluster.partitions_for_topic(t)]
     known = sorted(set(alive) | {r for p in partitions for r in p.replicas})
     under = [p for p in partitions if len(p.isr) < len(p.replicas)]
     offline = [p for p in partitions if p.leader < 0 or p.leader not in alive]

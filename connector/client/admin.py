@@ -192,6 +192,12 @@ class Admin:
         return ClusterDescription(cluster.cluster_id, cluster.controller_id,
                                   sorted(cluster.brokers.values()))
 
+    def cluster_metadata(self, timeout_ms: float | None = None) -> Cluster:
+        """Brokers, controller and every topic's partitions from one Metadata request: a
+        consistent snapshot (two calls may straddle a change, e.g. a broker fenced between
+        them)."""
+        return self._metadata(None, timeout_ms)
+
     def _metadata(self, topics: list[str] | None, timeout_ms: float | None) -> Cluster:
         deadline = self._sync.deadline(timeout_ms)
         body = {"topics": None if topics is None else [{"name": t} for t in topics],

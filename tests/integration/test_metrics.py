@@ -3,6 +3,8 @@ processes, scraped over HTTP and parsed by prometheus_client's own text-format p
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import urllib.request
 
 import pytest
@@ -112,3 +114,15 @@ def test_under_replicated_while_a_follower_is_stopped(cluster_factory):
     wait_for(lambda: value(scrape(leader.metrics_port), "pyq_under_replicated_partitions") == 0,
              timeout=60, what="the follower to rejoin the ISR")
     assert value(scrape(leader.metrics_port), "pyq_isr_expands_total") >= 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--override", "metrics.port=70000"], "metrics.port=70000 is not allowed: must be 0..65535"),
+    (["controller", "--override", "metrics.port=x"], "metrics.port=x is not allowed"),
+    (["controller", "--override", "log.segment.bytes=1"], "the controller takes metrics.port=N only"),
+])
+def test_an_invalid_metrics_option_is_refused_at_start(tmp_path, argv, message):
+    out = subprocess.run([sys.executable, "-m", "broker_sim", *argv[:-2], "--data-dir", str(tmp_path),
+                          *argv[-2:]], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert message in out.stderr
