@@ -23,6 +23,13 @@ Lifecycle::
     close()    stop() and delete the temporary directory (what leaving ``with`` does);
                a directory passed as ``data_dir`` is never deleted
 
+If the process holding the cluster dies without stopping it (a notebook kernel killed, a
+test runner's ``kill -9``), the controller and the brokers stop themselves: each holds a
+lifeline to this process (:mod:`broker_sim.lifeline`). The temporary directory is then
+left behind (nothing of this process runs to delete it). ``overrides={"metrics.port": "0"}``
+gives every process a Prometheus endpoint (``cluster.broker(i).metrics_port``,
+``cluster.controller.metrics_port``).
+
 Secured (``security="SSL" | "SASL_PLAINTEXT" | "SASL_SSL"``): every broker gets a listener
 of that protocol with a certificate from a throwaway CA in the cluster's directory, SCRAM
 users (``users={"alice": "secret"}``, default one ``admin`` with a generated password),
