@@ -4,12 +4,23 @@ Each ``*_body`` method maps a decoded request body to a response body, so a brok
 embeds its controller (a single broker) calls them directly, while a broker of a cluster
 sends the same requests over the network to the controller process, whose handler
 threads call :meth:`ControllerApis.handle`.
+
+What differs is waiting. A metadata poll (BrokerMetadataFetch) and the answer to a change
+that must have reached every broker (CreateTopics, CreatePartitions, DeleteTopics, the
+config, credential and ACL changes: :data:`PROPAGATED`) wait for the image to move or for
+every live broker to acknowledge it. Over the wire they are parked in a purgatory
+(:mod:`.propagation`), holding no handler thread; in process (:meth:`metadata_fetch_body`,
+:meth:`propagated`) the calling thread waits on the controller. Either way a change is
+answered once every live broker applied it, or after ``broker.session.timeout.ms`` (capped
+by a CreateTopics/CreatePartitions/DeleteTopics ``timeout_ms``): a broker that does not
+acknowledge within a session is about to be fenced, and fencing it completes the wait.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..log import LogConfig
@@ -18,6 +29,7 @@ from ..protocol import api
 from ..protocol.api import ApiKey
 from ..protocol.errors import InvalidRequest, KafkaError
 from ..protocol.schema import Data
+from ..purgatory import DelayedOperationPurgatory
 from ..security.acl import AclBinding, AclFilter
 from .configs import (
     NON_LOG_TOPIC_CONFIGS,
@@ -29,6 +41,7 @@ from .configs import (
 )
 from .controller import Controller
 from .legacy_group_offsets import LegacyGroupOffsets
+from .propagation import APPLIED, IMAGE, DelayedMetadataFetch, DelayedPropagation
 from .scram_credentials import Deletion, Upsertion
 
 log = logging.getLogger(__name__)
@@ -47,6 +60,85 @@ class ControllerApis:
         self.controller = controller
         self.channel = channel
         self.legacy_offsets = LegacyGroupOffsets(controller.data_dir / "group-offsets.jsonl")
+        #: Over the wire only: parked metadata polls and answers awaiting propagation.
+        self.purgatory: DelayedOperationPurgatory[Any] | None = None
+        if channel is not None:
+            self.purgatory = DelayedOperationPurgatory("ControllerMetadata")
+            controller.add_listener(self._on_change)
+        #: api key -> the body function of each change answered once propagated
+        self.propagated_apis: dict[int, Callable[[Any], Data]] = {
+            ApiKey.CREATE_TOPICS: self.create_topics_body,
+            ApiKey.CREATE_PARTITIONS: self.create_partitions_body,
+            ApiKey.DELETE_TOPICS: self.delete_topics_body,
+            ApiKey.ALTER_CONFIGS: self.alter_configs_body,
+            ApiKey.INCREMENTAL_ALTER_CONFIGS: self.incremental_alter_configs_body,
+            ApiKey.ALTER_USER_SCRAM_CREDENTIALS: self.alter_scram_body,
+            ApiKey.CREATE_ACLS: self.create_acls_body,
+            ApiKey.DELETE_ACLS: self.delete_acls_body,
+        }
+
+    def _on_change(self) -> None:
+        """The controller's listener (runs under its lock; see :mod:`.propagation`)."""
+        assert self.purgatory is not None
+        self.purgatory.check_and_complete(IMAGE)
+        self.purgatory.check_and_complete(APPLIED)
+
+    def shutdown(self) -> None:
+        if self.purgatory is not None:
+            self.purgatory.shutdown()
+
+    # ---- metadata propagation ----------------------------------------------------------
+    def propagation_timeout_ms(self, body: Any) -> int:
+        """How long a change's answer may wait for the brokers: a session, capped by the
+        request's own ``timeout_ms`` where it has one (<= 0: do not wait)."""
+        session = self.controller.session_timeout_ms
+        timeout = body.get("timeout_ms")
+        return session if timeout is None else max(0, min(int(timeout), session))
+
+    def propagated(self, call: Callable[[Any], Data], body: Any) -> Data:
+        """In process: ``call(body)``, returned once every live broker applied the change
+        (or after :meth:`propagation_timeout_ms`)."""
+        response = call(body)
+        timeout_ms = self.propagation_timeout_ms(body)
+        version = self.controller.version
+        if timeout_ms > 0 and not self.controller.await_propagation(version, timeout_ms / 1000):
+            log.warning("change answered before every live broker applied image v%d", version)
+        return response
+
+    def metadata_fetch_body(self, body: Any) -> Data:
+        """In process: a broker's metadata poll, answered when the image moves past what it
+        knows or after ``max_wait_ms``."""
+        self.controller.metadata_fetch(body.broker_id, body.broker_epoch, body.known_metadata_version)
+        version, image = self.controller.await_version(body.known_metadata_version,
+                                                       max(0, body.max_wait_ms) / 1000)
+        return Data(error_code=0, metadata_version=version, metadata=image)
+
+    def _park_metadata_fetch(self, request: Request) -> None:
+        assert self.purgatory is not None
+        body = request.body
+        self.controller.metadata_fetch(body.broker_id, body.broker_epoch, body.known_metadata_version)
+        op = DelayedMetadataFetch(
+            self.controller, body.known_metadata_version, max(0, body.max_wait_ms),
+            lambda version, image: self._send(request, Data(error_code=0, metadata_version=version,
+                                                            metadata=image)))
+        self.purgatory.try_complete_else_watch(op, [IMAGE])
+
+    def _answer_once_propagated(self, request: Request, response: Data) -> None:
+        assert self.purgatory is not None
+        timeout_ms = self.propagation_timeout_ms(request.body)
+        if timeout_ms <= 0:
+            self._send(request, response)
+            return
+        spec = api.spec_for(request.header.api_key, api.CONTROLLER_APIS)
+        op = DelayedPropagation(self.controller, self.controller.version, timeout_ms,
+                                lambda: self._send(request, response), spec.name)
+        self.purgatory.try_complete_else_watch(op, [APPLIED])
+
+    def _send(self, request: Request, body: Data) -> None:
+        assert self.channel is not None
+        h = request.header
+        payload = api.encode_response(h.api_key, h.api_version, h.correlation_id, body)
+        self.channel.send_response(Response(request, payload))
 
     def list_groups_body(self, body: Any) -> Data:
         """The groups of the legacy offset journal (see :mod:`.legacy_group_offsets`)."""
@@ -138,7 +230,8 @@ class ControllerApis:
                     raise InvalidRequest(f"resource {r.resource_name!r} (type {r.resource_type}) "
                                          "appears more than once in the request")
                 self.controller.alter_configs(r.resource_type, r.resource_name, change(r),
-                                              validate_only=body.validate_only)
+                                              validate_only=body.validate_only,
+                                              propagation_timeout_s=0)
             except KafkaError as e:
                 out.error_code = e.code
                 out.error_message = e.message or None
@@ -162,7 +255,7 @@ class ControllerApis:
         results = self.controller.alter_scram(
             [Deletion(d.name, d.mechanism) for d in body.deletions],
             [Upsertion(u.name, u.mechanism, u.iterations, bytes(u.salt), bytes(u.salted_password))
-             for u in body.upsertions])
+             for u in body.upsertions], propagation_timeout_s=0)
         return Data(throttle_time_ms=0, results=[
             Data(user=user, error_code=e.code if e else 0, error_message=(e.message or None) if e else None)
             for user, e in results.items()])
@@ -210,36 +303,24 @@ class ControllerApis:
         assert self.channel is not None
         key = request.header.api_key
         try:
+            if key == ApiKey.BROKER_METADATA_FETCH:
+                self._park_metadata_fetch(request)
+                return
+            if key in self.propagated_apis:
+                self._answer_once_propagated(request, self.propagated_apis[key](request.body))
+                return
             if key == ApiKey.BROKER_HEARTBEAT:
                 body = self.heartbeat_body(request.body)
             elif key == ApiKey.ALTER_PARTITION:
                 body = self.alter_partition_body(request.body)
-            elif key == ApiKey.CREATE_TOPICS:
-                body = self.create_topics_body(request.body)
-            elif key == ApiKey.DELETE_TOPICS:
-                body = self.delete_topics_body(request.body)
-            elif key == ApiKey.CREATE_PARTITIONS:
-                body = self.create_partitions_body(request.body)
             elif key == ApiKey.LIST_GROUPS:
                 body = self.list_groups_body(request.body)
             elif key == ApiKey.OFFSET_FETCH:
                 body = self.offset_fetch_body(request.body)
-            elif key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS:
-                body = self.alter_scram_body(request.body)
-            elif key == ApiKey.ALTER_CONFIGS:
-                body = self.alter_configs_body(request.body)
-            elif key == ApiKey.INCREMENTAL_ALTER_CONFIGS:
-                body = self.incremental_alter_configs_body(request.body)
-            elif key == ApiKey.CREATE_ACLS:
-                body = self.create_acls_body(request.body)
-            elif key == ApiKey.DELETE_ACLS:
-                body = self.delete_acls_body(request.body)
             else:  # ApiVersions
                 body = Data(error_code=0, api_keys=api.supported_versions(api.CONTROLLER_APIS),
                             throttle_time_ms=0)
-            h = request.header
-            payload = api.encode_response(h.api_key, h.api_version, h.correlation_id, body)
-            self.channel.send_response(Response(request, payload))
+            self._send(request, body)
         except Exception:
             log.exception("controller: error handling api key %d; closing the connection", key)
             self.channel.send_response(Response(request, None, close_connection=True))

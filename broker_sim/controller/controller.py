@@ -14,16 +14,39 @@ both O(1)). When a session expires the broker is fenced:
 * it leaves the ISR of every partition it followed (an ISR of one, the leader, remains);
 * each change bumps the partition's ``leader_epoch``/``partition_epoch``.
 
-A restarted broker (a new ``incarnation_id``) gets a new broker epoch; it rejoins ISRs
-only when its leaders ask for it (AlterPartition) after it caught up.
+A restarted broker (a new ``incarnation_id``) gets a new broker epoch. If its old
+registration is still alive (it came back within its session), the old registration is
+fenced first, exactly as if its session had expired, in the same commit: the partitions it
+led get new leaders (or, where it was the only in-sync replica, go offline and come back
+with it), each with a bumped leader epoch, so the new process never leads in an epoch its
+predecessor led in (Kafka fences a re-registration the same way). It rejoins ISRs only when
+its leaders ask for it (AlterPartition) after it caught up.
+
+Metadata propagation (pushed, not polled): every commit publishes the image as an
+immutable :class:`Published` (version, JSON, live brokers) and tells the listeners
+(:meth:`Controller.add_listener`); brokers long-poll for the next version
+(BrokerMetadataFetch, parked in :mod:`.propagation`) and acknowledge what they applied in
+their next poll or heartbeat (:meth:`Controller.metadata_fetch`). :meth:`propagated` says
+whether every live broker has acknowledged a version; admin changes (topics, partitions,
+configs, credentials, ACLs) are answered once it holds, or after a timeout
+(:mod:`.apis`).
 
 Configs: a topic's configs are its overrides only (``min.insync.replicas`` not set means
 pyq's default, see :mod:`.configs`); :meth:`Controller.alter_configs` changes a topic's or a
 broker's dynamic configs under the lock, validated against the whole new set, persisted
 with the image and returned once every live broker has applied it (or after a timeout).
 
-Threading: one lock guards the image; methods are called from the controller's request
-handler threads and from the timer's executor (session expiry).
+Threading: one lock (``_lock``, reentrant) guards the image and the acknowledged versions;
+methods are called from the controller's request handler threads, from the timer's executor
+(session expiry) and, in a single broker, from the broker's own threads. ``published`` and
+``_broker_versions`` are replaced (never changed in place) under the lock, so
+:meth:`snapshot` and :meth:`propagated` read them without it. Listeners run on the thread
+that committed or recorded an acknowledgement, *with the lock held*: they must not take it
+(directly or by waiting for a thread that does) and must only read ``published`` and
+:meth:`propagated` — the parked requests of :mod:`.propagation` do exactly that, so
+completing one under the lock cannot deadlock. ``_applied`` (a condition on the lock) is
+notified on every commit and every acknowledgement, for in-process waiters
+(:meth:`await_propagation`, :meth:`await_version`).
 """
 
 from __future__ import annotations
@@ -33,6 +56,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -67,6 +91,16 @@ log = logging.getLogger(__name__)
 STATE_FILE = "controller-state.json"
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Published:
+    """The image as of one commit: what brokers fetch, read without the controller's lock."""
+
+    version: int
+    image_json: str
+    #: the live brokers, which must all acknowledge a version for it to be propagated
+    alive: frozenset[int]
 
 
 class _SessionExpiry(TimerTask):
@@ -108,8 +142,13 @@ class Controller:
         self._broker_versions: dict[int, int] = {}
         self._closed = False  # set by close(): waits for propagation give up
         self._sessions: dict[int, _SessionExpiry] = {}
+        #: called after every commit and acknowledgement, under the lock (see above)
+        self._listeners: list[Callable[[], None]] = []
+        self._wakeups = 0  # bumped by wake_fetchers(): in-process long polls return at once
         path = self.data_dir / STATE_FILE
         self.image = ClusterImage.from_json(path.read_text()) if path.exists() else ClusterImage()
+        self.published = Published(self.image.version, self.image.to_json(),
+                                   frozenset(self.image.alive_brokers()))
         # After a restart every known live broker gets a fresh session: if it is really
         # gone, it expires one timeout from now.
         for broker_id, info in self.image.brokers.items():
@@ -122,17 +161,83 @@ class Controller:
         self.image.version += 1
         path = self.data_dir / STATE_FILE
         tmp = path.with_suffix(".tmp")
+        text = self.image.to_json()
         with open(tmp, "w") as f:
-            f.write(self.image.to_json())
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+        self.published = Published(self.image.version, text, frozenset(self.image.alive_brokers()))
+        self._changed()
+
+    def _changed(self) -> None:
+        """Wake in-process waiters and tell the listeners (lock held)."""
+        self._applied.notify_all()
+        for listener in self._listeners:
+            try:
+                listener()
+            except Exception:
+                log.exception("controller: a change listener failed")
+
+    def add_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` after every commit and every acknowledged version, with the
+        lock held (it must not take the lock; see the class docstring)."""
+        with self._lock:
+            self._listeners.append(listener)
+
+    @property
+    def version(self) -> int:
+        """The version of the latest committed image."""
+        return self.published.version
 
     def snapshot(self, known_version: int = -1) -> tuple[int, str | None]:
+        """The current version, with the image's JSON unless the caller knows that version
+        already. Lock-free."""
+        published = self.published
+        if known_version == published.version:
+            return published.version, None
+        return published.version, published.image_json
+
+    # ---- propagation -----------------------------------------------------------------
+    def _record_applied(self, broker_id: int, version: int, reset: bool = False) -> None:
+        """Broker ``broker_id`` has applied image ``version`` (lock held). Acknowledgements
+        only move forward (a heartbeat sent before a poll may arrive after it), except for
+        a new registration (``reset``), whose process starts from nothing."""
+        current = self._broker_versions.get(broker_id, -1)
+        if not reset and version <= current:
+            return
+        versions = dict(self._broker_versions)
+        versions[broker_id] = version
+        self._broker_versions = versions
+        self._changed()
+
+    def metadata_fetch(self, broker_id: int, broker_epoch: int, applied_version: int) -> None:
+        """A broker's metadata poll arrived: it has applied ``applied_version``. Counted only
+        from the broker's current registration (a fenced one's word is worth nothing)."""
         with self._lock:
-            if known_version == self.image.version:
-                return self.image.version, None
-            return self.image.version, self.image.to_json()
+            info = self.image.brokers.get(broker_id)
+            if info is not None and info.alive and info.epoch == broker_epoch:
+                self._record_applied(broker_id, applied_version)
+
+    def propagated(self, version: int) -> bool:
+        """Every live broker has acknowledged image ``version`` (or a later one). Lock-free."""
+        versions = self._broker_versions
+        return all(versions.get(b, -1) >= version for b in self.published.alive)
+
+    def await_version(self, known_version: int, timeout_s: float) -> tuple[int, str | None]:
+        """In-process long poll: wait (at most ``timeout_s``) until the image version is no
+        longer ``known_version`` or :meth:`wake_fetchers` is called; then :meth:`snapshot`."""
+        with self._lock:
+            wakeups = self._wakeups
+            self._applied.wait_for(lambda: self.published.version != known_version
+                                   or self._wakeups != wakeups, timeout_s)
+        return self.snapshot(known_version)
+
+    def wake_fetchers(self) -> None:
+        """Make every in-process :meth:`await_version` return now (a broker stopping)."""
+        with self._lock:
+            self._wakeups += 1
+            self._applied.notify_all()
 
     # ---- liveness --------------------------------------------------------------------
     def _arm_session(self, broker_id: int, epoch: int) -> None:
@@ -149,10 +254,15 @@ class Controller:
         listener name to its [host, port] (``host:port`` is the inter-broker listener);
         ``applied_version`` is the image version the broker has applied."""
         with self._lock:
-            self._broker_versions[broker_id] = applied_version
-            self._applied.notify_all()
             info = self.image.brokers.get(broker_id)
-            if info is None or info.incarnation != incarnation or not info.alive:
+            if info is not None and info.incarnation == incarnation and info.alive:
+                self._record_applied(broker_id, applied_version)
+            else:
+                self._record_applied(broker_id, applied_version, reset=True)
+                if info is not None and info.alive:
+                    log.warning("broker %d registered again (new incarnation) within its session: "
+                                "fencing its previous registration (epoch %d)", broker_id, info.epoch)
+                    self._fence(broker_id)
                 epoch = self.image.next_broker_epoch
                 self.image.next_broker_epoch += 1
                 info = BrokerInfo(host, port, epoch, incarnation, True, dict(endpoints or {}))
@@ -168,19 +278,27 @@ class Controller:
             info = self.image.brokers.get(broker_id)
             if info is None or info.epoch != epoch or not info.alive:
                 return
-            info.alive = False
-            self._sessions.pop(broker_id, None)
             log.warning("broker %d session expired: fencing it and moving its leaderships", broker_id)
-            for name, topic in self.image.topics.items():
-                for index, p in enumerate(topic.partitions):
-                    if broker_id not in p.isr and p.leader != broker_id:
-                        continue
-                    if p.leader == broker_id:
-                        self._elect(name, index, p, exclude=broker_id)
-                    elif len(p.isr) > 1:
-                        p.isr = [b for b in p.isr if b != broker_id]
-                        p.partition_epoch += 1
+            self._fence(broker_id)
             self._commit()
+
+    def _fence(self, broker_id: int) -> None:
+        """Mark ``broker_id`` dead, move its leaderships and take it out of ISRs (lock held;
+        the caller commits)."""
+        info = self.image.brokers[broker_id]
+        info.alive = False
+        session = self._sessions.pop(broker_id, None)
+        if session is not None:
+            session.cancel()
+        for name, topic in self.image.topics.items():
+            for index, p in enumerate(topic.partitions):
+                if broker_id not in p.isr and p.leader != broker_id:
+                    continue
+                if p.leader == broker_id:
+                    self._elect(name, index, p, exclude=broker_id)
+                elif len(p.isr) > 1:
+                    p.isr = [b for b in p.isr if b != broker_id]
+                    p.partition_epoch += 1
 
     def _elect(self, topic: str, index: int, p: PartitionInfo, exclude: int | None = None) -> None:
         alive = set(self.image.alive_brokers()) - {exclude}
@@ -344,14 +462,14 @@ class Controller:
             version = self.image.version
             log.info("%s %r configs: %s -> %s", "topic" if resource_type == RESOURCE_TOPIC else "broker",
                      resource_name, current, new)
-        if not self.await_propagation(version, propagation_timeout_s):
+        if propagation_timeout_s > 0 and not self.await_propagation(version, propagation_timeout_s):
             log.warning("config change (image v%d) not yet applied by every live broker after %.1f s",
                         version, propagation_timeout_s)
         return new
 
     def await_propagation(self, version: int, timeout_s: float) -> bool:
-        """Wait until every live broker has applied image ``version`` (each reports it on
-        its next heartbeat); False if one has not within ``timeout_s``."""
+        """Wait until every live broker has applied image ``version`` (each reports it in its
+        next metadata poll or heartbeat); False if one has not within ``timeout_s``."""
         with self._lock:
             def caught_up() -> bool:
                 return all(self._broker_versions.get(b, -1) >= version
@@ -386,7 +504,7 @@ class Controller:
             version = self.image.version
             log.info("SCRAM credentials changed for %s",
                      sorted(u for u, e in results.items() if e is None))
-        if not self.await_propagation(version, propagation_timeout_s):
+        if propagation_timeout_s > 0 and not self.await_propagation(version, propagation_timeout_s):
             log.warning("SCRAM change (image v%d) not yet applied by every live broker after %.0f s",
                         version, propagation_timeout_s)
         return results

@@ -76,6 +76,7 @@ class ControllerServer:
         self.socket_server.shutdown()
         self.controller.close()
         self.handlers.shutdown()
+        self.apis.shutdown()  # the purgatory of parked metadata polls and answers
         self.reaper.request_stop()
         self.timer.shutdown(wait=False)  # wakes the reaper's wait in the delay queue
         self.reaper.stop()

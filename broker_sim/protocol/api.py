@@ -58,6 +58,8 @@ from .messages.controller import (
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
+    BrokerMetadataFetchRequest,
+    BrokerMetadataFetchResponse,
 )
 from .messages.create_partitions import CreatePartitionsRequest, CreatePartitionsResponse
 from .messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
@@ -152,6 +154,7 @@ class ApiKey:
     # pyq-internal control plane (controller listener only; never advertised)
     BROKER_HEARTBEAT = 10001
     ALTER_PARTITION = 10002
+    BROKER_METADATA_FETCH = 10003
 
 
 @dataclass(frozen=True)
@@ -235,6 +238,7 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
 CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("BrokerHeartbeat", BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     _spec("AlterPartition", AlterPartitionRequest, AlterPartitionResponse),
+    _spec("BrokerMetadataFetch", BrokerMetadataFetchRequest, BrokerMetadataFetchResponse),
     _spec("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
     _spec("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
     _spec("CreatePartitions", CreatePartitionsRequest, CreatePartitionsResponse),

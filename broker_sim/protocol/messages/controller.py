@@ -15,6 +15,18 @@ BrokerHeartbeat: a broker announces itself (first call = registration; a new
     response: error_code int16, broker_epoch int64, metadata_version int64,
               metadata nullable string (the image as JSON, when newer than known)
 
+BrokerMetadataFetch: a broker long-polls for the next image (as a KRaft broker fetches the
+metadata log). The controller parks the request until its image version differs from
+``known_metadata_version`` or ``max_wait_ms`` passed; ``known_metadata_version`` is also
+the broker's acknowledgement that it has applied that version (the controller answers
+CreateTopics and config changes once every live broker acknowledged them). It travels on
+a connection of its own, so a parked poll never holds up a heartbeat::
+
+    request:  broker_id int32, broker_epoch int64, known_metadata_version int64,
+              max_wait_ms int32
+    response: error_code int16, metadata_version int64,
+              metadata nullable string (the image as JSON, when newer than known)
+
 AlterPartition: a partition leader asks to shrink or expand the ISR::
 
     request:  broker_id int32, broker_epoch int64, topic string, partition int32,
@@ -28,6 +40,7 @@ from ..schema import Field, Message
 
 BROKER_HEARTBEAT = 10001
 ALTER_PARTITION = 10002
+BROKER_METADATA_FETCH = 10003
 
 BrokerHeartbeatRequest = Message("BrokerHeartbeatRequest", api_key=BROKER_HEARTBEAT, valid="0",
                                  flexible="none", fields=[
@@ -65,4 +78,19 @@ AlterPartitionResponse = Message("AlterPartitionResponse", api_key=ALTER_PARTITI
     Field("leader_epoch", Int32, default=-1),
     Field("partition_epoch", Int32, default=-1),
     Field("isr", Array(Int32)),
+])
+
+BrokerMetadataFetchRequest = Message("BrokerMetadataFetchRequest", api_key=BROKER_METADATA_FETCH,
+                                     valid="0", flexible="none", fields=[
+    Field("broker_id", Int32),
+    Field("broker_epoch", Int64, default=-1),
+    Field("known_metadata_version", Int64, default=-1),
+    Field("max_wait_ms", Int32, default=500),
+])
+
+BrokerMetadataFetchResponse = Message("BrokerMetadataFetchResponse", api_key=BROKER_METADATA_FETCH,
+                                      valid="0", flexible="none", fields=[
+    Field("error_code", Int16),
+    Field("metadata_version", Int64, default=-1),
+    Field("metadata", NullableString),
 ])
