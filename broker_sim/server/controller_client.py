@@ -5,8 +5,15 @@ does not care whether its controller is embedded (a single broker) or its own pr
 (a cluster). The remote client serialises callers on one connection with a lock and
 reconnects after a failure; a failed call raises NetworkException (retriable). Config
 changes travel on a second connection of their own: the controller answers them only once
-every broker has applied the change, which this broker reports in a heartbeat that must not
-queue behind them.
+every broker has applied the change, which this broker reports in a metadata poll or a
+heartbeat that must not queue behind them. The metadata long poll (:meth:`fetch_metadata`,
+called only by the broker's metadata poller thread) has a third: parked at the controller
+for up to ``max_wait_ms``, it must hold up neither heartbeats nor forwarded requests.
+:meth:`wake_metadata_fetch` makes a poll in flight return at once (the broker stopping).
+
+In process, the changes that the controller answers only once propagated
+(:data:`~broker_sim.controller.apis.ControllerApis.propagated_apis`) wait on the calling
+thread (:meth:`ControllerApis.propagated`), as the remote controller parks them.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ from ..protocol.api import ApiKey
 
 class ControllerClient(Protocol):
     def heartbeat(self, body: dict) -> Any: ...
+    def fetch_metadata(self, body: dict) -> Any: ...
+    def wake_metadata_fetch(self) -> None: ...
     def alter_partition(self, body: dict) -> Any: ...
     def create_topics(self, body: Any) -> Any: ...
     def delete_topics(self, body: Any) -> Any: ...
@@ -48,17 +57,23 @@ class LocalControllerClient:
     def heartbeat(self, body: dict) -> Any:
         return self.apis.heartbeat_body(self._data(body))
 
+    def fetch_metadata(self, body: dict) -> Any:
+        return self.apis.metadata_fetch_body(self._data(body))
+
+    def wake_metadata_fetch(self) -> None:
+        self.apis.controller.wake_fetchers()
+
     def alter_partition(self, body: dict) -> Any:
         return self.apis.alter_partition_body(self._data(body))
 
     def create_topics(self, body: Any) -> Any:
-        return self.apis.create_topics_body(body)
+        return self.apis.propagated(self.apis.create_topics_body, body)
 
     def delete_topics(self, body: Any) -> Any:
-        return self.apis.delete_topics_body(body)
+        return self.apis.propagated(self.apis.delete_topics_body, body)
 
     def create_partitions(self, body: Any) -> Any:
-        return self.apis.create_partitions_body(body)
+        return self.apis.propagated(self.apis.create_partitions_body, body)
 
     def legacy_groups(self) -> list[str]:
         return self.apis.legacy_offsets.groups()
@@ -67,19 +82,19 @@ class LocalControllerClient:
         return self.apis.legacy_offsets.fetch(group)
 
     def alter_scram(self, body: Any) -> Any:
-        return self.apis.alter_scram_body(body)
+        return self.apis.propagated(self.apis.alter_scram_body, body)
 
     def create_acls(self, body: Any) -> Any:
-        return self.apis.create_acls_body(body)
+        return self.apis.propagated(self.apis.create_acls_body, body)
 
     def alter_configs(self, body: Any) -> Any:
-        return self.apis.alter_configs_body(body)
+        return self.apis.propagated(self.apis.alter_configs_body, body)
 
     def incremental_alter_configs(self, body: Any) -> Any:
-        return self.apis.incremental_alter_configs_body(body)
+        return self.apis.propagated(self.apis.incremental_alter_configs_body, body)
 
     def delete_acls(self, body: Any) -> Any:
-        return self.apis.delete_acls_body(body)
+        return self.apis.propagated(self.apis.delete_acls_body, body)
 
     def close(self) -> None:
         pass
@@ -95,6 +110,7 @@ class RemoteControllerClient:
     ACLS_VERSION = 3
     ALTER_CONFIGS_VERSION = 1
     INCREMENTAL_ALTER_CONFIGS_VERSION = 0
+    METADATA_FETCH_VERSION = 0
 
     def __init__(self, host: str, port: int, broker_id: int) -> None:
         self._conn = BlockingConnection(host, port, f"broker-{broker_id}", timeout_s=10.0)
@@ -102,6 +118,9 @@ class RemoteControllerClient:
         self._configs_conn = BlockingConnection(host, port, f"broker-{broker_id}-configs",
                                                 timeout_s=10.0)
         self._configs_lock = threading.Lock()
+        # One caller only (the metadata poller thread): no lock.
+        self._metadata_conn = BlockingConnection(host, port, f"broker-{broker_id}-metadata",
+                                                 timeout_s=10.0)
 
     def _call(self, key: int, version: int, body: Any) -> Any:
         with self._lock:
@@ -113,6 +132,13 @@ class RemoteControllerClient:
 
     def heartbeat(self, body: dict) -> Any:
         return self._call(ApiKey.BROKER_HEARTBEAT, 0, body)
+
+    def fetch_metadata(self, body: dict) -> Any:
+        return self._metadata_conn.request(ApiKey.BROKER_METADATA_FETCH, self.METADATA_FETCH_VERSION,
+                                           body, timeout_s=10.0 + body["max_wait_ms"] / 1000)
+
+    def wake_metadata_fetch(self) -> None:
+        self._metadata_conn.abort()
 
     def alter_partition(self, body: dict) -> Any:
         return self._call(ApiKey.ALTER_PARTITION, 0, body)
@@ -157,3 +183,4 @@ class RemoteControllerClient:
             self._conn.close()
         with self._configs_lock:
             self._configs_conn.close()
+        self._metadata_conn.close()
