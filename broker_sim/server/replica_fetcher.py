@@ -12,7 +12,11 @@ takes the leader's high watermark and, as Kafka's followers do, its log start of
 the followers this way, and they report theirs back in their next fetch).
 OFFSET_OUT_OF_RANGE resets the follower to the leader's log range; NOT_LEADER_OR_FOLLOWER
 and friends park the partition briefly, then it truncates and
-fetches again (the leader may simply not have applied the newest image yet).
+fetches again (the leader may simply not have applied the newest image yet): 10 ms at first,
+doubling with each further error up to 500 ms, and a long-polling fetch never outlasts a
+parked partition's retry. A partition added while a fetch is parked at the leader aborts
+that fetch (the connection is re-opened at once), so a new partition or a new leader is
+fetched within milliseconds rather than after the leader's ``max_wait_ms``.
 
 Threading: the manager's map is guarded by its lock; each thread's partition set by the
 thread's own lock; only the thread touches its connection.
@@ -37,6 +41,8 @@ log = logging.getLogger(__name__)
 FETCH_VERSION = 11
 EPOCH_VERSION = 3
 LIST_OFFSETS_VERSION = 5
+MIN_BACKOFF_MS = 10
+MAX_BACKOFF_MS = 500
 
 
 @dataclass
@@ -45,11 +51,14 @@ class _Fetching:
     leader_epoch: int
     truncated: bool = False
     retry_at_ms: int = 0  # monotonic: parked after an error until then
+    errors: int = 0  # consecutive errors, for the backoff
 
-    def park(self, now_ms: int, backoff_ms: int = 500) -> None:
-        """Back off after an error; truncate again afterwards (leadership may have moved)."""
+    def park(self, now_ms: int) -> None:
+        """Back off after an error (10 ms, doubling up to 500 ms); truncate again afterwards
+        (leadership may have moved)."""
         self.truncated = False
-        self.retry_at_ms = now_ms + backoff_ms
+        self.retry_at_ms = now_ms + min(MAX_BACKOFF_MS, MIN_BACKOFF_MS << min(self.errors, 16))
+        self.errors += 1
 
 
 class ReplicaFetcherThread(ShutdownableThread):
@@ -79,11 +88,23 @@ class ReplicaFetcherThread(ShutdownableThread):
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._conn: BlockingConnection | None = None
+        #: Under ``_lock``: a round took its partition set and may be waiting at the leader;
+        #: an add() meanwhile aborts it (``_interrupted``) so the new partition is not
+        #: held up for ``max_wait_ms``.
+        self._polling = False
+        self._interrupted = False
+        self._next_retry_ms: int | None = None  # earliest retry of a parked partition
 
     # ---- partition set (any thread) ------------------------------------------------------
     def add(self, partition: Partition, leader_epoch: int) -> None:
         with self._lock:
             self._parts[(partition.topic, partition.index)] = _Fetching(partition, leader_epoch)
+            interrupt = self._polling and not self._interrupted
+            if interrupt:
+                self._interrupted = True
+        conn = self._conn
+        if interrupt and conn is not None:
+            conn.abort()
         self.wake()
 
     def remove(self, key: tuple[str, int]) -> None:
@@ -104,16 +125,22 @@ class ReplicaFetcherThread(ShutdownableThread):
     def run_once(self) -> None:
         try:
             if not self.fetch_once():
-                self._wake.wait(0.2)
+                self._wake.wait(self._idle_wait_s())
                 self._wake.clear()
         except NetworkException as e:
-            log.info("%s: %s; retrying", self.name, e)
+            with self._lock:
+                interrupted, self._interrupted = self._interrupted, False
             self._close()
-            self.stopping.wait(0.2)
+            if not interrupted:
+                log.info("%s: %s; retrying", self.name, e)
+                self.stopping.wait(0.2)
         except Exception:
             log.exception("%s: unexpected error", self.name)
             self._close()
             self.stopping.wait(0.5)
+        finally:
+            with self._lock:
+                self._polling = False
 
     def on_stopped(self) -> None:
         self._close()
@@ -132,11 +159,35 @@ class ReplicaFetcherThread(ShutdownableThread):
             self._conn.close()
             self._conn = None
 
+    def _idle_wait_s(self) -> float:
+        """How long an idle round waits: 200 ms, or until a parked partition's retry."""
+        retry = self._next_retry_ms
+        if retry is None:
+            return 0.2
+        return max(0.0, min(0.2, (retry - self.clock.monotonic_ms()) / 1000))
+
+    def _max_wait_ms(self) -> int:
+        """The fetch's long-poll limit: ``max_wait_ms``, but not past a parked retry."""
+        retry = self._next_retry_ms
+        if retry is None:
+            return self.max_wait_ms
+        return max(0, min(self.max_wait_ms, retry - self.clock.monotonic_ms()))
+
     def fetch_once(self) -> bool:
         """Truncate new partitions, then one fetch. False when nothing was fetchable."""
         now = self.clock.monotonic_ms()
         with self._lock:
+            has_parts = bool(self._parts)
+            aborted, self._interrupted = self._interrupted, False
+        if aborted:
+            self._close()  # an add() shut the socket down just as the last round ended
+        if has_parts:
+            self._connection()  # before _polling: an add() from now on aborts this socket
+        with self._lock:
             parts = {k: f for k, f in self._parts.items() if f.retry_at_ms <= now}
+            self._next_retry_ms = min((f.retry_at_ms for f in self._parts.values()
+                                       if f.retry_at_ms > now), default=None)
+            self._polling = bool(parts)
         if not parts:
             return False
         for key, f in parts.items():
@@ -163,6 +214,7 @@ class ReplicaFetcherThread(ShutdownableThread):
                          key[0], key[1], error_for_code(r.error_code).__name__)
                 f.park(self.clock.monotonic_ms())
                 return
+            f.errors = 0
             if r.end_offset < 0:
                 target = p.high_watermark
             else:
@@ -184,7 +236,7 @@ class ReplicaFetcherThread(ShutdownableThread):
                 "partition": index, "current_leader_epoch": f.leader_epoch,
                 "fetch_offset": f.partition.log_end_offset, "log_start_offset": f.partition.log_start_offset,
                 "partition_max_bytes": self.partition_max_bytes})
-        body = {"replica_id": self.broker_id, "max_wait_ms": self.max_wait_ms, "min_bytes": 1,
+        body = {"replica_id": self.broker_id, "max_wait_ms": self._max_wait_ms(), "min_bytes": 1,
                 "max_bytes": self.fetch_max_bytes, "isolation_level": 0, "session_id": 0,
                 "session_epoch": -1, "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
                 "forgotten_topics_data": [], "rack_id": ""}
@@ -210,6 +262,7 @@ class ReplicaFetcherThread(ShutdownableThread):
                      self.leader_id, error_for_code(r.error_code).__name__)
             f.park(self.clock.monotonic_ms())
             return
+        f.errors = 0
         records = r.records
         if records is not None and len(records):
             try:
