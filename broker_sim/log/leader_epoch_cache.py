@@ -13,8 +13,14 @@ the leader where its own latest epoch ends, and truncates there. Entries are
     end_offset_for(9) -> (-1, -1)   newer than anything here
 
 Persisted as a small JSON file, rewritten atomically on every change (changes are rare:
-once per leadership change). Owned by its :class:`~broker_sim.log.log.Log`, which calls
-it under the log's lock.
+once per leadership change). A new epoch (:meth:`assign`, on the first append of a
+leader epoch) is written without an fsync: it happens inside a produce or a follower's
+append, and an fsync there costs the first write of every new partition and every new
+leader a millisecond or more per replica (Kafka moved this fsync off the append path for
+the same reason, KAFKA-15046). :meth:`flush` makes it durable; the log calls it when it
+flushes, so what a flush made durable includes the epochs of those offsets. Truncations
+(rare, and about to be followed by new appends) still fsync at once. Owned by its
+:class:`~broker_sim.log.log.Log`, which calls it under the log's lock.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ class LeaderEpochCache:
         self.path = Path(directory) / FILE_NAME
         self._epochs: list[int] = []
         self._starts: list[int] = []
+        self._unsynced = False  # written by assign() since the last fsync
         try:
             for epoch, start in json.loads(self.path.read_text()):
                 self._epochs.append(int(epoch))
@@ -59,7 +66,7 @@ class LeaderEpochCache:
             self._starts.pop()
         self._epochs.append(epoch)
         self._starts.append(start_offset)
-        self._save()
+        self._save(sync=False)
 
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
         if epoch == UNDEFINED_EPOCH or not self._epochs:
@@ -88,10 +95,17 @@ class LeaderEpochCache:
         self._starts.clear()
         self._save()
 
-    def _save(self) -> None:
+    def flush(self) -> None:
+        """fsync what :meth:`assign` wrote since the last fsync (nothing if nothing)."""
+        if self._unsynced:
+            self._save()
+
+    def _save(self, sync: bool = True) -> None:
         tmp = self.path.with_suffix(".tmp")
         with open(tmp, "w") as f:
             json.dump(self.entries, f)
-            f.flush()
-            os.fsync(f.fileno())
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, self.path)
+        self._unsynced = not sync

@@ -485,6 +485,7 @@ class Log(LogTruncation):
                 first = max(0, bisect_right(view.bases, self._recovery_point) - 1)
                 for seg in view.segments[first:]:
                     seg.flush()
+                self.epochs.flush()
                 self._recovery_point = leo
                 self._write_state()
             except OSError as e:
