@@ -12,8 +12,10 @@ Spark's calls into plans (no Spark import here, so it is tested on its own):
   reset to earliest and count the loss; then ``maxOffsetBehind``), :meth:`_worth_a_batch`
   (``minOffsetsPerTrigger`` within ``maxTriggerDelay``), and :meth:`_end_offsets` building
   the batch's offsets within the read limit;
-* :meth:`input_ranges` — Spark's ``partitions(start, end)`` — depends only on
-  ``(start, end)``, so a replayed batch reads exactly the same records;
+* :meth:`input_ranges` depends only on ``(start, end)``, so a replayed batch reads exactly
+  the same records; :meth:`input_partitions` — Spark's ``partitions(start, end)`` — packs
+  small ranges into shared Spark tasks (``minRecordsPerPartition``, by preferred leader:
+  :func:`~.planning.pack_ranges`);
 * :meth:`commit` marks the batch done (so does a :meth:`plan` starting where it ended:
   Spark does not commit the last batch of an AvailableNow run); its plans are
   acknowledged at the next :meth:`plan`, *after* the failure reports written while the
@@ -50,7 +52,7 @@ from .offset_range import OffsetRange
 from .options import SourceOptions
 from .partition_discovery import PartitionDiscovery
 from .partition_manager import PartitionManager
-from .planning import BatchPlan, plan_batch, split_ranges
+from .planning import BatchPlan, pack_ranges, plan_batch, split_ranges
 from .read import InputRange
 from .retry_policy import RetryPolicy
 from .source_offsets import PartitionCheckpoint, SourceOffsets
@@ -245,6 +247,29 @@ class SourceDriver:
         for tp, rs in sorted(end.retries.items()):
             out.append(InputRange(topic=tp.topic, partition=tp.partition, start=0, end=0, retries=rs, **common))
         return out
+
+    def input_partitions(self, start_json: dict[str, Any], end_json: dict[str, Any]
+                         ) -> list[tuple[InputRange, ...]]:
+        """The batch's ranges as Spark tasks: small ones packed (see the module docstring)."""
+        ranges = self.input_ranges(start_json, end_json)
+        o = self.options
+        target = 0 if o.min_partitions else o.min_records_per_partition
+        if target <= 0 or len(ranges) <= 1:
+            return [(r,) for r in ranges]
+        leaders = self._preferred_leaders({r.topic for r in ranges})
+        packs = pack_ranges(ranges, target,
+                            lambda r: leaders.get((r.topic, r.partition), r.topic))
+        return [tuple(p) for p in packs]
+
+    def _preferred_leaders(self, topics: set[str]) -> dict[tuple[str, int], int]:
+        """(topic, partition) -> its first replica: stable, unlike the current leader."""
+        try:
+            described = self.admin.describe_topics(sorted(topics))
+        except Exception as e:  # noqa: BLE001 - packing is an optimisation: pack by topic
+            log.warning("pyq source: no replica assignment (%s); packing ranges by topic", e)
+            return {}
+        return {(t, p.partition): (p.replicas[0] if p.replicas else -1)
+                for t, d in described.items() for p in d.partitions}
 
     def _new_partition_start(self, tp: TopicPartition, stop: int) -> int:
         # A partition that appeared between start and end was planned from its earliest

@@ -17,6 +17,7 @@ moves.
 | maxOffsetsPerTrigger / minOffsetsPerTrigger | records per micro-batch, at most / at least | none |
 | maxTriggerDelay | how long minOffsetsPerTrigger may hold a batch back (``15m``, ``30s``, ``500ms``) | ``15m`` |
 | minPartitions / maxRecordsPerPartition | split ranges into more Spark tasks | none |
+| minRecordsPerPartition | pack ranges smaller than this, of partitions led by the same broker, into one Spark task until it holds this many records (``0``: one task per range; off when minPartitions is set) | ``10000`` |
 | maxOffsetBehind | skip ahead when a partition lags more than this | none |
 | groupId | consumer group the query commits its progress to | none |
 | queryName | the name stored with committed offsets | groupId |
@@ -100,6 +101,7 @@ class SourceOptions:
     max_trigger_delay_ms: int = 15 * 60_000
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
+    min_records_per_partition: int = 10_000
     max_offset_behind: int | None = None
     group_id: str | None = None
     query_name: str | None = None
@@ -139,7 +141,7 @@ KNOWN = {
     "kafka.bootstrap.servers", "subscribe", "subscribePattern", "assign", "startingOffsets",
     "startingOffsetsByTimestamp", "startingTimestamp", "endingOffsets", "failOnDataLoss",
     "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "minPartitions",
-    "maxRecordsPerPartition", "maxOffsetBehind", "groupId", "queryName", "maxRetries",
+    "maxRecordsPerPartition", "minRecordsPerPartition", "maxOffsetBehind", "groupId", "queryName", "maxRetries",
     "retryBackoffMs", "deadLetterTopic", "includeHeaders", "path",
 }
 
@@ -224,6 +226,7 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
                                 ("minOffsetsPerTrigger", "min_offsets_per_trigger", 1),
                                 ("minPartitions", "min_partitions", 1),
                                 ("maxRecordsPerPartition", "max_records_per_partition", 1),
+                                ("minRecordsPerPartition", "min_records_per_partition", 0),
                                 ("maxOffsetBehind", "max_offset_behind", 1),
                                 ("maxRetries", "max_retries", 0),
                                 ("retryBackoffMs", "retry_backoff_ms", 0)]:

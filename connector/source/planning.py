@@ -17,6 +17,18 @@ each range is cut into ``ceil(size / total * minPartitions)`` nearly equal piece
 partitions unless there are fewer offsets than that. The split depends only on the ranges,
 so the same (start, end) always gives the same input partitions.
 
+**Packing small ranges.** Every input partition is a Spark task, with a fixed cost (tens of
+milliseconds in a Python data source) however few records it reads. Ranges smaller than
+``minRecordsPerPartition`` are packed together — only with ranges whose partitions have the
+same preferred leader (first replica), so that a task fetches from one broker — in order,
+until a pack holds that many records. Larger ranges stay alone. The packing depends only on
+the ranges and the replica assignment, so a replayed (start, end) is packed the same way.
+
+>>> [[(r.partition, r.size) for r in pack] for pack in pack_ranges(
+...     [OffsetRange("t", p, 0, n) for p, n in enumerate([30, 30, 500, 30, 30])],
+...     target=50, group_of=lambda r: r.partition % 2)]
+[[(0, 30), (4, 30)], [(1, 30), (3, 30)], [(2, 500)]]
+
 >>> split_budget({"a": 100, "b": 300}, 100)
 {'a': 25, 'b': 75}
 >>> [(r.start, r.end) for r in split_ranges([OffsetRange("t", 0, 0, 10)], min_partitions=3)]
@@ -84,6 +96,37 @@ def split_ranges(ranges: Iterable[OffsetRange], min_partitions: int | None) -> l
         parts = max(1, -(-r.size * min_partitions // total))  # ceil without floats
         pieces.extend(r.split(parts))
     return pieces
+
+
+R = TypeVar("R", bound="_Sized")
+
+
+class _Sized(Protocol):
+    @property
+    def size(self) -> int: ...
+
+
+def pack_ranges(ranges: Iterable[R], target: int, group_of: Any) -> list[list[R]]:
+    """Ranges packed into input partitions (see the module docstring); ``group_of(range)``
+    names the broker a range is read from. ``target`` 0: one range per partition."""
+    ranges = list(ranges)
+    if target <= 0:
+        return [[r] for r in ranges]
+    packs: list[list[R]] = []
+    open_pack: dict[Any, list[R]] = {}
+    for r in ranges:
+        if r.size >= target:
+            packs.append([r])
+            continue
+        group = group_of(r)
+        pack = open_pack.get(group)
+        if pack is None:
+            pack = open_pack[group] = []
+            packs.append(pack)
+        pack.append(r)
+        if sum(x.size for x in pack) >= target:
+            del open_pack[group]
+    return packs
 
 
 @dataclass(frozen=True)

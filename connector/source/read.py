@@ -73,7 +73,28 @@ def _runs(retries: tuple[tuple[int, int], ...]) -> list[tuple[int, int, int]]:
 READ_FETCH_BYTES = 4 * 1024 * 1024
 
 
-def read_range(r: InputRange) -> Iterator[Any]:
+def _fetcher(r: InputRange) -> Any:
+    from connector.client import Fetcher
+
+    options: dict[str, Any] = {"max.partition.fetch.bytes": READ_FETCH_BYTES}
+    options.update({k.removeprefix("kafka."): v for k, v in r.client_options.items()})
+    options["bootstrap.servers"] = r.bootstrap_servers
+    return Fetcher(options)
+
+
+def read_ranges(ranges: tuple[InputRange, ...]) -> Iterator[Any]:
+    """One Spark task's ranges (packed small ones, or one), in order, over one fetcher."""
+    if not ranges:
+        return
+    fetcher = _fetcher(ranges[0])  # every range of a query has the same client options
+    try:
+        for r in ranges:
+            yield from read_range(r, fetcher)
+    finally:
+        fetcher.close()
+
+
+def read_range(r: InputRange, fetcher: Any = None) -> Iterator[Any]:
     """Yield the range's rows as Arrow record batches, one per fetch response, as they arrive.
 
     Batches are yielded while the next fetch is in flight (not collected first), so Spark
@@ -82,12 +103,11 @@ def read_range(r: InputRange) -> Iterator[Any]:
     error part-way through resumes from there (or from the log start, if later), so no row
     is yielded twice and the lost offsets reported are exactly the ones never delivered.
     """
-    from connector.client import Fetcher, OffsetOutOfRangeError
+    from connector.client import OffsetOutOfRangeError
 
-    options: dict[str, Any] = {"max.partition.fetch.bytes": READ_FETCH_BYTES}
-    options.update({k.removeprefix("kafka."): v for k, v in r.client_options.items()})
-    options["bootstrap.servers"] = r.bootstrap_servers
-    fetcher = Fetcher(options)
+    own = fetcher is None
+    if own:
+        fetcher = _fetcher(r)
     try:
         pieces = [(o0, o1, a) for o0, o1, a in _runs(r.retries)]
         if r.end > r.start:
@@ -121,4 +141,5 @@ def read_range(r: InputRange) -> Iterator[Any]:
                     done = max(done, log_start)
                     recovered = True
     finally:
-        fetcher.close()
+        if own:
+            fetcher.close()

@@ -22,21 +22,22 @@ from pyspark.sql.streaming.datasource import (
 
 from .driver import SourceDriver, offsets_json, parse_offsets
 from .options import SourceOptions
-from .read import InputRange, read_range
+from .read import InputRange, read_ranges
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class PyqPartition(InputPartition):
-    """One Spark task's share of a micro-batch (picklable; read on an executor)."""
+    """One Spark task's share of a micro-batch: one range, or several small ones packed
+    together (picklable; read on an executor)."""
 
-    range: InputRange
+    ranges: tuple[InputRange, ...]
 
 
 def _read(partition: InputPartition) -> Iterator[Any]:
     assert isinstance(partition, PyqPartition)
-    yield from read_range(partition.range)
+    yield from read_ranges(partition.ranges)
 
 
 class PyqBatchReader(DataSourceReader):
@@ -58,12 +59,12 @@ class PyqBatchReader(DataSourceReader):
                 if end[tp] < start[tp]:
                     raise ValueError(f"endingOffsets {end[tp]} of {tp.topic}-{tp.partition} is before "
                                      f"its starting offset {start[tp]}")
-            self.ranges = driver.input_ranges(offsets_json(start), offsets_json(end))
+            self.packs = driver.input_partitions(offsets_json(start), offsets_json(end))
         finally:
             driver.close()
 
     def partitions(self) -> list[InputPartition]:
-        return [PyqPartition(r) for r in self.ranges]
+        return [PyqPartition(p) for p in self.packs]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         return _read(partition)
@@ -121,7 +122,7 @@ class PyqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         if parse_offsets(start) == parse_offsets(end) and not end.get("retries"):
             return []
-        return [PyqPartition(r) for r in self.driver.input_ranges(start, end)]
+        return [PyqPartition(p) for p in self.driver.input_partitions(start, end)]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         return _read(partition)
