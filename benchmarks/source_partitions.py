@@ -1,0 +1,119 @@
+"""Micro-batch cost against partition count: the same rows over 4 and over 256 partitions.
+
+What is measured (one run, one machine, Spark ``local[2]``):
+
+* **data**: one broker process (``BrokerProcess``); two topics, 4 and 256 partitions, each
+  holding ``--batches`` x 5,120 records of 100 bytes spread evenly over its partitions
+  (so a 5,120-record micro-batch is 1,280 records per partition on one, 20 on the other).
+* **query**: ``readStream.format("pyq")`` from the earliest offsets with
+  ``maxOffsetsPerTrigger`` 5,120 and ``Trigger.AvailableNow`` into Spark's ``noop`` sink,
+  so ``--batches`` (10) micro-batches of 5,120 rows each. A trigger's time is the
+  ``triggerExecution`` duration of Spark's query progress (planning, the tasks, the
+  commit); the first micro-batch is left out (it pays for Python workers starting).
+* ``trigger_256_vs_4_partitions`` = mean trigger time over 256 partitions ÷ over 4
+  (target ≤ 2). ``--min-records-per-partition 0`` measures the unpacked source (one Spark
+  task per topic-partition) for comparison.
+
+Where the time goes: a micro-batch costs Spark a fixed amount per task (scheduling, a
+Python worker round trip, the task's Arrow stream: tens of milliseconds each on this
+machine) and the source a fetch per topic-partition. Unpacked, 256 partitions are 256
+tasks per micro-batch, and the fixed cost dominates; packed (``minRecordsPerPartition``,
+default 10,000), the 256 small ranges of one broker become one task that fetches them one
+after another over one connection, so what remains is the per-partition fetch (a round
+trip each) and the driver's planning over 256 partitions (offsets per partition).
+
+Output: human-readable lines, then one JSON line (the last line)::
+
+    {"benchmark": "source_partitions", "ratios": {"trigger_256_vs_4_partitions": ...}, "figures": {...}}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._spark import bench_session  # noqa: E402
+from broker_sim.process import BrokerProcess  # noqa: E402
+from connector.client import Admin, Producer  # noqa: E402
+
+ROWS_PER_BATCH = 5_120
+
+
+def fill(bootstrap: str, topic: str, partitions: int, rows: int) -> None:
+    with Admin({"bootstrap.servers": bootstrap}) as admin:
+        admin.create_topic(topic, partitions, 1)
+    value = b"v" * 100
+    with Producer({"bootstrap.servers": bootstrap, "linger.ms": 5}) as producer:
+        for i in range(rows):
+            producer.send(topic, value, partition=i % partitions)
+        producer.flush()
+
+
+def trigger_times(spark: Any, bootstrap: str, topic: str, checkpoint: Path,
+                  min_records: int | None) -> list[float]:
+    reader = (spark.readStream.format("pyq").option("kafka.bootstrap.servers", bootstrap)
+              .option("subscribe", topic).option("startingOffsets", "earliest")
+              .option("maxOffsetsPerTrigger", str(ROWS_PER_BATCH)))
+    if min_records is not None:
+        reader = reader.option("minRecordsPerPartition", str(min_records))
+    query = (reader.load().writeStream.format("noop").option("checkpointLocation", str(checkpoint))
+             .trigger(availableNow=True).start())
+    query.awaitTermination(900)
+    if query.exception() is not None:
+        raise RuntimeError(str(query.exception()))
+    progress = [p for p in query.recentProgress if p["numInputRows"] > 0]
+    if any(p["numInputRows"] != ROWS_PER_BATCH for p in progress):
+        raise RuntimeError(f"{topic}: batches of {[p['numInputRows'] for p in progress]} rows")
+    return [p["durationMs"]["triggerExecution"] / 1000 for p in progress]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--batches", type=int, default=10)
+    parser.add_argument("--min-records-per-partition", type=int, default=None,
+                        help="the source option (default: the source's default)")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="pyq-source-partitions-"))
+    broker = BrokerProcess(tmp / "broker")
+    broker.start()
+    spark = None
+    means: dict[int, float] = {}
+    figures: dict[str, Any] = {"batches": args.batches, "rows_per_batch": ROWS_PER_BATCH,
+                               "min_records_per_partition": args.min_records_per_partition}
+    try:
+        bootstrap = broker.bootstrap_servers
+        spark, _ = bench_session("pyq-source-partitions-bench")
+        for partitions in (4, 256):
+            topic = f"parts-{partitions}"
+            fill(bootstrap, topic, partitions, args.batches * ROWS_PER_BATCH)
+            times = trigger_times(spark, bootstrap, topic, tmp / f"ck-{partitions}",
+                                  args.min_records_per_partition)
+            steady = times[1:] or times
+            means[partitions] = statistics.mean(steady)
+            figures[f"trigger_s_{partitions}_partitions"] = [round(t, 3) for t in times]
+            figures[f"mean_trigger_s_{partitions}_partitions"] = round(means[partitions], 3)
+            print(f"{partitions:>3} partitions: mean trigger {means[partitions]:.3f} s over "
+                  f"{len(steady)} micro-batches of {ROWS_PER_BATCH} rows "
+                  f"(all: {', '.join(f'{t:.2f}' for t in times)})", flush=True)
+    finally:
+        if spark is not None:
+            spark.stop()
+        broker.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    ratio = means[256] / means[4]
+    print(f"256 / 4 partitions: {ratio:.2f} (target <= 2)")
+    print(json.dumps({"benchmark": "source_partitions",
+                      "ratios": {"trigger_256_vs_4_partitions": round(ratio, 3)},
+                      "figures": figures}))
+
+
+if __name__ == "__main__":
+    main()
