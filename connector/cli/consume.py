@@ -15,8 +15,14 @@ without sleeping. Worked example, ``--timeout-ms 5000``: records arrive at t=0 a
 t=4000, then nothing; rounds at t=4100, 4200, ... find none, and the round at t=9000
 (5000 ms after the last record) ends the command.
 
-Positions start at the earliest offsets with ``--from-beginning``, else at the latest
-(only new records are printed). Within a round, partitions are read in order, so records
+Positions start where ``-o`` says (kcat's offsets, per partition: ``beginning``, ``end``,
+an offset ``N`` — below the partition's first offset it starts there, past its end at the
+end —, ``-N`` for N records before the end (at most back to the first), ``s@MS`` for the
+first record whose timestamp is at or after MS, the end if there is none), at the earliest
+offsets with ``--from-beginning``, else at the latest (only new records are printed).
+With ``-e`` (kcat's exit-at-end) a partition is done once its position reaches the end a
+round listed for it, and the command ends when every partition is done; records appended
+to a finished partition afterwards are not read. Within a round, partitions are read in order, so records
 of one partition are in offset order but partitions interleave by round. A position that
 retention deleted meanwhile (OFFSET_OUT_OF_RANGE below the log start) moves to the log
 start, with a warning on stderr. ``--partition P`` reads only partition P.
@@ -37,6 +43,15 @@ instead of pausing:
 * on exit the consumer leaves the group (LeaveGroup), so its partitions move to the other
   members at once, not after the session timeout.
 
+* ``-o`` moves each partition the first time this process is assigned it (through
+  :meth:`Consumer.seek` in the assignment callback), whatever the group committed; a later
+  rebalance does not move it again. ``-o stored`` is the default: the committed offset;
+* ``-e`` ends the command after a poll that found nothing while every assigned partition's
+  position is at its high watermark.
+
+How each record is printed (the default lines, ``-f``, ``-J``) is
+:mod:`connector.cli.record_output`.
+
 ``--partition`` with ``--group`` is refused, as kafka-console-consumer refuses it: the group
 decides the partitions. ``--timeout-ms`` counts the time to join the group, as it counts
 the time before the first record.
@@ -46,83 +61,220 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .args import at_least, client_options, client_parent
-from .errors import CommandError
+from .errors import EXIT_USAGE, CommandError
+from .record_output import Message, parse_format, printer
 from .topics import describe
 
 if TYPE_CHECKING:
     from broker_sim.common import Clock
-    from broker_sim.protocol.records import Record
     from connector.client import Admin, Consumer, Fetcher, TopicPartition
 
 POLL_INTERVAL_MS = 100.0
 GROUP_POLL_MS = 500.0  # the longest a --group poll waits for records (a fetch's long poll)
 
+EXAMPLES = r"""examples:
+  pyq consume clicks -o beginning -e                  every record there is now, then exit
+  pyq consume clicks -o -10 -e -f '%p:%o %k=%s\n'     the last 10 of each partition
+  pyq consume clicks -o s@1700000000000 -J            from a time on, as JSON lines
+  pyq consume clicks -p 2 -o 1500 -c 1 -f '%h\n'      the headers of record 1500 of partition 2
+  pyq consume clicks --group audit --from-beginning   as a member of consumer group audit
+
+-f tokens (kcat's): %t topic  %p partition  %o offset  %k key  %s value  %K/%S key/value
+  length (-1: null)  %R value length as a 4-byte big-endian integer  %T timestamp (ms)
+  %h headers (name=value,...; a null value is NULL)  %% a %; escapes \n \r \t \xHH.
+  Nothing is added: end FORMAT with \n for lines. A null key or value prints nothing
+  (NULL with -Z).
+-J (kcat's envelope), one object per line: topic, partition, offset, tstype
+  (create|logappend), ts, broker, headers ([name, value, ...], only if the record has
+  any), key, payload. Bytes that are not valid UTF-8 (key, payload, header value) are
+  {"base64": "<standard base64>"} instead of a string; null stays null."""
+
+
+class StartOffset(NamedTuple):
+    """Where ``-o`` starts each partition (kcat's meanings)."""
+
+    kind: str  # "beginning", "end", "stored", "offset" (absolute), "tail" (N from the end),
+    #            "timestamp" (first offset at or after ``value`` ms)
+    value: int = 0
+
+    def __str__(self) -> str:
+        return {"offset": str(self.value), "tail": f"-{self.value}",
+                "timestamp": f"s@{self.value}"}.get(self.kind, self.kind)
+
+
+def start_offset(text: str) -> StartOffset:
+    """An option type: ``beginning``, ``end``, ``stored``, ``N``, ``-N`` or ``s@MS``."""
+    if text in ("beginning", "end", "stored"):
+        return StartOffset(text)
+    if re.fullmatch(r"s@\d+", text):
+        return StartOffset("timestamp", int(text[2:]))
+    if re.fullmatch(r"-?\d+", text):
+        value = int(text)
+        return StartOffset("tail", -value) if value < 0 else StartOffset("offset", value)
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is not allowed: must be beginning, end, stored, an offset N, -N (N from "
+        "the end) or s@MS (the first record at or after MS milliseconds since the epoch)")
+
 
 def register(commands: Any) -> None:
     consume = commands.add_parser(
         "consume", parents=[client_parent()], help="print records as lines",
-        description="Print the value of each record of TOPIC, one per line (UTF-8, invalid "
-                    "bytes replaced). Starts at the latest offsets unless --from-beginning; "
-                    "stops after --max records, or when no record arrives for --timeout-ms. "
-                    "With --group, the group assigns the partitions, reading starts at its "
-                    "committed offsets, and what was printed is committed.")
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES,
+        description=textwrap.fill("Print the records of TOPIC. By default each value on a line (UTF-8, "
+                    "invalid bytes replaced), as kafka-console-consumer; -f FORMAT or -J as "
+                    "kcat. Starts at the latest offsets unless -o or --from-beginning; stops "
+                    "after --max records, at the end of every partition with -e, or when no "
+                    "record arrives for --timeout-ms. With --group, the group assigns the "
+                    "partitions, reading starts at its committed offsets, and what was "
+                    "printed is committed.", 88))
     consume.add_argument("topic", metavar="TOPIC")
-    consume.add_argument("--from-beginning", action="store_true",
-                         help="start at the earliest offsets (default: the latest); with "
-                              "--group, only partitions the group has no committed offset for")
+    start = consume.add_mutually_exclusive_group()
+    start.add_argument("-o", "--offset", type=start_offset, metavar="OFFSET",
+                       help="where every partition starts (kcat's -o): beginning, end, N (the "
+                            "offset N; outside the partition's offsets: its first or its end), "
+                            "-N (N records before the end), s@MS (the first record with a "
+                            "timestamp at or after MS ms since the epoch; the end if none), "
+                            "stored (the group's committed offset; --group only). With "
+                            "--group it overrides the committed offsets, once per partition")
+    start.add_argument("--from-beginning", action="store_true",
+                       help="start at the earliest offsets (default: the latest); with "
+                            "--group, only partitions the group has no committed offset for")
+    consume.add_argument("-e", "--exit-at-end", action="store_true",
+                         help="exit once every partition is read to its end (kcat's -e): "
+                              "records appended after a partition's end was reached are "
+                              "not read")
     consume.add_argument("--group", metavar="G",
                          help="consume as a member of consumer group G: partitions shared with "
                               "its other members, starting at its committed offsets, "
                               "committing what was printed")
     consume.add_argument("--max", type=at_least(1), metavar="N",
                          help="stop after N records (default: no limit)")
+    consume.add_argument("-c", "--max-messages", dest="max", type=at_least(1), metavar="N",
+                         default=argparse.SUPPRESS,
+                         help="kcat's and kafka-console-consumer's names for --max")
     consume.add_argument("--partition", type=at_least(0), metavar="P",
                          help="read only partition P (default: every partition; not with "
                               "--group)")
-    consume.add_argument("--print-key", action="store_true",
-                         help="print KEY<TAB>VALUE ('null' for a record without a key)")
+    consume.add_argument("-p", dest="partition", type=at_least(0), metavar="P",
+                         default=argparse.SUPPRESS, help="kcat's name for --partition")
+    output = consume.add_argument_group("output")
+    style = output.add_mutually_exclusive_group()
+    style.add_argument("-f", "--format", type=parse_format, metavar="FORMAT",
+                       help="print each record as FORMAT, kcat's tokens (listed below)")
+    style.add_argument("-J", "--json", action="store_true",
+                       help="print each record as a JSON object on its own line, kcat's field "
+                            "names (listed below)")
+    output.add_argument("--print-key", action="store_true",
+                        help="print KEY<TAB>VALUE ('null' for a record without a key)")
+    output.add_argument("--print-headers", action="store_true",
+                        help="print the headers first, NAME:VALUE joined by ',' (NO_HEADERS "
+                             "if none), then a TAB")
+    output.add_argument("-Z", "--null", action="store_true",
+                        help="with -f, print a null key or value as NULL instead of nothing")
     consume.add_argument("--timeout-ms", type=at_least(0), default=5000, metavar="MS",
                          help="stop when no record arrives for this long (default 5000)")
     consume.set_defaults(run=consume_records)
 
 
+def check_output_options(args: argparse.Namespace) -> None:
+    """--print-key / --print-headers shape the default output, -Z the -f output."""
+    if args.format is not None or args.json:
+        chosen = "-f" if args.format is not None else "-J"
+        for flag in ("print_key", "print_headers"):
+            if getattr(args, flag):
+                name = "--" + flag.replace("_", "-")
+                raise CommandError(f"{name} cannot be used with {chosen}, which says what to "
+                                   f"print itself (-f: %k key, %h headers)", EXIT_USAGE)
+    if args.null and args.format is None:
+        raise CommandError("-Z changes what -f prints for a null key or value: give -f FORMAT "
+                           "(-J prints null, the default output 'null')", EXIT_USAGE)
+
+
+def resolve_start(admin: Admin, topic: str, partitions: list[int],
+                  start: StartOffset) -> dict[int, int]:
+    """The first offset to read in each partition for ``-o`` (see :class:`StartOffset`)."""
+    from connector.client import TopicPartition
+
+    tps = [TopicPartition(topic, p) for p in partitions]
+    if start.kind == "timestamp":
+        found = admin.list_offsets(dict.fromkeys(tps, start.value))
+    else:
+        found = {}
+    earliest = admin.list_offsets(dict.fromkeys(tps, "earliest"))
+    latest = admin.list_offsets(dict.fromkeys(tps, "latest"))
+    positions = {}
+    for tp in tps:
+        low, high = earliest[tp].offset, latest[tp].offset
+        if start.kind == "beginning":
+            offset = low
+        elif start.kind == "end":
+            offset = high
+        elif start.kind == "offset":
+            offset = min(max(start.value, low), high)
+        elif start.kind == "tail":
+            offset = max(high - start.value, low)
+        elif start.kind == "timestamp":
+            offset = found[tp].offset if found[tp].offset >= 0 else high
+        else:
+            raise ValueError(f"no position for -o {start}")
+        positions[tp.partition] = offset
+    return positions
+
+
 class TopicReader:
     """Positions in some partitions of a topic, and one read round (see the module doc).
 
+    With ``exit_at_end``, a partition whose position reached the end a round listed is
+    done and read no more; :attr:`finished` once every partition is.
     Owned by one thread (its admin client and fetcher are single-threaded).
     """
 
     def __init__(self, admin: Admin, fetcher: Fetcher, topic: str,
-                 positions: Mapping[int, int]) -> None:
+                 positions: Mapping[int, int], leaders: Mapping[int, int] | None = None,
+                 exit_at_end: bool = False) -> None:
         self.admin = admin
         self.fetcher = fetcher
         self.topic = topic
         self.positions = dict(positions)
+        self.leaders = dict(leaders or {})
+        self.exit_at_end = exit_at_end
+        self.done: set[int] = set()
 
-    def poll(self) -> Iterator[Record]:
+    @property
+    def finished(self) -> bool:
+        return self.exit_at_end and len(self.done) == len(self.positions)
+
+    def poll(self) -> Iterator[Message]:
         """The records between each position and its partition's high watermark."""
         from connector.client import TopicPartition
 
+        reading = [p for p in sorted(self.positions) if p not in self.done]
+        if not reading:
+            return
         latest = self.admin.list_offsets(
-            {TopicPartition(self.topic, p): "latest" for p in self.positions})
-        for partition, position in sorted(self.positions.items()):
+            {TopicPartition(self.topic, p): "latest" for p in reading})
+        for partition in reading:
             end = latest[TopicPartition(self.topic, partition)].offset
-            if position < end:
-                yield from self._read(partition, position, end)
+            if self.positions[partition] < end:
+                yield from self._read(partition, self.positions[partition], end)
+            if self.exit_at_end and self.positions[partition] >= end:
+                self.done.add(partition)
 
-    def _read(self, partition: int, start: int, end: int) -> Iterator[Record]:
+    def _read(self, partition: int, start: int, end: int) -> Iterator[Message]:
         from connector.client import OffsetOutOfRangeError
 
         try:
-            for record in self.fetcher.iter_records(self.topic, partition, start, end):
-                self.positions[partition] = record.offset + 1
-                yield record
+            for message in self._messages(partition, start, end):
+                self.positions[partition] = message.offset + 1
+                yield message
         except OffsetOutOfRangeError as e:
             if not 0 <= e.offset < e.log_start_offset:
                 raise
@@ -131,14 +283,22 @@ class TopicReader:
                   file=sys.stderr)
             self.positions[partition] = e.log_start_offset
 
+    def _messages(self, partition: int, start: int, end: int) -> Iterator[Message]:
+        """:meth:`Fetcher.iter_records` with each batch's timestamp type kept."""
+        from broker_sim.protocol.records import decode_records
+        from connector.client.columnar import iter_batch_headers
 
-class GroupRecord(NamedTuple):
-    """A record :class:`GroupReader` hands out (a row of the consumer's Arrow table)."""
-
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
+        leader = self.leaders.get(partition, -1)
+        for record_set, aborted in self.fetcher.fetches(self.topic, partition, start, end):
+            for pos, header in iter_batch_headers(record_set, self.fetcher.config.check_crcs):
+                if aborted is not None and not aborted.keeps(header):
+                    continue
+                if header.is_control or header.next_offset <= start or header.base_offset >= end:
+                    continue
+                for r in decode_records(record_set, pos, header):
+                    if start <= r.offset < end:
+                        yield Message(self.topic, partition, r.offset, r.timestamp,
+                                      header.timestamp_type, r.key, r.value, r.headers, leader)
 
 
 class GroupReader:
@@ -147,28 +307,54 @@ class GroupReader:
 
     :meth:`printed` is told of each record once it is out; :meth:`commit` commits the
     offset after the last printed record of each partition that moved since the last
-    commit. Owned by one thread (the consumer's).
+    commit. ``start`` (``-o``) moves each partition the first time it is assigned.
+    With ``exit_at_end``, :attr:`finished` once a poll found nothing and every assigned
+    partition's position is at its end. Owned by one thread (the consumer's).
     """
 
-    def __init__(self, consumer: Consumer, topic: str, poll_ms: float = GROUP_POLL_MS) -> None:
+    def __init__(self, consumer: Consumer, topic: str, poll_ms: float = GROUP_POLL_MS, *,
+                 admin: Admin | None = None, start: StartOffset | None = None,
+                 leaders: Mapping[int, int] | None = None, exit_at_end: bool = False) -> None:
         self.consumer = consumer
         self.topic = topic
         self.poll_ms = poll_ms
+        self.admin = admin
+        self.start = start if start is not None and start.kind != "stored" else None
+        self.leaders = dict(leaders or {})
+        self.exit_at_end = exit_at_end
+        self.finished = False
+        self.started: set[int] = set()  # partitions -o has moved
         self.next_offsets: dict[int, int] = {}  # partition -> offset after its last printed
         self.committed: dict[int, int] = {}
-        consumer.subscribe([topic], on_revoke=self._revoked)
+        consumer.subscribe([topic], on_assign=self._assigned, on_revoke=self._revoked)
 
-    def poll(self) -> Iterator[GroupRecord]:
+    def poll(self) -> Iterator[Message]:
         """The records of one poll; once all of them are printed, they are committed."""
         table = self.consumer.poll(self.poll_ms)
         if not table.num_rows:
+            self._check_end()
             return
-        columns = [table.column(name).to_pylist() for name in ("partition", "offset", "key", "value")]
-        for partition, offset, key, value in zip(*columns, strict=True):
-            yield GroupRecord(partition, offset, key, value)
+        import pyarrow as pa
+
+        timestamps = table.column("timestamp").cast(pa.int64()).to_pylist()  # microseconds
+        columns = [table.column(name).to_pylist()
+                   for name in ("partition", "offset", "key", "value", "timestampType",
+                                "headers")]
+        for (partition, offset, key, value, ts_type, headers), ts in zip(
+                zip(*columns, strict=True), timestamps, strict=True):
+            yield Message(self.topic, partition, offset, ts // 1000, ts_type, key, value,
+                          [(h["key"], h["value"]) for h in headers or ()],
+                          self.leaders.get(partition, -1))
         self.commit()
 
-    def printed(self, record: GroupRecord) -> None:
+    def _check_end(self) -> None:
+        assigned = self.consumer.assignment()
+        if not self.exit_at_end or not assigned or self.admin is None:
+            return
+        latest = self.admin.list_offsets(dict.fromkeys(assigned, "latest"))
+        self.finished = all(self.consumer.position(tp) >= latest[tp].offset for tp in assigned)
+
+    def printed(self, record: Message) -> None:
         self.next_offsets[record.partition] = record.offset + 1
 
     def commit(self) -> None:
@@ -187,6 +373,19 @@ class GroupReader:
         else:
             self.committed.update(pending)
 
+    def _assigned(self, partitions: list[TopicPartition]) -> None:
+        """-o moves each partition the first time this process is given it (kcat -G moves
+        them at every assignment; a rebalance would then re-read)."""
+        fresh = [tp.partition for tp in partitions if tp.partition not in self.started]
+        if self.start is None or self.admin is None or not fresh:
+            return
+        from connector.client import TopicPartition
+
+        for partition, offset in resolve_start(self.admin, self.topic, fresh,
+                                               self.start).items():
+            self.consumer.seek(TopicPartition(self.topic, partition), offset)
+            self.started.add(partition)
+
     def _revoked(self, partitions: list[TopicPartition]) -> None:
         """The group takes the partitions back: commit what was printed of them first."""
         self.commit()
@@ -198,9 +397,10 @@ class GroupReader:
 def consume(poll: Callable[[], Iterator[Any]], emit: Callable[[Any], None],
             max_records: int | None, idle_timeout_ms: float, clock: Clock,
             sleep_ms: Callable[[float], None],
-            poll_interval_ms: float = POLL_INTERVAL_MS) -> int:
-    """Emit records from ``poll()`` rounds until ``max_records`` or ``idle_timeout_ms``
-    without a record; returns the number emitted."""
+            poll_interval_ms: float = POLL_INTERVAL_MS,
+            finished: Callable[[], bool] = lambda: False) -> int:
+    """Emit records from ``poll()`` rounds until ``max_records``, ``finished()`` after a
+    round, or ``idle_timeout_ms`` without a record; returns the number emitted."""
     count = 0
     last_record = clock.monotonic_ms()
     while max_records is None or count < max_records:
@@ -211,6 +411,8 @@ def consume(poll: Callable[[], Iterator[Any]], emit: Callable[[Any], None],
             found = True
             if max_records is not None and count >= max_records:
                 return count
+        if finished():
+            break
         now = clock.monotonic_ms()
         if found:
             last_record = now
@@ -222,42 +424,56 @@ def consume(poll: Callable[[], Iterator[Any]], emit: Callable[[Any], None],
     return count
 
 
-def record_line(record: Record | GroupRecord, print_key: bool) -> str:
-    value = "null" if record.value is None else bytes(record.value).decode("utf-8", "replace")
-    if not print_key:
-        return value + "\n"
-    key = "null" if record.key is None else bytes(record.key).decode("utf-8", "replace")
-    return f"{key}\t{value}\n"
+def writer(args: argparse.Namespace) -> Callable[[Message], None]:
+    """Print one record on stdout, flushed at once (a consumer followed live, or piped,
+    shows each record as it comes): bytes as rendered, or text where stdout has no bytes
+    underneath (a test's captured stream)."""
+    render = printer(args).render
+    out = sys.stdout
+    binary = getattr(out, "buffer", None)
+
+    def write(message: Message) -> None:
+        data = render(message)
+        if binary is not None:
+            binary.write(data)
+            binary.flush()
+        else:
+            out.write(data.decode("utf-8", "replace"))
+            out.flush()
+
+    return write
 
 
 def consume_records(args: argparse.Namespace) -> int:
+    check_output_options(args)
     if args.group is not None:
         return consume_group(args)
     from broker_sim.common import SYSTEM_CLOCK
-    from connector.client import Admin, AdminConfig, Fetcher, TopicPartition
+    from connector.client import Admin, AdminConfig, Fetcher
 
-    out = sys.stdout
+    if args.offset is not None and args.offset.kind == "stored":
+        raise CommandError("-o stored needs --group: the committed offsets are a group's",
+                           EXIT_USAGE)
+    write = writer(args)
     options = client_options(args)
     # The fetcher checks every option; the admin client takes the ones it has (no fetch.*).
     admin_config = AdminConfig.from_options(options, ignore_unknown=True)
     with Admin(admin_config) as admin, Fetcher(options) as fetcher:
-        partitions = [p.partition for p in describe(admin, args.topic)[args.topic].partitions]
+        described = describe(admin, args.topic)[args.topic].partitions
+        leaders = {p.partition: p.leader for p in described}
+        partitions = sorted(leaders)
         if args.partition is not None:
             if args.partition not in partitions:
                 raise CommandError(f"--partition {args.partition}: topic {args.topic!r} has "
                                    f"partitions 0..{len(partitions) - 1}")
             partitions = [args.partition]
-        start = "earliest" if args.from_beginning else "latest"
-        offsets = admin.list_offsets({TopicPartition(args.topic, p): start for p in partitions})
+        start = args.offset or StartOffset("beginning" if args.from_beginning else "end")
         reader = TopicReader(admin, fetcher, args.topic,
-                             {tp.partition: o.offset for tp, o in offsets.items()})
-
-        def emit(record: Record) -> None:
-            out.write(record_line(record, args.print_key))
-            out.flush()  # a consumer followed live, or piped, shows each record at once
-
-        count = consume(reader.poll, emit, args.max, args.timeout_ms, SYSTEM_CLOCK,
-                        lambda ms: time.sleep(ms / 1000.0))
+                             resolve_start(admin, args.topic, partitions, start), leaders,
+                             exit_at_end=args.exit_at_end)
+        count = consume(reader.poll, write, args.max, args.timeout_ms, SYSTEM_CLOCK,
+                        lambda ms: time.sleep(ms / 1000.0),
+                        finished=lambda: reader.finished)
     print(f"consumed {count} records", file=sys.stderr)
     return 0
 
@@ -288,22 +504,25 @@ def consume_group(args: argparse.Namespace) -> int:
         raise CommandError(f"--partition cannot be used with --group: the group {args.group!r} "
                            "assigns the partitions (leave out --partition, or --group to read "
                            "one partition without a group)")
-    out = sys.stdout
+    write = writer(args)
     options = group_options(args)
-    with Admin(AdminConfig.from_options(options, ignore_unknown=True)) as admin:
-        describe(admin, args.topic)  # a missing topic is an error, not an endless wait
-    with Consumer(options) as consumer:
-        reader = GroupReader(consumer, args.topic, min(GROUP_POLL_MS, max(1, args.timeout_ms)))
+    with Admin(AdminConfig.from_options(options, ignore_unknown=True)) as admin, \
+            Consumer(options, include_headers=True) as consumer:
+        # a missing topic is an error, not an endless wait
+        described = describe(admin, args.topic)[args.topic].partitions
+        reader = GroupReader(consumer, args.topic, min(GROUP_POLL_MS, max(1, args.timeout_ms)),
+                             admin=admin, start=args.offset,
+                             leaders={p.partition: p.leader for p in described},
+                             exit_at_end=args.exit_at_end)
 
-        def emit(record: GroupRecord) -> None:
-            out.write(record_line(record, args.print_key))
-            out.flush()
+        def emit(record: Message) -> None:
+            write(record)
             reader.printed(record)
 
         try:
             # consumer.poll waits for records itself: no pause between rounds
             count = consume(reader.poll, emit, args.max, args.timeout_ms, SYSTEM_CLOCK,
-                            lambda ms: None)
+                            lambda ms: None, finished=lambda: reader.finished)
         except BaseException:
             # Ctrl-C or a closed pipe: still commit what was printed, if the group lets us
             with contextlib.suppress(Exception):

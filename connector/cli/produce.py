@@ -1,8 +1,10 @@
-"""``pyq produce TOPIC``: every line of stdin becomes one record.
+"""``pyq produce TOPIC``: every line of stdin (or of ``-l FILE``) becomes one record.
 
-A line that contains the key separator (a TAB unless ``--key-separator`` says otherwise)
-is split at its first occurrence into key and value; a line without it is a value with
-no key. Lines are bytes: nothing is decoded, and only the line ending is removed.
+A line that contains the key separator (a TAB unless ``--key-separator`` / ``-K`` says
+otherwise) is split at its first occurrence into key and value; a line without it is a
+value with no key. Lines are bytes: nothing is decoded, and only the line ending is
+removed. With ``-Z`` (kcat's), an empty value or key is sent as null: an empty line is a
+record with a null value, ``KEY<TAB>`` a tombstone for KEY.
 
 >>> split_line(b"user-1\\tclicked\\tbuy\\n", b"\\t")
 (b'user-1', b'clicked\\tbuy')
@@ -10,18 +12,25 @@ no key. Lines are bytes: nothing is decoded, and only the line ending is removed
 (None, b'no key here')
 >>> split_line(b"a\\tb\\n", None)                       # --no-key
 (None, b'a\\tb')
+>>> split_line(b"user-1\\t\\n", b"\\t", empty_as_null=True)   # -Z: a tombstone
+(b'user-1', None)
 
-Records go out through :class:`connector.client.Producer` (``acks=all`` unless ``--acks``);
-at the end of input the command waits for every acknowledgement and prints a summary on
-stderr. If any record failed, it says how many and the first error, and exits with 1.
+``-H NAME=VALUE`` (repeatable, kcat's) adds a header to every record; ``-H NAME`` without
+``=`` adds one with a null value. Records go out through :class:`connector.client.Producer`
+(``acks=all`` unless ``--acks``); at the end of input the command waits for every
+acknowledgement and prints a summary on stderr. If any record failed, it says how many and
+the first error, and exits with 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import re
 import sys
+import textwrap
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .args import at_least, client_options, client_parent, name_value
@@ -33,20 +42,41 @@ if TYPE_CHECKING:
 _SEPARATOR_NAMES = {"TAB": "\t", "\\t": "\t", "SPACE": " ", "COMMA": ","}
 
 
+EXAMPLES = r"""examples:
+  printf 'k1\tv1\nk2\tv2\n' | pyq produce clicks            keys k1, k2 (TAB separated)
+  pyq produce clicks -l events.txt -K : -H source=import      KEY:VALUE lines of a file, a header
+  printf 'user-7\t\n' | pyq produce users -Z                  a tombstone (null value) for user-7"""
+
+
 def register(commands: Any) -> None:
     produce = commands.add_parser(
         "produce", parents=[client_parent()], help="send stdin lines as records",
-        description="Send each line of stdin as a record to TOPIC. A line 'KEY<TAB>VALUE' "
-                    "becomes a record with that key (see --key-separator); other lines "
-                    "have no key. Prints how many records were sent on stderr.")
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES,
+        description=textwrap.fill("Send each line of stdin (or of -l FILE) as a record to TOPIC. A line "
+                    "'KEY<TAB>VALUE' becomes a record with that key (see --key-separator); "
+                    "other lines have no key. Prints how many records were sent on stderr.", 88))
     produce.add_argument("topic", metavar="TOPIC")
     produce.add_argument("--key-separator", type=separator, default="\t", metavar="SEP",
                          help="split a line into key and value at the first SEP; TAB, "
-                              "SPACE, COMMA or any string (default TAB)")
+                              "SPACE, COMMA, \\t, \\xHH (a byte in hexadecimal) or any "
+                              "string (default TAB)")
+    produce.add_argument("-K", dest="key_separator", type=separator, metavar="SEP",
+                         default=argparse.SUPPRESS, help="kcat's name for --key-separator")
     produce.add_argument("--no-key", action="store_true",
                          help="never split lines: every line is a value without a key")
+    produce.add_argument("-H", "--header", dest="headers", type=header, action="append",
+                         default=[], metavar="NAME=VALUE",
+                         help="add this header to every record (repeatable); NAME alone: "
+                              "a header with a null value")
+    produce.add_argument("-Z", "--null", action="store_true",
+                         help="send an empty value or key as null (an empty line: a record "
+                              "with a null value; KEY<TAB>: a tombstone)")
+    produce.add_argument("-l", "--file", metavar="FILE",
+                         help="read the lines from FILE instead of stdin")
     produce.add_argument("--partition", type=at_least(0), metavar="P",
                          help="send every record to partition P (default: by key, or sticky)")
+    produce.add_argument("-p", dest="partition", type=at_least(0), metavar="P",
+                         default=argparse.SUPPRESS, help="kcat's name for --partition")
     produce.add_argument("--acks", choices=["0", "1", "all"], default="all",
                          help="acknowledgements the leader waits for (default all)")
     produce.add_argument("--compression-type", default="none",
@@ -58,22 +88,38 @@ def register(commands: Any) -> None:
     produce.set_defaults(run=produce_lines)
 
 
+def header(text: str) -> tuple[str, bytes | None]:
+    """An option type: ``NAME=VALUE`` -> (NAME, VALUE as UTF-8); ``NAME`` -> (NAME, None)."""
+    name, sep, value = text.partition("=")
+    if not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE or NAME: the name is empty")
+    return name, value.encode() if sep else None
+
+
 def separator(text: str) -> str:
     """An option type: a non-empty separator, with names for the awkward ones."""
     if not text:
         raise argparse.ArgumentTypeError("'' is not allowed: must be a non-empty string")
-    return _SEPARATOR_NAMES.get(text.upper() if text.isalpha() else text, text)
+    named = _SEPARATOR_NAMES.get(text.upper() if text.isalpha() else text)
+    if named is not None:
+        return named
+    return re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), text)
 
 
-def split_line(line: bytes, sep: bytes | None) -> tuple[bytes | None, bytes]:
+def split_line(line: bytes, sep: bytes | None, empty_as_null: bool = False
+               ) -> tuple[bytes | None, bytes | None]:
     """(key, value) of one input line, its line ending removed (see the module doc)."""
     if line.endswith(b"\n"):
         line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+    key: bytes | None = None
+    value: bytes | None = line
     if sep is not None:
-        key, found, value = line.partition(sep)
+        before, found, after = line.partition(sep)
         if found:
-            return key, value
-    return None, line
+            key, value = before, after
+    if empty_as_null:
+        key, value = key or None, value or None
+    return key, value
 
 
 class DeliveryReport:
@@ -97,12 +143,15 @@ class DeliveryReport:
 
 
 def send_lines(producer: Producer, topic: str, lines: Iterable[bytes], sep: bytes | None,
-               partition: int | None, report: DeliveryReport) -> int:
+               partition: int | None, report: DeliveryReport,
+               headers: Sequence[tuple[str, bytes | None]] = (),
+               empty_as_null: bool = False) -> int:
     """Send every line; returns how many were handed to the producer."""
     sent = 0
     for line in lines:
-        key, value = split_line(line, sep)
-        producer.send(topic, value, key=key, partition=partition, callback=report)
+        key, value = split_line(line, sep, empty_as_null)
+        producer.send(topic, value, key=key, partition=partition, headers=headers or None,
+                      callback=report)
         sent += 1
     return sent
 
@@ -115,12 +164,21 @@ def produce_lines(args: argparse.Namespace) -> int:
                "max.block.ms": args.api_timeout_ms, **dict(args.producer_property)}
     sep = None if args.no_key else args.key_separator.encode()
     report = DeliveryReport()
-    producer = Producer(options)
-    try:
-        sent = send_lines(producer, args.topic, sys.stdin.buffer, sep, args.partition, report)
-        producer.flush(timeout=args.api_timeout_ms / 1000.0)
-    finally:
-        producer.close(timeout=args.api_timeout_ms / 1000.0)
+    with contextlib.ExitStack() as stack:
+        if args.file is None:
+            lines: Iterable[bytes] = sys.stdin.buffer
+        else:
+            try:
+                lines = stack.enter_context(open(args.file, "rb"))
+            except OSError as e:
+                raise CommandError(f"-l {args.file}: {e.strerror or e}") from None
+        producer = Producer(options)
+        try:
+            sent = send_lines(producer, args.topic, lines, sep, args.partition, report,
+                              args.headers, args.null)
+            producer.flush(timeout=args.api_timeout_ms / 1000.0)
+        finally:
+            producer.close(timeout=args.api_timeout_ms / 1000.0)
     if report.failed:
         raise CommandError(f"{report.failed} of {sent} records to {args.topic!r} failed; "
                            f"the first: {type(report.first_error).__name__}: "

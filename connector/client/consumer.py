@@ -105,6 +105,17 @@ class Consumer:
         """The offset of the next record :meth:`poll` returns for ``tp``."""
         return self._positions[tp]
 
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        """Read ``tp`` (assigned to this consumer) from ``offset`` on: the next :meth:`poll`
+        fetches there (out of range: ``auto.offset.reset``). From ``on_assign``, this
+        replaces the starting position the group's committed offset gave."""
+        if tp not in self._positions:
+            raise ValueError(f"cannot seek {tp}: not assigned to this consumer "
+                             f"(assigned: {sorted(self._positions)})")
+        if offset < 0:
+            raise ValueError(f"cannot seek {tp} to {offset}: offsets are >= 0")
+        self._positions[tp] = offset
+
     @property
     def member_id(self) -> str:
         return self._member.member_id
