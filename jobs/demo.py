@@ -13,7 +13,9 @@
 4. shows the output changelog compacted: its size, then ``min.compaction.lag.ms`` lowered
    at runtime (IncrementalAlterConfigs) so the log cleaner may clean it, then its size
    again (the latest total per (user, window) stays);
-5. prints counts in/out/dead-lettered and the group's lag, stops the cluster.
+5. prints counts in/out/dead-lettered (the dead letters summed up: a count per
+   ``pyq.reason`` and the first few source offsets, not a line each) and the group's lag,
+   stops the cluster.
 
 Exit code 0 only if parsed + malformed == produced, dead letters == malformed, the
 Parquet files hold every parsed event, the latest total of every (user, window) in the
@@ -71,6 +73,37 @@ def _changelog(bootstrap: str, partitions: int) -> tuple[list[dict], int]:
             size += sum(len(b) for b in fetcher.fetch_record_sets(OUTPUT, p, start, end))
             updates.extend(json.loads(r.value) for r in fetcher.iter_records(OUTPUT, p, start, end))
     return updates, size
+
+
+def dead_letter_summary(bootstrap: str, topic: str, ends: dict[int, int]
+                        ) -> dict[str, list[tuple[str, int, int]]]:
+    """The dead letters in ``topic`` (up to ``ends``) by their ``pyq.reason`` header: where
+    each one came from, (topic, partition, offset) from its ``pyq.*`` headers, sorted."""
+    by_reason: dict[str, list[tuple[str, int, int]]] = {}
+    with Fetcher({"bootstrap.servers": bootstrap}) as fetcher:
+        for p, end in sorted(ends.items()):
+            start, _ = fetcher.offset_bounds(topic, p)
+            for r in fetcher.iter_records(topic, p, start, end):
+                h = {k: (v or b"").decode("utf-8", "replace") for k, v in r.headers}
+                source = (h.get("pyq.topic", "?"), int(h.get("pyq.partition") or -1),
+                          int(h.get("pyq.offset") or -1))
+                by_reason.setdefault(h.get("pyq.reason", "(no pyq.reason header)"), []).append(source)
+    return {reason: sorted(sources) for reason, sources in by_reason.items()}
+
+
+def summary_lines(by_reason: dict[str, list[tuple[str, int, int]]], first: int = 5) -> list[str]:
+    """One line per reason, most frequent first: the count, the reason, the first few
+    source records (``topic-partition@offset``).
+
+    >>> summary_lines({"not JSON": [("clicks", 0, 3), ("clicks", 1, 9)], "late": [("c", 2, 7)]}, 1)
+    ['     2  not JSON  (first: clicks-0@3, ...)', '     1  late  (first: c-2@7)']
+    """
+    lines = []
+    for reason, sources in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        shown = ", ".join(f"{t}-{p}@{o}" for t, p, o in sources[:first])
+        more = ", ..." if len(sources) > first else ""
+        lines.append(f"{len(sources):>6}  {reason}  (first: {shown}{more})")
+    return lines
 
 
 def _compact(admin, bootstrap: str, partitions: int) -> tuple[list[dict], int]:  # type: ignore[no-untyped-def]
@@ -146,6 +179,7 @@ def main() -> int:
                 print(f"run {run}: {dead} dead letter(s) so far", flush=True)
                 if dead >= malformed or (dead == before and summary["redeliveries"] == 0):
                     break
+            letters = dead_letter_summary(bootstrap, DLQ, _end_offsets(admin, DLQ))
             committed = admin.fetch_offsets(GROUP)
             latest = _end_offsets(admin, TOPIC)
             lag = {p: end - committed[(TOPIC, p)].offset if (TOPIC, p) in committed else None
@@ -165,7 +199,9 @@ def main() -> int:
         print(f"parsed:            {totals.get('parsed', 0)} (Parquet rows: {in_parquet})")
         print(f"malformed:         {totals.get('malformed', 0)} "
               f"(reported {totals.get('malformed_reported', 0)} times)")
-        print(f"dead-lettered:     {dead} (topic {DLQ})")
+        print(f"dead-lettered:     {dead} (topic {DLQ}), by reason:")
+        for line in summary_lines(letters):
+            print(line)
         print(f"window updates:    {totals.get('results_written', 0)} "
               f"(topic {OUTPUT} holds {results}, read_committed): {len(windows)} (user, window) "
               f"totals adding up to {sum(windows.values())} events; "
