@@ -7,8 +7,8 @@
     pyq topics list | describe [TOPIC] | delete TOPIC
     pyq topics alter TOPIC [--partitions N] [--config K=V] [--delete-config K]
     pyq configs describe | alter (--topic T | --broker N | --broker-defaults)
-    pyq produce TOPIC                                      stdin lines -> records
-    pyq consume TOPIC [--from-beginning] [--max N]         records -> stdout lines
+    pyq produce TOPIC [-H N=V] [-Z] [-l FILE] [-K SEP]     stdin (or FILE) lines -> records
+    pyq consume TOPIC [-o OFFSET] [-e] [-f FMT | -J]       records -> stdout (kcat's flags)
     pyq lag --group G [--topic T]                          committed vs latest offsets
 
 Every command talks to the cluster through pyq's own client (:mod:`connector.client`),
@@ -26,7 +26,8 @@ Modules, one concept each::
     topics    pyq topics create / list / describe / alter / delete
     configs   pyq configs describe / alter: topic and broker configs at runtime
     produce   pyq produce: stdin lines, optionally ``key<TAB>value``, become records
-    consume   pyq consume: follow partitions from the earliest or latest offsets
+    consume   pyq consume: follow partitions from where -o says, with or without a group
+    record_output  how consume prints a record: default lines, kcat's -f, -J JSON
     lag       pyq lag: a group's committed offsets, the latest offsets, the lag, counters
     transactions  pyq transactions list / describe: what the transaction coordinators hold
 """
