@@ -17,7 +17,7 @@ from connector.cli.table import format_table
 from connector.client import OffsetAndMetadata, TopicPartition
 
 
-@pytest.mark.parametrize("name", ["table", "produce", "lag"])
+@pytest.mark.parametrize("name", ["table", "produce", "lag", "record_output"])
 def test_docstring_examples(name):
     module = importlib.import_module(f"connector.cli.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
