@@ -2,14 +2,22 @@
 
 Both implementations take and return the same request/response bodies, so the broker
 does not care whether its controller is embedded (a single broker) or its own process
-(a cluster). The remote client serialises callers on one connection with a lock and
-reconnects after a failure; a failed call raises NetworkException (retriable). Config
-changes travel on a second connection of their own: the controller answers them only once
-every broker has applied the change, which this broker reports in a metadata poll or a
-heartbeat that must not queue behind them. The metadata long poll (:meth:`fetch_metadata`,
-called only by the broker's metadata poller thread) has a third: parked at the controller
-for up to ``max_wait_ms``, it must hold up neither heartbeats nor forwarded requests.
-:meth:`wake_metadata_fetch` makes a poll in flight return at once (the broker stopping).
+(a cluster). Remote calls use three kinds of connections, so that nothing slow waits in
+front of something urgent (a connection carries one request at a time):
+
+* heartbeats, AlterPartition and the legacy offset reads share one connection, callers
+  serialised by a lock: the controller answers them at once;
+* forwarded admin changes (topics, partitions, configs, credentials, ACLs) each take a
+  connection of a small pool (opened on demand, one per concurrent caller): the
+  controller answers them only once every live broker has applied the change (up to a
+  session timeout if a broker died), and a heartbeat queued behind one could cost this
+  broker its own session;
+* the metadata long poll (:meth:`fetch_metadata`, called only by the broker's metadata
+  poller thread) has its own: parked at the controller for up to ``max_wait_ms``.
+  :meth:`wake_metadata_fetch` makes a poll in flight return at once (the broker stopping).
+
+Connections reconnect lazily after a failure; a failed call raises NetworkException
+(retriable).
 
 In process, the changes that the controller answers only once propagated
 (:data:`~broker_sim.controller.apis.ControllerApis.propagated_apis`) wait on the calling
@@ -111,13 +119,15 @@ class RemoteControllerClient:
     ALTER_CONFIGS_VERSION = 1
     INCREMENTAL_ALTER_CONFIGS_VERSION = 0
     METADATA_FETCH_VERSION = 0
+    #: An admin change may wait at the controller for a session timeout: a generous limit.
+    ADMIN_TIMEOUT_S = 60.0
 
     def __init__(self, host: str, port: int, broker_id: int) -> None:
+        self.host, self.port, self.broker_id = host, port, broker_id
         self._conn = BlockingConnection(host, port, f"broker-{broker_id}", timeout_s=10.0)
         self._lock = threading.Lock()
-        self._configs_conn = BlockingConnection(host, port, f"broker-{broker_id}-configs",
-                                                timeout_s=10.0)
-        self._configs_lock = threading.Lock()
+        self._admin_idle: list[BlockingConnection] = []  # the pool; guarded by _admin_lock
+        self._admin_lock = threading.Lock()
         # One caller only (the metadata poller thread): no lock.
         self._metadata_conn = BlockingConnection(host, port, f"broker-{broker_id}-metadata",
                                                  timeout_s=10.0)
@@ -126,9 +136,18 @@ class RemoteControllerClient:
         with self._lock:
             return self._conn.request(key, version, body)
 
-    def _call_configs(self, key: int, version: int, body: Any) -> Any:
-        with self._configs_lock:
-            return self._configs_conn.request(key, version, body)
+    def _call_admin(self, key: int, version: int, body: Any) -> Any:
+        """On a pooled admin connection of its own (see the module docstring)."""
+        with self._admin_lock:
+            conn = self._admin_idle.pop() if self._admin_idle else None
+        if conn is None:
+            conn = BlockingConnection(self.host, self.port, f"broker-{self.broker_id}-admin",
+                                      timeout_s=self.ADMIN_TIMEOUT_S)
+        try:
+            return conn.request(key, version, body)
+        finally:
+            with self._admin_lock:
+                self._admin_idle.append(conn)  # closed after an error: reconnects when reused
 
     def heartbeat(self, body: dict) -> Any:
         return self._call(ApiKey.BROKER_HEARTBEAT, 0, body)
@@ -144,13 +163,13 @@ class RemoteControllerClient:
         return self._call(ApiKey.ALTER_PARTITION, 0, body)
 
     def create_topics(self, body: Any) -> Any:
-        return self._call(ApiKey.CREATE_TOPICS, self.CREATE_TOPICS_VERSION, body)
+        return self._call_admin(ApiKey.CREATE_TOPICS, self.CREATE_TOPICS_VERSION, body)
 
     def delete_topics(self, body: Any) -> Any:
-        return self._call(ApiKey.DELETE_TOPICS, self.DELETE_TOPICS_VERSION, body)
+        return self._call_admin(ApiKey.DELETE_TOPICS, self.DELETE_TOPICS_VERSION, body)
 
     def create_partitions(self, body: Any) -> Any:
-        return self._call(ApiKey.CREATE_PARTITIONS, self.CREATE_PARTITIONS_VERSION, body)
+        return self._call_admin(ApiKey.CREATE_PARTITIONS, self.CREATE_PARTITIONS_VERSION, body)
 
     def legacy_groups(self) -> list[str]:
         return [g.group_id for g in self._call(ApiKey.LIST_GROUPS, self.LIST_GROUPS_VERSION, {}).groups]
@@ -163,24 +182,26 @@ class RemoteControllerClient:
                 for t in response.topics for p in t.partitions}
 
     def alter_scram(self, body: Any) -> Any:
-        return self._call(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, self.ALTER_SCRAM_VERSION, body)
+        return self._call_admin(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, self.ALTER_SCRAM_VERSION, body)
 
     def create_acls(self, body: Any) -> Any:
-        return self._call(ApiKey.CREATE_ACLS, self.ACLS_VERSION, body)
+        return self._call_admin(ApiKey.CREATE_ACLS, self.ACLS_VERSION, body)
 
     def alter_configs(self, body: Any) -> Any:
-        return self._call_configs(ApiKey.ALTER_CONFIGS, self.ALTER_CONFIGS_VERSION, body)
+        return self._call_admin(ApiKey.ALTER_CONFIGS, self.ALTER_CONFIGS_VERSION, body)
 
     def incremental_alter_configs(self, body: Any) -> Any:
-        return self._call_configs(ApiKey.INCREMENTAL_ALTER_CONFIGS,
+        return self._call_admin(ApiKey.INCREMENTAL_ALTER_CONFIGS,
                                   self.INCREMENTAL_ALTER_CONFIGS_VERSION, body)
 
     def delete_acls(self, body: Any) -> Any:
-        return self._call(ApiKey.DELETE_ACLS, self.ACLS_VERSION, body)
+        return self._call_admin(ApiKey.DELETE_ACLS, self.ACLS_VERSION, body)
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-        with self._configs_lock:
-            self._configs_conn.close()
+        with self._admin_lock:
+            idle, self._admin_idle = self._admin_idle, []
+        for conn in idle:
+            conn.close()
         self._metadata_conn.close()

@@ -166,3 +166,27 @@ def test_a_broker_restarted_within_its_session_leads_in_a_new_epoch(cluster_fact
         assert error == 0
     assert "registered again (new incarnation) within its session" in \
         (cluster.data_dir / "controller" / "controller.out").read_text()
+
+
+def test_a_stuck_broker_delays_create_topics_by_at_most_a_session(cluster_factory):
+    """A broker that stopped answering but is not fenced yet cannot acknowledge the new
+    image: CreateTopics waits for it at most until it is fenced, and the forwarding broker's
+    heartbeats (on another connection) keep its own session alive meanwhile."""
+    cluster = cluster_factory(3, session_timeout_ms=3000)
+    stuck = cluster.broker(2)
+    stuck.pause()
+    try:
+        start = time.monotonic()
+        create_topics(cluster.brokers[0].port, "while-stuck", 2, rf=2, configs={"min.insync.replicas": "1"})
+        took = time.monotonic() - start
+    finally:
+        stuck.resume()
+    assert took < 15, took  # bounded by the stuck broker's session (plus slack), never hangs
+    controller_log = (cluster.data_dir / "controller" / "controller.out").read_text()
+    assert "broker 0 session expired" not in controller_log
+    assert "broker 1 session expired" not in controller_log
+    views = [partition_states(b.port, "while-stuck") for b in cluster.brokers[:2]]
+    assert len(views[0]) == 2 and views[0] == views[1], views
+    for partition, (leader, _, _) in views[0].items():
+        assert leader in (0, 1)
+        assert produce(cluster.broker(leader).port, "while-stuck", partition, b"x")[0] == 0
