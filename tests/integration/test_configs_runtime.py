@@ -36,9 +36,10 @@ HOUR_MS = 3_600_000
 
 
 def batch(*values: bytes, timestamp: int | None = None) -> bytes:
+    """Records keyed ``k`` (a compacted topic refuses records without a key)."""
     b = RecordBatchBuilder()
     for v in values:
-        b.append(int(time.time() * 1000) if timestamp is None else timestamp, None, v)
+        b.append(int(time.time() * 1000) if timestamp is None else timestamp, b"k", v)
     return b.build()
 
 
