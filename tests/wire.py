@@ -96,8 +96,9 @@ def create_topic(port: int, name: str, partitions: int = 2, replication_factor: 
 def wait_for_topic_everywhere(bootstrap: str, topic: str, partitions: int,
                               timeout: float = 30.0) -> None:
     """Until every broker of ``bootstrap`` answers Metadata with ``topic``'s partitions,
-    each with a leader: brokers learn of a new topic from the controller a moment after
-    CreateTopics returns, and a client asking a broker that has not yet sees no topic."""
+    each with a leader. CreateTopics itself returns only once every live broker knows the
+    topic (auto-creation too); this remains for a broker that was down or is restarting,
+    and for tests that do not care how the topic came to be."""
     from broker_sim.protocol.api import ApiKey
 
     for address in bootstrap.split(","):
