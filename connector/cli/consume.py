@@ -284,21 +284,26 @@ class TopicReader:
             self.positions[partition] = e.log_start_offset
 
     def _messages(self, partition: int, start: int, end: int) -> Iterator[Message]:
-        """:meth:`Fetcher.iter_records` with each batch's timestamp type kept."""
+        """:meth:`Fetcher.iter_records` with each batch's timestamp type kept; once a
+        batch is done the position moves past it, so batches without a printable record
+        (transaction markers, aborted data, records the cleaner removed) are stepped over
+        and a partition ending in one is still read to its end (``-e``)."""
         from broker_sim.protocol.records import decode_records
         from connector.client.columnar import iter_batch_headers
 
         leader = self.leaders.get(partition, -1)
         for record_set, aborted in self.fetcher.fetches(self.topic, partition, start, end):
             for pos, header in iter_batch_headers(record_set, self.fetcher.config.check_crcs):
-                if aborted is not None and not aborted.keeps(header):
+                if header.next_offset <= start or header.base_offset >= end:
                     continue
-                if header.is_control or header.next_offset <= start or header.base_offset >= end:
-                    continue
-                for r in decode_records(record_set, pos, header):
-                    if start <= r.offset < end:
-                        yield Message(self.topic, partition, r.offset, r.timestamp,
-                                      header.timestamp_type, r.key, r.value, r.headers, leader)
+                if not header.is_control and (aborted is None or aborted.keeps(header)):
+                    for r in decode_records(record_set, pos, header):
+                        if start <= r.offset < end:
+                            yield Message(self.topic, partition, r.offset, r.timestamp,
+                                          header.timestamp_type, r.key, r.value, r.headers,
+                                          leader)
+                self.positions[partition] = max(self.positions[partition],
+                                                min(header.next_offset, end))
 
 
 class GroupReader:

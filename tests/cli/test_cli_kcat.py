@@ -251,3 +251,24 @@ def test_help_has_an_example_per_command():
         text = out.stdout.decode()
         assert "examples:" in text and f"pyq {command} clicks" in text
     assert "{\"base64\": " in run("consume", "--help").stdout.decode()
+
+
+def test_exit_at_end_steps_over_transaction_markers(bootstrap):
+    """A transactional topic ends with a commit marker (a control batch, never printed):
+    -e still sees the partition at its end, at once rather than at the idle timeout."""
+    topic = "kc-txn"
+    create(bootstrap, topic, 1)
+    with Producer(bootstrap_servers=bootstrap[1], transactional_id="kc-txn") as producer:
+        producer.init_transactions()
+        for batch in range(2):
+            producer.begin_transaction()
+            producer.send(topic, f"t{batch}".encode(), partition=0)
+            producer.commit_transaction()
+    began = time.monotonic()
+    out = run("consume", topic, "-o", "beginning", "-e", "-f", r"%o:%s\n", "--timeout-ms",
+              "60000", *bootstrap)
+    assert (out.returncode, out.stdout) == (0, b"0:t0\n2:t1\n"), out.stderr
+    assert time.monotonic() - began < 30
+    # the same from a group: its positions step over the marker too
+    assert ok("consume", topic, "--group", "kc-txn", "-o", "beginning", "-e", "-f", r"%o:%s\n",
+              "--timeout-ms", "60000", *bootstrap) == b"0:t0\n2:t1\n"
