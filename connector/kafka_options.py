@@ -33,6 +33,13 @@ transaction.timeout.ms                no      yes   exactlyOnce: how long a task
 The connection settings (the ``yes``/``yes`` rows) reach every client a query opens: the
 driver's admin client, the executors' fetchers and writers, failure reports and dead
 letters, so a secured cluster is reached the same secured way by all of them.
+
+The Kafka settings Spark's connector refuses are refused here with Spark's reason
+(:data:`REFUSED`): ``auto.offset.reset``, ``enable.auto.commit``, ``interceptor.classes``
+and the (de)serializers. ``kafka.partitioner.class`` (sink) is a Java class pyq cannot run:
+only Kafka's default partitioner is accepted, since it is what the sink does anyway (the
+``partition`` column, else murmur2 of the key); any other is refused. ``kafka.group.id`` is
+an option of the source itself (:mod:`connector.source.options`).
 """
 
 from __future__ import annotations
@@ -51,6 +58,28 @@ from .source.options import OptionError
 SINK_ONLY = ("acks", "compression.type", "linger.ms", "batch.size", "delivery.timeout.ms",
              "transaction.timeout.ms")
 SINK_DEFAULT_BATCH_BYTES = 900 * 1024
+
+
+#: Kafka settings refused as Spark's connector refuses them, with the reason.
+REFUSED = {
+    "auto.offset.reset": "not supported, as in Spark: startingOffsets says where a new query "
+                         "starts, and with failOnDataLoss=false outOfRangeReset where a "
+                         "partition whose next offset left the log resumes",
+    "enable.auto.commit": "not supported, as in Spark: the source commits nothing by itself; "
+                          "pyq's groupId option commits a query's progress to a group",
+    "interceptor.classes": "not supported, as in Spark: interceptors could change the records "
+                           "(and pyq cannot load Java classes)",
+    "key.deserializer": "not supported, as in Spark: keys are read as bytes; cast them with "
+                        "DataFrame operations",
+    "value.deserializer": "not supported, as in Spark: values are read as bytes; cast them "
+                          "with DataFrame operations",
+    "key.serializer": "not supported, as in Spark: a string or binary key column is written "
+                      "as its bytes",
+    "value.serializer": "not supported, as in Spark: a string or binary value column is "
+                        "written as its bytes",
+}
+#: The one ``partitioner.class`` the sink accepts: what it does anyway.
+DEFAULT_PARTITIONER = "org.apache.kafka.clients.producer.internals.DefaultPartitioner"
 
 
 def _connection_names() -> set[str]:
@@ -102,6 +131,15 @@ def parse_kafka_options(opts: Mapping[str, str], role: str) -> KafkaOptions:
     for key, value in given.items():
         bare = key[len("kafka."):]
         if bare.lower() == "bootstrap.servers":
+            continue
+        if bare.lower() in REFUSED:
+            raise OptionError(key, value, REFUSED[bare.lower()])
+        if bare.lower() == "partitioner.class" and role == "sink":
+            if value.strip() != DEFAULT_PARTITIONER:
+                raise OptionError(key, value, f"only {DEFAULT_PARTITIONER}: pyq cannot run a Java "
+                                  "partitioner; it places a row by its partition column, else by "
+                                  "murmur2 of its key (Kafka's default partitioner), else round "
+                                  "robin, so add a partition column to choose partitions yourself")
             continue
         name = names.get(bare.lower())
         if name is None:

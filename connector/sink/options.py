@@ -7,7 +7,8 @@
 | exactlyOnce | each micro-batch is written in Kafka transactions the driver commits together: read_committed readers see a batch's rows once, all at once (:mod:`.transactions`) | ``false`` |
 | queryName | with exactlyOnce: the stable identity of this pipeline's writes (names its transactional ids ``pyq-sink-<queryName>-<partition>`` and its decision group ``pyq-sink-<queryName>``) | required with exactlyOnce |
 | compression.type | none, gzip, snappy, lz4, zstd (``kafka.compression.type`` is the same) | none |
-| kafka.* | the client options of the table in :mod:`connector.kafka_options`: security and timeouts for every connection, and ``kafka.acks`` (``all`` only), ``kafka.linger.ms``, ``kafka.batch.size``, ``kafka.delivery.timeout.ms``, ``kafka.transaction.timeout.ms`` (exactlyOnce: longer than a micro-batch from its first task to the driver's commit; default 60000) | |
+| includeHeaders | listed among the sink options of Spark's guide, but Spark's sink never reads it: a ``headers`` column is written whenever the input has one. pyq does the same (the value must be true or false) | ``false`` |
+| kafka.* | the client options of the table in :mod:`connector.kafka_options`: security and timeouts for every connection, and ``kafka.acks`` (``all`` only), ``kafka.partitioner.class`` (Kafka's default partitioner only: :mod:`connector.kafka_options`), ``kafka.linger.ms``, ``kafka.batch.size``, ``kafka.delivery.timeout.ms``, ``kafka.transaction.timeout.ms`` (exactlyOnce: longer than a micro-batch from its first task to the driver's commit; default 60000) | |
 
 Every write uses acks=all. Input schema: ``value`` (string or binary) is required;
 ``key`` (string or binary), ``topic`` (string), ``partition`` (int) and ``headers``
@@ -49,7 +50,7 @@ class SinkOptions:
 
 
 KNOWN = {"kafka.bootstrap.servers", "topic", "exactlyOnce", "queryName", "compression.type",
-         "checkpointLocation", "path"}
+         "checkpointLocation", "path", "includeHeaders"}
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
@@ -61,6 +62,8 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     kafka = parse_kafka_options(opts, "sink")
     bootstrap = kafka.bootstrap_servers
     exactly_once = parse_bool("exactlyOnce", opts["exactlyOnce"]) if "exactlyOnce" in opts else False
+    if "includeHeaders" in opts:  # Spark's sink ignores it: a headers column is always written
+        parse_bool("includeHeaders", opts["includeHeaders"])
     query_name = opts.get("queryName")
     if exactly_once and not query_name:
         raise OptionError("queryName", query_name, "required with exactlyOnce=true (the stable "

@@ -9,7 +9,7 @@ Spark's calls into plans (no Spark import here, so it is tested on its own):
   :meth:`_discover` (new partitions of subscribed topics start at their earliest offset),
   failure intake (:class:`~.failure_intake.FailureIntake`), :meth:`_check_ranges` (out of
   range: ``failOnDataLoss`` stops the query naming the partition and offsets, otherwise
-  reset to earliest and count the loss; then ``maxOffsetBehind``), :meth:`_worth_a_batch`
+  reset to ``outOfRangeReset`` (earliest, or latest) and count the loss; then ``maxOffsetBehind``), :meth:`_worth_a_batch`
   (``minOffsetsPerTrigger`` within ``maxTriggerDelay``), and :meth:`_end_offsets` building
   the batch's offsets within the read limit;
 * :meth:`input_ranges` depends only on ``(start, end)``, so a replayed batch reads exactly
@@ -79,7 +79,8 @@ class SourceDriver:
         self.discovery = PartitionDiscovery(self.admin, options)
         self.failure_intake = FailureIntake(options, self.discovery)
         self.retry_policy = RetryPolicy(max_retries=options.max_retries,
-                                        retry_backoff_ms=options.retry_backoff_ms)
+                                        retry_backoff_ms=options.retry_backoff_ms,
+                                        max_retry_backoff_ms=options.max_retry_backoff_ms)
         self.managers: dict[TopicPartition, PartitionManager] = {}
         self.plans: dict[str, BatchPlan] = {}
         self.latest: dict[TopicPartition, int] = {}
@@ -177,7 +178,8 @@ class SourceDriver:
         for tp, pm in self.managers.items():
             if tp not in latest:
                 continue
-            adj = pm.reset_out_of_range(earliest[tp], latest[tp], "fail" if o.fail_on_data_loss else "earliest")
+            policy = "fail" if o.fail_on_data_loss else o.out_of_range_reset
+            adj = pm.reset_out_of_range(earliest[tp], latest[tp], policy)
             letters.extend(adj.dead_letters)
             if adj.changed:
                 log.warning("%s-%d: out of range (log holds [%d, %d)): %s", tp.topic, tp.partition,
@@ -222,8 +224,12 @@ class SourceDriver:
         with the new failures position and retry state. Equal to ``start`` when nothing moved."""
         previous = SourceOffsets.from_json(start)
         keep_failures = "failures" in start or failures
-        return SourceOffsets(previous.offsets, failures=failures if keep_failures else None,
-                             state=self._state()).to_json()
+        # a partition an out-of-range reset or maxOffsetBehind moved with nothing to read
+        # (outOfRangeReset=latest) moves on in an empty batch, reading none of what it skipped
+        moved = {tp: pm.emitted_to for tp, pm in self.managers.items()
+                 if tp in previous.offsets and pm.emitted_to != previous.offsets[tp] and not pm.pending}
+        return SourceOffsets({**previous.offsets, **moved}, failures=failures if keep_failures else None,
+                             state=self._state(), moved_from=moved).to_json()
 
     # ---- reading ---------------------------------------------------------------------------
     def input_ranges(self, start_json: dict[str, Any], end_json: dict[str, Any]) -> list[InputRange]:
@@ -241,7 +247,7 @@ class SourceDriver:
             pieces = [q for r in pieces for q in r.split(-(-r.size // o.max_records_per_partition))]
         common: dict[str, Any] = dict(bootstrap_servers=o.bootstrap_servers, include_headers=o.include_headers,
                                       include_attempt=bool(o.group_id), fail_on_data_loss=o.fail_on_data_loss,
-                                      client_options=dict(o.extra))
+                                      client_options=dict(o.extra), poll_timeout_ms=o.poll_timeout_ms)
         out = [InputRange(topic=r.topic, partition=r.partition, start=r.start, end=r.end, **common)
                for r in pieces]
         for tp, rs in sorted(end.retries.items()):

@@ -34,6 +34,9 @@ class InputRange:
     include_attempt: bool = False
     fail_on_data_loss: bool = True
     client_options: dict[str, str] = field(default_factory=dict)
+    #: ``kafkaConsumer.pollTimeoutMs``: fail after this long without progress (None: the
+    #: client's ``default.api.timeout.ms``)
+    poll_timeout_ms: int | None = None
 
     @property
     def size(self) -> int:
@@ -118,7 +121,8 @@ def read_range(r: InputRange, fetcher: Any = None) -> Iterator[Any]:
             while done < end:
                 try:
                     for columns in fetcher.iter_columns(r.topic, r.partition, done, end,
-                                                        with_headers=r.include_headers):
+                                                        with_headers=r.include_headers,
+                                                        timeout_ms=r.poll_timeout_ms):
                         batch = columns.to_arrow(r.include_headers)
                         done = columns.next_offset
                         yield _with_attempt(batch, attempt) if r.include_attempt else batch

@@ -36,8 +36,17 @@ class PyqPartition(InputPartition):
 
 
 def _read(partition: InputPartition) -> Iterator[Any]:
-    assert isinstance(partition, PyqPartition)
+    if not isinstance(partition, PyqPartition):
+        return  # PySpark reads one InputPartition(None) when there are none: nothing to read
     yield from read_ranges(partition.ranges)
+
+
+def _ending_option(options: SourceOptions) -> str:
+    if options.ending_timestamp is not None:
+        return f"endingTimestamp {options.ending_timestamp}"
+    if options.ending_by_timestamp is not None:
+        return "endingOffsetsByTimestamp"
+    return "endingOffsets"
 
 
 class PyqBatchReader(DataSourceReader):
@@ -47,18 +56,11 @@ class PyqBatchReader(DataSourceReader):
         driver = SourceDriver(options)
         try:
             start = driver.initial_offsets()
-            _, latest = driver.bounds(sorted(start))
-            if isinstance(options.ending, dict):
-                end = {}
-                for tp in start:
-                    value = options.ending.get(tp.topic, {}).get(tp.partition, -1)
-                    end[tp] = latest[tp] if value == -1 else value
-            else:
-                end = latest
+            end = driver.discovery.ending_offsets(sorted(start))
             for tp in start:
                 if end[tp] < start[tp]:
-                    raise ValueError(f"endingOffsets {end[tp]} of {tp.topic}-{tp.partition} is before "
-                                     f"its starting offset {start[tp]}")
+                    raise ValueError(f"the end of {tp.topic}-{tp.partition} ({end[tp]}, from "
+                                     f"{_ending_option(options)}) is before its start ({start[tp]})")
             self.packs = driver.input_partitions(offsets_json(start), offsets_json(end))
         finally:
             driver.close()

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["offset_range", "retry_policy", "failed_offsets", "offset_reset", "partition_plan",
+MODULES = ["offset_range", "retry_policy", "failed_offsets", "offset_reset", "partition_plan", "partition_discovery",
            "partition_manager", "planning"]
 
 
