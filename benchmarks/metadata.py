@@ -52,6 +52,12 @@ two. ``detect_ms`` (the first Metadata naming the successor) and ``write_ms`` (f
 then to the acknowledgement) split it in the figures. The killed broker is restarted
 afterwards, so later measurements see the full cluster again.
 
+**compaction_vs_append** (target >= 0.5): after the cluster is stopped,
+:func:`benchmarks.compaction.measure_compaction` — a broker process of its own with the
+cleaner off appends a compacted topic (confluent-kafka, acks=1), then the log cleaner
+cleans that broker's log: the cleaner's MB/s over the append MB/s (its docstring says where
+the time goes; ``--no-compaction`` skips it).
+
 Output: human-readable lines, then one JSON line (the last line)::
 
     {"benchmark": "metadata", "ratios": {...}, "figures": {...}}
@@ -266,6 +272,7 @@ def main() -> None:
     parser.add_argument("--rtt-samples", type=int, default=200)
     parser.add_argument("--topics", type=int, default=5)
     parser.add_argument("--session-timeout-ms", type=int, default=3000)
+    parser.add_argument("--no-compaction", action="store_true")
     args = parser.parse_args()
     ratios: Ratios = {}
     figures: Figures = {}
@@ -281,6 +288,13 @@ def main() -> None:
         finally:
             bench.close()
             cluster.stop()
+        if not args.no_compaction:
+            from benchmarks.compaction import measure_compaction
+
+            result = measure_compaction(Path(tmp) / "compaction")
+            ratios["compaction_vs_append"] = round(result["ratio"], 3)
+            figures.update({f"compaction_{k}": v for k, v in result["figures"].items()})
+            print(f"compaction_vs_append: {result['ratio']:.2f} (target >= 0.5)", flush=True)
     print(json.dumps({"benchmark": "metadata", "ratios": ratios, "figures": figures}))
 
 
