@@ -6,18 +6,26 @@ to take it apart again. :func:`decode_columns` works per *response*:
 
 1. **per batch** (Python, a few per MiB): validate the CRC, skip control batches and
    batches wholly outside ``[start, until)``, decompress the records section, remember
-   the batch's base offset, base/max timestamp and timestamp type;
+   the batch's base offset, base/max timestamp and timestamp type. Uncompressed sections
+   are decoded where they are, in the fetch response (no copy); compressed ones are
+   joined into one buffer;
 2. **per record, positions only** (the one per-record Python loop, a handful of integer
    operations): walk the length prefixes to find where each record starts — a record's
-   position depends on the previous record's length, so this chain cannot be vectorised;
-3. **per column, vectorised** (numpy over all records at once): decode the varint fields
-   at those positions (length, timestamp delta, offset delta, key length, value length,
-   header count), compute absolute offsets and timestamps, drop records outside the range;
-4. **binary columns without copying per record**: keys and values are described as Arrow
-   ``binary_view`` entries pointing into the decoded bytes (16 bytes per record: length
-   plus the bytes inline when at most 12, else a 4-byte prefix and the offset), then cast
-   to ``binary`` by Arrow's C++ kernel, which produces the standard layout: an int32
-   offsets buffer, one contiguous data buffer and a validity bitmap (nulls from length -1).
+   position depends on the previous record's length, so this chain cannot be vectorised
+   (runs of equal-sized records are checked many at a time instead, see
+   :func:`_chunk_starts`);
+3. **per column, vectorised** (numpy over all records at once): read the 8 bytes at every
+   record's start as one uint64 (a strided view: one gather, not one per byte) and take
+   the varint fields from it with shifts and masks (length, timestamp delta, offset
+   delta, key length), then the value length from the word at its position, and the
+   header count; compute absolute offsets and timestamps, drop records outside the range.
+   Varints longer than 3 bytes (values of 1 MiB and more) are decoded field by field;
+4. **binary columns without copying per record**: keys and values are slices of the
+   decoded bytes lying in order, so one ``binary`` array of 2n elements over those bytes
+   describes them (element ``2i`` the slice, ``2i + 1`` the gap to the next one) and
+   Arrow's ``take`` of the even elements, in C++, copies them into the standard layout:
+   an int32 offsets buffer, one contiguous data buffer and a validity bitmap (nulls from
+   length -1).
 
 Records with headers (rare) have their headers decoded in Python, only if asked for.
 
@@ -55,8 +63,8 @@ from broker_sim.protocol.records import (
 )
 from broker_sim.protocol.records.compression import NONE
 
-_PAD = b"\x00" * 16  # vectorised reads may look up to 12 bytes past a record's start
-_INLINE = 12  # binary_view keeps values of at most 12 bytes inline
+_PAD = b"\x00" * 16  # vectorised reads may look up to 8 bytes past a varint's start
+_INT32_MAX = (1 << 31) - 1
 
 TIMESTAMP_US_UTC = pa.timestamp("us", tz="UTC")
 HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
@@ -162,36 +170,55 @@ def decode_columns(topic: str, partition: int, record_set: Any, start: int, unti
     :mod:`connector.client.aborted`) sees every batch header in order and drops a batch
     by answering False.
     """
-    chunks: list[Any] = []
+    sections: list[tuple[int, int]] = []
     batches: list[BatchHeader] = []
+    compressed = False
     for pos, header in iter_batch_headers(record_set, check_crcs):
         if keep is not None and not keep(header):
             continue
         if (header.is_control or header.records_count == 0 or header.next_offset <= start
                 or header.base_offset >= until):
             continue
-        section = memoryview(record_set)[pos + HEADER_SIZE : pos + header.size]
-        chunks.append(section if header.compression == NONE
-                      else decompress(header.compression, section))
+        sections.append((pos + HEADER_SIZE, pos + header.size))
+        compressed = compressed or header.compression != NONE
         batches.append(header)
     if not batches:
         return None
-    data = b"".join([*chunks, _PAD])
     try:
-        return _decode(topic, partition, data, chunks, batches, start, until, with_headers)
+        if not compressed:  # decode in place: no copy of the records
+            out = _decode(topic, partition, record_set, sections, batches, start, until,
+                          with_headers, padded=False)
+            if not isinstance(out, _NeedsPadding):
+                return out
+        view = memoryview(record_set)
+        chunks = [view[a:b] if h.compression == NONE else decompress(h.compression, view[a:b])
+                  for (a, b), h in zip(sections, batches, strict=True)]
+        sections, pos = [], 0
+        for chunk in chunks:
+            sections.append((pos, pos + len(chunk)))
+            pos += len(chunk)
+        data = b"".join([*chunks, _PAD])
+        out = _decode(topic, partition, data, sections, batches, start, until, with_headers)
+        assert not isinstance(out, _NeedsPadding)  # padded: never
+        return out
     except (IndexError, ValueError) as e:
         raise CorruptMessage(f"malformed records in {topic}-{partition}: {e}") from e
 
 
-def _record_starts(data: bytes, buf: np.ndarray, chunks: list[Any],
+class _NeedsPadding:
+    """:func:`_decode` of a record set in place met a record its vectorised reads would
+    read past the end of (a tiny last record, a long varint): decode a padded copy."""
+
+
+_NEEDS_PADDING = _NeedsPadding()
+
+
+def _record_starts(data: Any, buf: np.ndarray, sections: list[tuple[int, int]],
                    batches: list[BatchHeader]) -> np.ndarray:
     """Start position (in ``data``) of every record of every batch, in order."""
     parts: list[Any] = []
-    pos = 0
-    for chunk, header in zip(chunks, batches, strict=True):
-        end = pos + len(chunk)
+    for (pos, end), header in zip(sections, batches, strict=True):
         _chunk_starts(data, buf, pos, end, header.records_count, parts)
-        pos = end
     return np.concatenate([np.asarray(p, dtype=np.int64) for p in parts])
 
 
@@ -309,13 +336,104 @@ def _long_varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndar
     return values, after
 
 
-def _decode(topic: str, partition: int, data: bytes, chunks: list[Any],
-            batches: list[BatchHeader], start: int, until: int,
-            with_headers: bool) -> RecordColumns | None:
-    buf = np.frombuffer(data, np.uint8)
-    starts = _record_starts(data, buf, chunks, batches)
-    counts = np.array([h.records_count for h in batches], dtype=np.int64)
+def _zigzag(raw: np.ndarray) -> np.ndarray:
+    """Zig-zag decoding of unsigned 64-bit values (negative ones are rare: -1, a null)."""
+    values = (raw >> _U1).view(np.int64)
+    sign = raw & _U1
+    if sign.any():
+        values ^= -sign.view(np.int64)
+    return values
 
+
+_WORD = np.dtype("<u8")
+_B = np.uint64(0xFF)
+_LOW7 = np.uint64(0x7F)
+_U1, _U3, _U7, _U8, _U14, _U16, _U64 = (np.uint64(k) for k in (1, 3, 7, 8, 14, 16, 64))
+
+
+def _words(buf: np.ndarray) -> np.ndarray:
+    """Every 8 bytes of ``buf`` from every position, as little-endian uint64 (a strided
+    view, no copy): ``_words(buf)[p]`` is ``buf[p : p + 8]``, one gather instead of eight."""
+    return np.ndarray((len(buf) - 7,), _WORD, buffer=buf, strides=(1,))
+
+
+def _var3(word: np.ndarray, shift: np.uint64 | np.ndarray) -> tuple[np.ndarray, Any] | None:
+    """The zig-zag varint at bit ``shift`` of each ``word`` (1 to 3 bytes; None if longer):
+    (values, shift after it). A shift of 64 or more reads zero bytes: callers check that
+    the last field ended within the word."""
+    x = word >> shift
+    b0 = x & _B
+    cont = b0 >> _U7
+    if not cont.any():  # one byte everywhere: the shift stays one number
+        return _zigzag(b0), shift + _U8
+    b1 = (x >> _U8) & _B
+    cont2 = cont & (b1 >> _U7)
+    b0 &= _LOW7
+    b1 &= _LOW7
+    if not cont2.any():
+        if cont.all():  # two bytes everywhere
+            return _zigzag(b0 | (b1 << _U7)), shift + _U16
+        return _zigzag(b0 | ((b1 * cont) << _U7)), shift + _U8 + (cont << _U3)
+    b2 = (x >> _U16) & _B  # offset deltas from 8192 on, lengths from 8 KiB on
+    if (cont2 & (b2 >> _U7)).any():
+        return None
+    raw = b0 | ((b1 * cont) << _U7) | (((b2 & _LOW7) * cont2) << _U14)
+    return _zigzag(raw), shift + _U8 + ((cont + cont2) << _U3)
+
+
+def _fields_fast(buf: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    """The record fields of :func:`_fields` with 8-byte gathers instead of two byte gathers
+    per field (varints of 1 to 3 bytes): the first word read at each record's start holds
+    its length, attributes, timestamp delta, offset delta and usually the key length; a
+    field that does not end within the word is read again from a word at its start; the
+    word at the value length holds it. None if a varint is longer (1 MiB and more) or a
+    word would reach past the end of ``buf``: then :func:`_fields` decodes it field by
+    field."""
+    words = _words(buf)
+    if starts[-1] >= len(words):  # the last record is within 8 bytes of an unpadded end
+        return None
+    word = words[starts]
+    got = _var3(word, np.uint64(0))
+    if got is None:
+        return None
+    length, shift = got
+    record_end = starts + (shift >> _U3).astype(np.int64) + length
+    shift = shift + _U8  # the attributes byte
+    base = starts
+    fields = []
+    for _ in range(3):  # timestamp delta, offset delta, key length
+        got = _var3(word, shift)
+        if got is None:
+            return None
+        value, after = got
+        if np.any(after > _U64):  # not within the word everywhere: read from its start
+            base = base + (shift >> _U3).astype(np.int64)
+            if base.max() >= len(words):
+                return None
+            word = words[base]
+            got = _var3(word, np.uint64(0))
+            if got is None:
+                return None
+            value, after = got
+        fields.append(value)
+        shift = after
+    ts_delta, offset_delta, key_len = fields
+    key_start = base + (shift >> _U3).astype(np.int64)
+    value_len_pos = key_start + np.maximum(key_len, 0)
+    if value_len_pos[-1] >= len(words):
+        return None
+    word = words[value_len_pos]
+    got = _var3(word, np.uint64(0))
+    if got is None:  # values of 1 MiB or more
+        return None
+    value_len, shift = got
+    value_start = value_len_pos + (shift >> _U3).astype(np.int64)
+    return length, record_end, ts_delta, offset_delta, key_len, key_start, value_len, value_start
+
+
+def _fields(buf: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(length, record end, timestamp delta, offset delta, key length, key start, value
+    length, value start) of every record, field by field (varints of any length)."""
     length, pos = _varints(buf, starts)
     record_end = pos + length
     ts_delta, pos = _varints(buf, pos + 1)  # + 1: the attributes byte
@@ -323,9 +441,39 @@ def _decode(topic: str, partition: int, data: bytes, chunks: list[Any],
     key_len, pos = _varints(buf, pos)
     key_start = pos
     value_len, pos = _varints(buf, pos + np.maximum(key_len, 0))
-    value_start = pos
-    header_pos = pos + np.maximum(value_len, 0)
-    header_count, pos = _varints(buf, header_pos)
+    return length, record_end, ts_delta, offset_delta, key_len, key_start, value_len, pos
+
+
+def _header_counts(buf: np.ndarray, pos: np.ndarray,
+                   padded: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
+    """Header counts at ``pos``: (counts, positions after); nearly always one byte each.
+    None if a count is longer and ``buf`` is not padded (:func:`_varints` reads ahead)."""
+    b0 = buf[pos]
+    if not (b0 & 0x80).any():
+        return (b0 >> 1).astype(np.int64) ^ -(b0 & 1).astype(np.int64), pos + 1
+    return _varints(buf, pos) if padded else None
+
+
+def _decode(topic: str, partition: int, data: Any, sections: list[tuple[int, int]],
+            batches: list[BatchHeader], start: int, until: int, with_headers: bool,
+            padded: bool = True) -> RecordColumns | _NeedsPadding | None:
+    """Decode the records sections ``data[a:b]`` of ``batches``. ``padded``: ``data`` ends
+    with :data:`_PAD`; else reads that would need it answer :data:`_NEEDS_PADDING`."""
+    buf = np.frombuffer(data, np.uint8)
+    starts = _record_starts(data, buf, sections, batches)
+    counts = np.array([h.records_count for h in batches], dtype=np.int64)
+
+    fields = _fields_fast(buf, starts)
+    if fields is None:
+        if not padded:
+            return _NEEDS_PADDING
+        fields = _fields(buf, starts)
+    length, record_end, ts_delta, offset_delta, key_len, key_start, value_len, value_start = fields
+    header_pos = value_start + np.maximum(value_len, 0)
+    header_counts = _header_counts(buf, header_pos, padded)
+    if header_counts is None:
+        return _NEEDS_PADDING
+    header_count, pos = header_counts
     if (length < 6).any() or (key_len < -1).any() or (value_len < -1).any() or (
             header_count < 0).any():
         raise CorruptMessage("negative or impossible length in a record")
@@ -366,41 +514,42 @@ def _decode(topic: str, partition: int, data: bytes, chunks: list[Any],
         headers = [[] for _ in range(len(offsets))]
     data_buffer = pa.py_buffer(data)
     return RecordColumns(topic, partition, offsets, timestamps, log_append,
-                         _binary(buf, data_buffer, key_start, key_len),
-                         _binary(buf, data_buffer, value_start, value_len), headers)
+                         _binary(data_buffer, key_start, key_len),
+                         _binary(data_buffer, value_start, value_len), headers)
 
 
-def _binary(buf: np.ndarray, data_buffer: pa.Buffer, starts: np.ndarray,
-            lengths: np.ndarray) -> pa.Array:
-    """A binary array of ``buf[starts[i] : starts[i] + lengths[i]]`` (length -1: null)."""
+def _binary(data_buffer: pa.Buffer, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """A binary array of ``data[starts[i] : starts[i] + lengths[i]]`` (length -1: null).
+
+    The slices lie in ``data`` in order, each ending before the next starts, so one
+    binary array over ``data`` with 2n elements describes them all without a copy:
+    element ``2i`` is slice ``i``, element ``2i + 1`` the bytes up to slice ``i + 1`` (the
+    next record's other fields). Arrow's ``take`` of the even elements (C++) then copies
+    the slices into the standard layout: int32 offsets and one contiguous data buffer.
+    """
     n = len(starts)
     valid = lengths >= 0
     null_count = int(n - np.count_nonzero(valid))
     if null_count == n:  # e.g. the keys of a topic written without keys
         return pa.nulls(n, pa.binary())
-    lens = (np.where(valid, lengths, 0) if null_count else lengths).astype(np.int32)
-    views = np.zeros((n, 16), np.uint8)
-    words = views.view(np.int32)  # (n, 4): length | prefix or inline bytes ...
-    words[:, 0] = lens
-    is_long = lens > _INLINE
-    if is_long.all():  # the common case: no row index needed
-        for j in range(4):  # the 4-byte prefix (4 gathers beat one (n, 4) fancy index)
-            views[:, 4 + j] = buf[starts + j]
-        words[:, 3] = starts  # buffer index (column 2) stays 0
-    else:
-        long_ = np.flatnonzero(is_long)
-        if long_.size:
-            views[long_, 4:8] = buf[starts[long_, None] + np.arange(4)]
-            words[long_, 3] = starts[long_]
-        short = np.flatnonzero((lens > 0) & ~is_long)
-        if short.size:
-            inline = buf[starts[short, None] + np.arange(_INLINE)]
-            inline[np.arange(_INLINE) >= lens[short, None]] = 0
-            views[short, 4:16] = inline
-    validity = pa.py_buffer(np.packbits(valid, bitorder="little")) if null_count else None
-    view_array = pa.Array.from_buffers(pa.binary_view(), n,
-                                       [validity, pa.py_buffer(views), data_buffer], null_count)
-    return view_array.cast(pa.binary())
+    ends = starts + (np.maximum(lengths, 0) if null_count else lengths)
+    if n > 1 and (starts[1:] < ends[:-1]).any():
+        raise CorruptMessage("record fields overlap")
+    wide = len(data_buffer) > _INT32_MAX
+    bounds = np.empty(2 * n + 1, np.int64 if wide else np.int32)
+    bounds[0 : 2 * n : 2] = starts
+    bounds[1 : 2 * n : 2] = ends
+    bounds[2 * n] = ends[-1]
+    spans = pa.Array.from_buffers(pa.large_binary() if wide else pa.binary(), 2 * n,
+                                  [None, pa.py_buffer(bounds), data_buffer], 0)
+    taken = spans.take(_primitive(pa.int64(), np.arange(0, 2 * n, 2, dtype=np.int64)))
+    if wide:
+        taken = taken.cast(pa.binary())
+    if not null_count:
+        return taken
+    validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    _, offsets, values = taken.buffers()
+    return pa.Array.from_buffers(pa.binary(), n, [validity, offsets, values], null_count)
 
 
 def _headers(data: bytes, pos: int, end: int) -> list[tuple[str, bytes | None]]:
@@ -410,12 +559,12 @@ def _headers(data: bytes, pos: int, end: int) -> list[tuple[str, bytes | None]]:
         klen, pos = read_varint(data, pos)
         if klen < 0 or pos + klen > end:
             raise CorruptMessage("header key runs past the end of its record")
-        key = data[pos : pos + klen].decode("utf-8")
+        key = bytes(data[pos : pos + klen]).decode("utf-8")
         pos += klen
         vlen, pos = read_varint(data, pos)
         if vlen < -1 or pos + max(vlen, 0) > end:
             raise CorruptMessage("header value runs past the end of its record")
-        out.append((key, None if vlen < 0 else data[pos : pos + vlen]))
+        out.append((key, None if vlen < 0 else bytes(data[pos : pos + vlen])))
         pos += max(vlen, 0)
     if pos != end:
         raise CorruptMessage("record length does not match its headers")
