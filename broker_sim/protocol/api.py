@@ -8,6 +8,7 @@ functions below (sans-I/O: bytes in, :class:`~broker_sim.protocol.schema.Data` o
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,6 +107,7 @@ from .messages.scram_credentials import (
 from .messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from .messages.txn_offset_commit import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 from .messages.write_txn_markers import WriteTxnMarkersRequest, WriteTxnMarkersResponse
+from .primitives import ExternalBytes, SplicedBuffer
 from .schema import Data, Message
 
 
@@ -322,6 +324,39 @@ def encode_response(api_key: int, version: int, correlation_id: int, body: Any) 
     write_response_header(out, correlation_id, response_header_version(api_key, flexible))
     spec.response.encode_into(out, version, body)
     return close_frame(out)
+
+
+_SIZE = struct.Struct(">i")
+#: A framed response: one buffer, or (zero-copy) buffers and file regions in wire order.
+ResponseParts = list[bytes | bytearray | memoryview | ExternalBytes]
+
+
+def encode_response_parts(api_key: int, version: int, correlation_id: int,
+                          body: Any) -> bytearray | ResponseParts:
+    """Like :func:`encode_response`, but values that are :class:`ExternalBytes` (records in
+    a segment file) are not copied in: the frame comes back as a list of parts, the
+    encoded bytes between splice points and the external values, in wire order, with the
+    size prefix counting them all. Without external values it is one ``bytearray``."""
+    spec = spec_for(api_key)
+    flexible = spec.response.is_flexible(version)
+    out = SplicedBuffer(SIZE_PREFIX)
+    write_response_header(out, correlation_id, response_header_version(api_key, flexible))
+    spec.response.encode_into(out, version, body)
+    if not out.splices:
+        return close_frame(out)
+    external = sum(len(value) for _, value in out.splices)
+    _SIZE.pack_into(out, 0, len(out) - 4 + external)
+    view = memoryview(out)
+    parts: ResponseParts = []
+    start = 0
+    for pos, value in out.splices:
+        if pos > start:
+            parts.append(view[start:pos])
+        parts.append(value)
+        start = pos
+    if start < len(out):
+        parts.append(view[start:])
+    return parts
 
 
 def decode_response(api_key: int, version: int, payload: Any) -> tuple[int, Data]:

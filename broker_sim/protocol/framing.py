@@ -7,7 +7,7 @@ frame is refused before a byte of its body is buffered or allocated.
 >>> d = FrameDecoder(max_frame_size=100)
 >>> d.feed(b"\\x00\\x00\\x00\\x02ab\\x00\\x00")
 >>> d.next_frame()
-b'ab'
+bytearray(b'ab')
 >>> d.next_frame() is None      # half a size prefix buffered
 True
 """
@@ -31,23 +31,61 @@ class FrameTooLarge(MalformedFrame):
 class FrameDecoder:
     """Buffers bytes of one connection and yields whole frames (without their prefix).
 
+    Frames come out as ``bytearray``\\ s owned by the caller (writable: a produce request's
+    record batches get their offsets patched in place). A frame of at least
+    ``DIRECT_FRAME_BYTES`` whose size is known gets a buffer of its own, and
+    :meth:`direct_buffer` lets the caller receive the rest of it straight into that buffer: one copy from
+    the kernel, none in Python.
+
     Owned by one thread (the connection's network processor or the client's I/O thread).
     """
+
+    #: Frames at least this large are received into their own buffer.
+    DIRECT_FRAME_BYTES = 64 * 1024
 
     def __init__(self, max_frame_size: int) -> None:
         self.max_frame_size = max_frame_size
         self._buf = bytearray()
         self._pos = 0
         self._need: int | None = None
+        self._frame: bytearray | None = None  # a large frame being filled in place
+        self._filled = 0
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        frame = self._frame
+        if frame is not None:
+            k = min(len(data), len(frame) - self._filled)
+            frame[self._filled:self._filled + k] = data[:k]
+            self._filled += k
+            if k == len(data):
+                return
+            data = data[k:]
         self._buf += data
+
+    def direct_buffer(self) -> memoryview | None:
+        """Where the next received bytes go when a large frame is being filled in place
+        (receive into it with ``recv_into``, then call :meth:`advance`); None otherwise:
+        then :meth:`feed` what was received. Never reaches past the frame's end."""
+        frame = self._frame
+        return None if frame is None else memoryview(frame)[self._filled:]
+
+    def advance(self, n: int) -> None:
+        """``n`` bytes were received into :meth:`direct_buffer`."""
+        self._filled += n
 
     @property
     def buffered(self) -> int:
-        return len(self._buf) - self._pos
+        return len(self._buf) - self._pos + self._filled
 
-    def next_frame(self) -> bytes | None:
+    def next_frame(self) -> bytearray | None:
+        frame = self._frame
+        if frame is not None:
+            if self._filled < len(frame):
+                return None
+            self._frame = None
+            self._filled = 0
+            self._need = None
+            return frame
         buf, pos = self._buf, self._pos
         if self._need is None:
             if len(buf) - pos < 4:
@@ -61,10 +99,18 @@ class FrameDecoder:
             pos += 4
             self._pos = pos
         need = self._need
-        if len(buf) - pos < need:
-            self._compact()
+        have = len(buf) - pos
+        if have < need:
+            if need >= self.DIRECT_FRAME_BYTES:  # receive the rest straight into its buffer
+                frame = bytearray(need)
+                frame[:have] = memoryview(buf)[pos:]
+                self._frame, self._filled = frame, have
+                del buf[:]
+                self._pos = 0
+            else:
+                self._compact()
             return None
-        frame = bytes(buf[pos : pos + need])
+        frame = buf[pos : pos + need]
         self._pos = pos + need
         self._need = None
         if self._pos > 65536 and self._pos * 2 > len(buf):

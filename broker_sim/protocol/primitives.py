@@ -168,6 +168,51 @@ class _String(Type):
             raise MalformedFrame("string is not UTF-8") from e
 
 
+class ExternalBytes:
+    """Bytes that live outside the process's memory (a region of a file), for a zero-copy
+    response: the encoder writes their length and leaves a *splice point* where the
+    transport writes them itself (``os.sendfile``), or copies them in with :meth:`read`.
+
+    The protocol layer knows nothing of files: a subclass (the log's ``FileRecords``)
+    says how long the bytes are and how to read them.
+    """
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def read(self) -> bytes:
+        """The bytes themselves (the copying path)."""
+        raise NotImplementedError
+
+    def file_region(self) -> tuple[int, int, int] | None:
+        """``(file descriptor, position, size)`` to ``sendfile`` from, or None: then the
+        transport copies :meth:`read` instead."""
+        return None
+
+    @property
+    def changed(self) -> bool:
+        """True once the bytes at :meth:`file_region` may no longer be the ones meant (a
+        sender checks after each transfer and gives the connection up if so)."""
+        return False
+
+    def release(self) -> None:
+        """Called once the bytes are sent or will never be (idempotent)."""
+
+
+class SplicedBuffer(bytearray):
+    """An encoder's output with splice points: ``splices`` lists ``(position, ExternalBytes)``,
+    each standing for ``len(value)`` bytes that belong at ``position`` of the frame but are
+    not in this buffer. Encoding into a plain ``bytearray`` copies such values in instead."""
+
+    splices: list[tuple[int, ExternalBytes]]
+
+    def __init__(self, initial: bytes = b"") -> None:
+        super().__init__(initial)
+        self.splices = []
+
+
 class _Bytes(Type):
     """Length-prefixed bytes; ``Records`` is the same on the wire (int32 length)."""
 
@@ -182,6 +227,12 @@ class _Bytes(Type):
             _write_len(out, None, flexible, wide=True)
             return
         _write_len(out, len(value), flexible, wide=True)
+        if isinstance(value, ExternalBytes):
+            if isinstance(out, SplicedBuffer):
+                out.splices.append((len(out), value))
+            else:
+                out += value.read()
+            return
         out += value
 
     def read(self, buf: Any, pos: int, flexible: bool) -> tuple[Any, int]:
@@ -247,7 +298,7 @@ NullableBytes = _Bytes(nullable=True)
 Records = NullableBytes
 
 __all__ = [
-    "Array", "Boolean", "Bytes", "Float64", "Int8", "Int16", "Int32", "Int64", "NullableBytes",
-    "NullableString", "Records", "String", "Type", "UInt32", "Uuid", "read_uvarint",
+    "Array", "Boolean", "Bytes", "ExternalBytes", "Float64", "Int8", "Int16", "Int32", "Int64", "NullableBytes",
+    "NullableString", "Records", "SplicedBuffer", "String", "Type", "UInt32", "Uuid", "read_uvarint",
     "read_varint", "write_uvarint", "write_varint",
 ]

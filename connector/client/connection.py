@@ -115,7 +115,7 @@ def negotiate_versions(broker_api_keys: list[Any]) -> dict[int, int]:
     return versions
 
 
-def _decode(request: InFlightRequest, payload: bytes) -> tuple[int, Any]:
+def _decode(request: InFlightRequest, payload: bytes | bytearray) -> tuple[int, Any]:
     if request.api_key == ApiKey.API_VERSIONS and payload[4:6] == _UNSUPPORTED_VERSION:
         # KIP-511: the broker answered a version it does not know in a v0 body.
         return api.decode_response(ApiKey.API_VERSIONS, 0, payload)

@@ -146,7 +146,7 @@ def iter_batches(buf: Any) -> Any:
         pos += size
 
 
-def assign_offsets(buf: bytearray, pos: int, base_offset: int, leader_epoch: int) -> None:
+def assign_offsets(buf: bytearray | memoryview, pos: int, base_offset: int, leader_epoch: int) -> None:
     """Patch a batch's base offset and partition leader epoch in place (CRC unaffected)."""
     _Q.pack_into(buf, pos, base_offset)
     _I.pack_into(buf, pos + 12, leader_epoch)
