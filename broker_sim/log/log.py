@@ -58,6 +58,7 @@ from ..protocol.records.batch_header import (
 from ..protocol.records.control import marker_coordinator_epoch
 from .append_validation import validate_append
 from .config import LogConfig
+from .file_records import FileRecords
 from .leader_epoch_cache import LeaderEpochCache
 from .log_loader import load_log, write_log_state
 from .log_retention import LogTruncation
@@ -104,7 +105,7 @@ class FetchDataInfo(NamedTuple):
     offset when ``records`` is empty.
     """
 
-    records: bytes
+    records: bytes | FileRecords
     first_offset: int
     log_start_offset: int = 0
     log_end_offset: int = 0
@@ -273,7 +274,7 @@ class Log(LogTruncation):
         return validate_append(buf, self.name, self.config, leader=leader)
 
     def append_as_leader(self, records: bytes | bytearray | memoryview, leader_epoch: int, *,
-                         markers: bool = False) -> AppendInfo:
+                         markers: bool = False, in_place: bool = False) -> AppendInfo:
         """Validate produced batches, assign consecutive offsets from the LEO, append.
 
         Offsets and the leader epoch are patched into each batch's header (the CRC does
@@ -283,8 +284,17 @@ class Log(LogTruncation):
         RecordListTooLarge (more than segment.bytes), KafkaStorageError (I/O failure).
         Control batches (transaction markers) only with ``markers``: producers may not
         write them (InvalidRecord).
+
+        With ``in_place`` and writable ``records`` (a produce request's view into its own
+        frame buffer) offsets are patched into the caller's bytes and those very bytes are
+        written: one ``pwrite`` of the validated request buffer, no copy. Otherwise the
+        records are copied first and the caller's bytes are left alone.
         """
-        buf = bytearray(records)
+        buf: bytearray | memoryview
+        if in_place and isinstance(records, memoryview) and not records.readonly:
+            buf = records
+        else:
+            buf = bytearray(records)
         batches, _ = self._validate(buf, leader=True)
         if not markers and any(h.is_control for _, h in batches):
             raise InvalidRecord(f"append to {self.name}: a producer may not write control "
@@ -404,6 +414,8 @@ class Log(LogTruncation):
         max_bytes: int,
         max_offset: int | None = None,
         min_one_batch: bool = True,
+        *,
+        zero_copy: bool = False,
     ) -> FetchDataInfo:
         """Whole batches from the one holding ``start_offset``, at most ``max_bytes`` of them.
 
@@ -412,6 +424,10 @@ class Log(LogTruncation):
         offset is below ``max_offset`` are returned (consumers: pass the high watermark).
         ``start_offset == log_end_offset`` returns no records; below the log start offset
         or above the log end offset raises OffsetOutOfRange. Reads at most one segment.
+
+        With ``zero_copy`` the records are not read: ``records`` is a
+        :class:`~.file_records.FileRecords` range of the segment file holding exactly the
+        bytes a copying read returns (or ``b""``), pinned until the caller releases it.
         """
         view: LogView | None = None
         for _ in range(_READ_ATTEMPTS):
@@ -434,10 +450,18 @@ class Log(LogTruncation):
             i = max(0, bisect_right(view.bases, start_offset) - 1)
             try:
                 for seg in view.segments[i:]:
-                    data, first = seg.read_batches(
-                        start_offset, max_bytes, max_offset=max_offset, min_one_batch=min_one_batch
-                    )
+                    data: bytes | FileRecords | None
+                    if zero_copy:
+                        data, first = seg.read_region(
+                            start_offset, max_bytes, max_offset=max_offset,
+                            min_one_batch=min_one_batch)
+                    else:
+                        data, first = seg.read_batches(
+                            start_offset, max_bytes, max_offset=max_offset,
+                            min_one_batch=min_one_batch)
                     if first >= 0:
+                        if data is None:
+                            return FetchDataInfo(b"", start_offset, log_start, leo, hw)
                         return FetchDataInfo(data, first if data else start_offset, log_start, leo, hw)
                 return FetchDataInfo(b"", start_offset, log_start, leo, hw)
             except (SegmentGone, SegmentChanged):

@@ -36,6 +36,7 @@ from pathlib import Path
 from ..protocol.errors import CorruptMessage
 from ..protocol.records.batch_header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, validate_batch
 from .batch_scanner import CHUNK, batch_extents, batch_headers, file_reader, scan, whole_batches
+from .file_records import FileRecords
 from .offset_index import INDEX_SUFFIX, CorruptIndex, OffsetIndex
 
 LOG_SUFFIX = ".log"
@@ -82,7 +83,11 @@ class LogSegment:
       close the descriptor only when the last reader is done (so a descriptor number is
       never reused under a reader); a read that starts after them raises SegmentGone;
     * truncation bumps a generation counter (odd while in progress); a read that overlaps
-      one raises SegmentChanged instead of returning bytes from before and after.
+      one raises SegmentChanged instead of returning bytes from before and after;
+    * a zero-copy read (:meth:`read_region`) hands its reader guard to the
+      :class:`~.file_records.FileRecords` it returns, which keeps it until the bytes are
+      sent (``os.sendfile``) and it is released: the descriptor outlives a deletion or a
+      close meanwhile, and the generation it carries tells a truncation since the read.
     """
 
     def __init__(
@@ -274,6 +279,66 @@ class LogSegment:
             return result
         finally:
             self._release()
+
+    def read_region(
+        self,
+        start_offset: int,
+        max_bytes: int,
+        *,
+        max_offset: int | None = None,
+        min_one_batch: bool = True,
+    ) -> tuple[FileRecords | None, int]:
+        """:meth:`read_batches` without reading: the same whole batches as a pinned
+        :class:`~.file_records.FileRecords` range of this file (None when empty), for
+        ``os.sendfile``. The caller owns the returned range and must release it."""
+        self._acquire()
+        region: FileRecords | None = None
+        try:
+            gen = self._gen
+            if gen & 1:
+                raise SegmentChanged(f"segment {self.base_offset} is being truncated")
+            limit = self._size
+            found = self._find(start_offset, limit)
+            base = -1
+            if found is not None:
+                pos, base, last, first_size = found
+                if max_offset is None or last < max_offset:
+                    end = self._region_end(pos, first_size, limit, max_bytes, max_offset,
+                                           min_one_batch)
+                    if end > pos:
+                        region = FileRecords(self, self._fd, pos, end - pos, gen)
+            if self._gen != gen:
+                raise SegmentChanged(f"segment {self.base_offset} was truncated during a read")
+            return region, base
+        finally:
+            if region is None:
+                self._release()
+            elif self._gen != gen:
+                region.release()
+
+    def _region_end(self, pos: int, first_size: int, limit: int, max_bytes: int,
+                    max_offset: int | None, min_one_batch: bool) -> int:
+        """The end of the whole batches :meth:`_read_from` would return from ``pos`` (the
+        same rules; ``limit`` is a batch boundary), found from batch headers only."""
+        if max_offset is not None and (self._next_offset is None or max_offset < self._next_offset):
+            stop = self._find(max_offset, limit)
+            if stop is not None:
+                limit = stop[0]
+        if first_size > max_bytes:
+            return pos + first_size if min_one_batch else pos
+        end = pos + max_bytes
+        if end >= limit:
+            return limit
+        # Walk batch headers from the last batch boundary the index knows below ``end``.
+        last = max(self.index.lookup_position(end), pos)
+        for at, _base, _last, size in self._walk(last, end):
+            last = at + size
+        return last
+
+    @property
+    def generation(self) -> int:
+        """Bumped when a truncation starts and again when it ends (odd while it runs)."""
+        return self._gen
 
     def _read_from(
         self,

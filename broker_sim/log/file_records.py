@@ -1,0 +1,93 @@
+"""Whole record batches left in their segment file, for zero-copy fetch responses.
+
+A :class:`FileRecords` is a byte range ``[position, position + size)`` of one segment's
+``.log`` file that holds whole batches (found by the same rules as a copying read: the
+batch holding the fetch offset first, at least one batch, ``max_bytes``, the high
+watermark). Instead of reading the bytes into memory, the fetch response carries the
+range, and the network processor moves the bytes from the file to the socket with
+``os.sendfile`` (the kernel copies page cache to socket buffer; Python never sees them).
+
+It *pins* the segment: it holds the segment's reader guard from the read until
+:meth:`release`, so the descriptor stays open (and its number is never reused) even if
+retention deletes the segment, the log cleaner swaps it out (``Log.replace_segments``)
+or a roll closes it meanwhile: an unlinked or replaced file's bytes stay readable
+through an open descriptor. The one mutation that changes bytes in place is truncation
+(a follower cutting a divergent tail, which may then append different batches at the same
+positions); it bumps the segment's generation, and :attr:`changed` tells the sender, which
+closes the connection rather than finish a response whose bytes may mix old and new
+(Kafka does the same when a file shrinks under ``FileRecords.writeTo``).
+
+Ownership: whoever holds a FileRecords releases it exactly once (the processor when
+the bytes are out or the connection closed; the handler if the response is never
+sent). ``release`` is idempotent, and a FileRecords collected without one releases
+itself, so a lost one cannot keep a deleted file open for ever.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING
+
+from ..protocol.primitives import ExternalBytes
+
+if TYPE_CHECKING:
+    from .segment import LogSegment
+
+
+class FileRecords(ExternalBytes):
+    """``size`` bytes of whole batches at ``position`` of a segment file (see the module)."""
+
+    __slots__ = ("segment", "fd", "position", "size", "generation", "_released", "_lock")
+
+    def __init__(self, segment: LogSegment, fd: int, position: int, size: int,
+                 generation: int) -> None:
+        """The caller has taken the segment's reader guard; this object now owns it."""
+        self.segment = segment
+        self.fd = fd
+        self.position = position
+        self.size = size
+        self.generation = generation
+        self._released = False
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __bool__(self) -> bool:
+        return self.size > 0
+
+    def __repr__(self) -> str:
+        return (f"FileRecords(segment={self.segment.base_offset}, position={self.position}, "
+                f"size={self.size}{', released' if self._released else ''})")
+
+    @property
+    def changed(self) -> bool:
+        """True if the segment was truncated (or is being truncated) since the read: the
+        file's bytes in this range may no longer be the ones that were found."""
+        return self.segment.generation != self.generation
+
+    def read(self) -> bytes:
+        """The bytes themselves (the copying path: TLS connections, tests)."""
+        if self._released:
+            raise ValueError(f"{self!r} was released")
+        data = os.pread(self.fd, self.size, self.position)
+        if len(data) != self.size or self.changed:
+            from .segment import SegmentChanged
+            raise SegmentChanged(f"segment {self.segment.base_offset} changed under a read")
+        return data
+
+    def file_region(self) -> tuple[int, int, int] | None:
+        return None if self._released else (self.fd, self.position, self.size)
+
+    def release(self) -> None:
+        """Give the segment's reader guard back (idempotent)."""
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+        self.segment._release()
+
+    def __del__(self) -> None:
+        if not getattr(self, "_released", True):
+            self.release()

@@ -1,0 +1,75 @@
+"""Zero-copy reads (``Log.read(zero_copy=True)``): the same bytes as a copying read, left
+in the segment file and pinned there until released."""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable
+
+from broker_sim.log import Log, LogConfig
+from broker_sim.log.file_records import FileRecords
+
+OpenLog = Callable[..., Log]
+
+
+def _fill(log: Log, batches: int, seed: int) -> None:
+    from tests.log.conftest import make_batch
+
+    rng = random.Random(seed)
+    for _ in range(batches):
+        log.append_as_leader(make_batch(rng.randint(1, 6), value_size=rng.randint(1, 300)), 0)
+
+
+def test_zero_copy_read_returns_exactly_the_copying_reads_bytes(open_log: OpenLog) -> None:
+    log = open_log(LogConfig(segment_bytes=8192, index_interval_bytes=256))
+    _fill(log, 300, seed=1)
+    assert len(log.segments) > 3
+    log.high_watermark = log.log_end_offset - 7
+    rng = random.Random(2)
+    for _ in range(2000):
+        offset = rng.randint(log.log_start_offset, log.log_end_offset)
+        max_bytes = rng.choice([0, 1, 60, 500, 2000, 9000, 1 << 20])
+        upper = rng.choice([None, log.high_watermark, rng.randint(offset, log.log_end_offset)])
+        one = rng.random() < 0.8
+        copied = log.read(offset, max_bytes, max_offset=upper, min_one_batch=one)
+        region = log.read(offset, max_bytes, max_offset=upper, min_one_batch=one, zero_copy=True)
+        assert region.first_offset == copied.first_offset
+        if not copied.records:
+            assert region.records == b""
+            continue
+        assert isinstance(region.records, FileRecords)
+        try:
+            assert region.records.read() == copied.records
+        finally:
+            region.records.release()
+
+
+def test_a_pinned_segment_deleted_by_retention_stays_readable(open_log: OpenLog) -> None:
+    log = open_log(LogConfig(segment_bytes=4096, retention_bytes=1, index_interval_bytes=256))
+    _fill(log, 80, seed=3)
+    log.high_watermark = log.log_end_offset
+    first = log.segments[0]
+    info = log.read(log.log_start_offset, 1 << 20, zero_copy=True)
+    region = info.records
+    assert isinstance(region, FileRecords) and region.segment is first
+    expected = region.read()
+    log.delete_old_segments()
+    assert first.deleted and not first.log_path.exists()
+    fd, position, size = region.file_region()  # type: ignore[misc]
+    assert os.pread(fd, size, position) == expected  # the descriptor outlived the unlink
+    assert not region.changed
+    region.release()
+    region.release()  # idempotent
+    assert first._fd == -1  # the last reader closed it
+
+
+def test_truncation_under_a_pinned_range_is_seen(open_log: OpenLog) -> None:
+    log = open_log()
+    _fill(log, 20, seed=4)
+    info = log.read(5, 1 << 20, zero_copy=True)
+    region = info.records
+    assert isinstance(region, FileRecords)
+    log.truncate_to(8)
+    assert region.changed
+    region.release()
