@@ -26,6 +26,20 @@ closes only that connection. After the handshake, reads drain what TLS has alrea
 decrypted (the selector cannot see it), and writes go in fixed-size slices so a write
 that TLS could not finish is retried with the same bytes, as OpenSSL requires.
 
+Zero-copy responses: a Fetch response may come as a list of parts, buffers and segment
+file ranges (:class:`~broker_sim.protocol.primitives.ExternalBytes`, the log's
+``FileRecords``). Buffers go out with ``send``; a file range with ``os.sendfile`` on the
+non-blocking socket, resumed from where it stopped when the socket is writable again, so
+a consumer with a small receive window holds only its own connection, never the
+processor. Each range pins its segment (the reader guard) until its last byte is out or
+the connection closes, so retention, a roll or the cleaner's swap cannot pull the file
+from under a transfer; a truncation can, and is detected (the range's last byte is held
+back until the file is known unchanged) by closing the connection instead of finishing a
+response with wrong bytes. TLS connections get the copying path: the handlers never
+give them file ranges, and a range that reaches one anyway is read into memory here.
+Large request frames (produce) are received straight into a buffer of their own
+(:meth:`FrameDecoder.direct_buffer`), which the log then writes as is.
+
 SASL listeners: until the connection's :class:`~.session.Session` is authenticated only
 ApiVersions, SaslHandshake and SaslAuthenticate pass (anything else closes the
 connection); after a v0 handshake the next frames are bare SASL tokens, handed on as
@@ -63,6 +77,7 @@ from ..protocol import api
 from ..protocol.errors import MalformedFrame, UnsupportedVersion
 from ..protocol.framing import FrameDecoder, FrameTooLarge
 from ..protocol.header import API_VERSIONS_KEY, RequestHeader
+from ..protocol.primitives import ExternalBytes
 from ..protocol.schema import Data
 from ..security.principal import from_certificate
 from .connection_quotas import ConnectionQuotas
@@ -89,9 +104,14 @@ _NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "HTTP_REQUEST", "UNKNOWN_PROTOCOL"
 _PROTOCOL_VERSION_ALERT = b"\x15\x03\x03\x00\x02\x02\x46"
 
 
+class _FileChanged(Exception):
+    """A file range of a zero-copy response changed (or went) while it was being sent."""
+
+
 class Connection:
-    __slots__ = ("id", "sock", "ip", "decoder", "out", "out_pos", "muted", "interest", "session",
-                 "tls", "handshaking", "handshake_interest", "last_active", "close_after_write")
+    __slots__ = ("id", "sock", "ip", "decoder", "out", "part", "out_pos", "muted",
+                 "interest", "session", "tls", "handshaking", "handshake_interest", "last_active",
+                 "close_after_write")
 
     def __init__(self, conn_id: str, sock: socket.socket, ip: str, max_frame: int,
                  listener: Listener) -> None:
@@ -99,7 +119,10 @@ class Connection:
         self.sock = sock
         self.ip = ip
         self.decoder = FrameDecoder(max_frame)
-        self.out: Any = None
+        #: The response being written: its parts in wire order (buffers and file ranges),
+        #: the part being written and the position in it; None when nothing is pending.
+        self.out: list[Any] | None = None
+        self.part = 0
         self.out_pos = 0
         self.muted = False
         self.interest = 0
@@ -275,19 +298,40 @@ class Processor(ShutdownableThread):
             request = response.request
             payload = response.payload
             self.stats.record(request.header.api_key, request.received_ns, request.size,
-                              0 if payload is None else len(payload))
+                              response.size)
             conn = self._conns.get(request.connection_id)
             if conn is None:
+                response.release()
                 continue  # the connection closed while its request was in the broker
             if response.close_connection:
+                response.release()
                 self._close(conn)
-            elif response.payload is None:
+            elif payload is None:
                 self._unmute(conn)
             else:
                 conn.close_after_write = response.close_after_send
-                conn.out = memoryview(response.payload)
+                if isinstance(payload, list):
+                    if conn.tls:  # no sendfile through TLS: copy the file ranges in
+                        payload = self._copied(payload)
+                    conn.out = payload
+                else:
+                    conn.out = [memoryview(payload)]
+                conn.part = 0
                 conn.out_pos = 0
                 self._write(conn)
+
+    @staticmethod
+    def _copied(parts: list[Any]) -> list[Any]:
+        """A zero-copy response with its file ranges read into memory (the TLS path)."""
+        out = []
+        try:
+            for part in parts:
+                out.append(memoryview(part.read()) if isinstance(part, ExternalBytes) else part)
+        finally:
+            for part in parts:
+                if isinstance(part, ExternalBytes):
+                    part.release()
+        return out
 
     def _update_interest(self, conn: Connection) -> None:
         want = conn.handshake_interest if conn.handshaking else (
@@ -304,21 +348,33 @@ class Processor(ShutdownableThread):
         conn.interest = want
 
     def _read(self, conn: Connection) -> None:
+        decoder = conn.decoder
         try:
-            data = self._recv_tls(conn) if conn.tls else conn.sock.recv(_RECV_SIZE)
+            if conn.tls:
+                data = self._recv_tls(conn)
+                if data:
+                    decoder.feed(data)
+                received = len(data)
+            elif (direct := decoder.direct_buffer()) is not None:
+                received = conn.sock.recv_into(direct)  # a large frame, straight into place
+                decoder.advance(received)
+            else:
+                data = conn.sock.recv(_RECV_SIZE)
+                if data:
+                    decoder.feed(data)
+                received = len(data)
         except _TLS_WAIT:
             return
         except ssl.SSLZeroReturnError:
-            data = b""
+            received = 0
         except OSError as e:
             log.info("connection %s: read failed (%s); closing it", conn.id, e)
             self._close(conn)
             return
-        if not data:
+        if not received:
             self._close(conn)
             return
         self._touch(conn)
-        conn.decoder.feed(data)
         self._dispatch(conn)
 
     @staticmethod
@@ -386,37 +442,95 @@ class Processor(ShutdownableThread):
     def _answer_unsupported_api_versions(self, conn: Connection, correlation_id: int) -> None:
         body = Data(error_code=UnsupportedVersion.code, api_keys=api.supported_versions(self.apis),
                     throttle_time_ms=0)
-        conn.out = memoryview(api.encode_response(API_VERSIONS_KEY, 0, correlation_id, body))
-        conn.out_pos = 0
+        conn.out = [memoryview(api.encode_response(API_VERSIONS_KEY, 0, correlation_id, body))]
+        conn.part = conn.out_pos = 0
         self._write(conn)
 
     def _write(self, conn: Connection) -> None:
-        out = conn.out
-        if out is None:
+        """Write what the socket takes of the pending response; the rest waits for writable.
+
+        Buffers go out with ``send`` (TLS: in fixed slices, so a retried write passes
+        OpenSSL the same bytes again); file ranges with non-blocking ``os.sendfile``,
+        resumed where it stopped, so a slow reader holds only its own connection. (No
+        TCP_CORK to merge the parts into full segments: a corked sender waits for a full
+        segment, which a peer with a receive window below one MSS never opens.)
+        """
+        parts = conn.out
+        if parts is None:
             return
-        # TLS: fixed slices, so a retried write passes OpenSSL the same bytes again.
-        limit = _TLS_WRITE_SLICE if conn.tls else len(out)
         try:
-            while conn.out_pos < len(out):
-                sent = conn.sock.send(out[conn.out_pos : conn.out_pos + limit])
-                if sent == 0:
-                    break
-                conn.out_pos += sent
+            while conn.part < len(parts):
+                part = parts[conn.part]
+                if isinstance(part, ExternalBytes):
+                    if not self._send_file(conn, part):
+                        break
+                else:
+                    limit = _TLS_WRITE_SLICE if conn.tls else len(part)
+                    while conn.out_pos < len(part):
+                        sent = conn.sock.send(part[conn.out_pos : conn.out_pos + limit])
+                        if sent == 0:
+                            break
+                        conn.out_pos += sent
+                    if conn.out_pos < len(part):
+                        break
+                conn.part += 1
+                conn.out_pos = 0
         except _TLS_WAIT:
             pass
+        except _FileChanged as e:
+            log.warning("connection %s: %s; closing it rather than send a response whose "
+                        "bytes may have changed", conn.id, e)
+            self._close(conn)
+            return
         except OSError as e:
             log.info("connection %s: write failed (%s); closing it", conn.id, e)
             self._close(conn)
             return
         self._touch(conn)
-        if conn.out_pos < len(out):
+        if conn.part < len(parts):
             self._update_interest(conn)  # wait for writable
             return
         conn.out = None
+        self._release_parts(parts)
         if conn.close_after_write:  # e.g. after SASL_AUTHENTICATION_FAILED
             self._close(conn)
             return
         self._unmute(conn)
+
+    @staticmethod
+    def _send_file(conn: Connection, part: ExternalBytes) -> bool:
+        """``sendfile`` a file range from ``conn.out_pos`` on; True once all of it is out,
+        False when the socket is full (BlockingIOError: resumed when writable).
+
+        The range's last byte is held back and sent only after checking that the file did
+        not change under the transfer (a truncation while a range is pinned): bytes in the
+        socket cannot be taken back, but a response missing its last byte is never a whole
+        one, so a changed file costs the client a closed connection, never wrong bytes.
+        """
+        region = part.file_region()
+        if region is None:
+            raise _FileChanged("a file range of the response was released before it was sent")
+        fd, position, size = region
+        sock_fd = conn.sock.fileno()
+        while conn.out_pos < size - 1:
+            n = os.sendfile(sock_fd, fd, position + conn.out_pos, size - 1 - conn.out_pos)
+            if n == 0 or part.changed:
+                raise _FileChanged("the segment file was truncated under a zero-copy fetch")
+            conn.out_pos += n
+        if conn.out_pos < size:
+            last = os.pread(fd, 1, position + size - 1)
+            if len(last) != 1 or part.changed:
+                raise _FileChanged("the segment file was truncated under a zero-copy fetch")
+            if conn.sock.send(last) == 0:
+                return False
+            conn.out_pos += 1
+        return True
+
+    @staticmethod
+    def _release_parts(parts: list[Any]) -> None:
+        for part in parts:
+            if isinstance(part, ExternalBytes):
+                part.release()
 
     def _unmute(self, conn: Connection) -> None:
         conn.muted = False
@@ -427,6 +541,9 @@ class Processor(ShutdownableThread):
     def _close(self, conn: Connection) -> None:
         if self._conns.pop(conn.id, None) is None:
             return
+        if conn.out is not None:  # a response cut short: its file ranges are let go
+            self._release_parts(conn.out)
+            conn.out = None
         if conn.interest:
             try:
                 self.selector.unregister(conn.sock)

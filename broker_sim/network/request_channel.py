@@ -15,7 +15,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..protocol.api import ResponseParts
 from ..protocol.header import RequestHeader
+from ..protocol.primitives import ExternalBytes
 
 if TYPE_CHECKING:
     from .processor import Processor
@@ -39,14 +41,34 @@ class Request:
 @dataclass
 class Response:
     """``payload`` is the framed response, or None when the API sends no response
-    (acks=0 produce): the processor then only unmutes the connection.
+    (acks=0 produce): the processor then only unmutes the connection. A zero-copy
+    response (Fetch) is a list of parts in wire order: buffers and
+    :class:`~broker_sim.protocol.primitives.ExternalBytes` (segment file ranges the
+    processor ``sendfile``\\ s, then releases; :meth:`release` if it never will).
     ``close_connection`` closes it at once; ``close_after_send`` once the payload is out
     (a failed authentication: the client reads the error, then the connection ends)."""
 
     request: Request
-    payload: bytes | bytearray | None
+    payload: bytes | bytearray | ResponseParts | None
     close_connection: bool = False
     close_after_send: bool = False
+
+    @property
+    def size(self) -> int:
+        """Bytes of the framed response (0 for none)."""
+        payload = self.payload
+        if payload is None:
+            return 0
+        if isinstance(payload, list):
+            return sum(len(part) for part in payload)
+        return len(payload)
+
+    def release(self) -> None:
+        """Release the file ranges of a response that will not be sent (idempotent)."""
+        if isinstance(self.payload, list):
+            for part in self.payload:
+                if isinstance(part, ExternalBytes):
+                    part.release()
 
 
 class RequestChannel:
@@ -72,6 +94,8 @@ class RequestChannel:
         processor = self._processors.get(response.request.processor_id)
         if processor is not None:
             processor.enqueue_response(response)
+        else:
+            response.release()
 
     def wake_handlers(self, count: int) -> None:
         """Unblock ``count`` handlers waiting in receive_request (used at shutdown)."""

@@ -118,6 +118,7 @@ SIMPLE_PROPERTIES: dict[str, tuple[str, Any]] = {
     "sasl.enabled.mechanisms": ("sasl_enabled_mechanisms", _parse_mechanisms),
     "connections.max.idle.ms": ("connections_max_idle_ms", int),
     "metrics.port": ("metrics_port", int),
+    "fetch.zero.copy.enable": ("fetch_zero_copy", _parse_bool),
     "listener.security.protocol.map": ("listener_security_protocol_map", parse_protocol_map),
     "authorizer.class.name": ("authorizer_class_name", str.strip),
     "super.users": ("super_users", _parse_super_users),
@@ -187,6 +188,10 @@ class BrokerConfig:
     connections_max_idle_ms: int = 600_000
     #: Port of the Prometheus metrics endpoint on ``host`` (0: a free one); None: no endpoint.
     metrics_port: int | None = None
+    #: pyq's own option: Fetch responses on plaintext listeners send record bytes straight
+    #: from the segment files (``os.sendfile``); false reads them into memory first (the
+    #: copying path every TLS listener takes). The bytes on the wire are the same.
+    fetch_zero_copy: bool = True
     #: Any non-empty value turns on pyq's ACL authorizer (Kafka names a class here).
     authorizer_class_name: str = ""
     super_users: tuple[str, ...] = ()

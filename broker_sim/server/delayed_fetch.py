@@ -31,8 +31,10 @@ if TYPE_CHECKING:
 class DelayedFetch(DelayedOperation):
     def __init__(self, max_wait_ms: int, specs: list[FetchSpec], max_bytes: int, min_bytes: int,
                  is_follower: bool, replica_manager: ReplicaManager,
-                 respond: Callable[[list[FetchResult]], None], read_committed: bool = False) -> None:
+                 respond: Callable[[list[FetchResult]], None], read_committed: bool = False,
+                 zero_copy: bool = False) -> None:
         super().__init__(max_wait_ms)
+        self.zero_copy = zero_copy
         self.read_committed = read_committed
         self.specs = specs
         self.max_bytes = max_bytes
@@ -66,4 +68,5 @@ class DelayedFetch(DelayedOperation):
 
     def on_complete(self) -> None:
         self.respond(self.replica_manager.read(self.specs, self.max_bytes, self.is_follower,
-                                               read_committed=self.read_committed))
+                                               read_committed=self.read_committed,
+                                               zero_copy=self.zero_copy))

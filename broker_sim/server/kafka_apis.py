@@ -66,7 +66,7 @@ from .delayed_produce import ProduceStatus
 from .group_apis import GroupApis
 from .metadata_cache import ZERO_UUID, MetadataCache
 from .producer_ids import ProducerIdManager
-from .replica_manager import FetchResult, FetchSpec, ReplicaManager
+from .replica_manager import FetchResult, FetchSpec, ReplicaManager, release_results
 from .security_apis import SecurityApis
 from .transaction_apis import TransactionApis
 from .txn_markers import TxnMarkerApis
@@ -273,7 +273,9 @@ class KafkaApis:
             else:
                 self.respond(request, self._produce_response(early + statuses))
 
-        self.replica_manager.append(acks, body.timeout_ms, entries, respond)
+        # The records are views into this request's own frame buffer: patched and written
+        # in place (one pwrite of the validated request bytes per partition).
+        self.replica_manager.append(acks, body.timeout_ms, entries, respond, in_place=True)
 
     @staticmethod
     def _produce_response(statuses: list[ProduceStatus]) -> Data:
@@ -301,9 +303,23 @@ class KafkaApis:
                     specs.append(spec)
                 else:
                     refused.append(FetchResult(spec, TopicAuthorizationFailed(f"Read on {t.topic!r}")))
+        zero_copy = (self.config.fetch_zero_copy and request.session is not None
+                     and request.session.listener.ssl_context is None)
         self.replica_manager.fetch(body.replica_id, specs, body.max_bytes, body.min_bytes, body.max_wait_ms,
-                                   lambda results: self.respond(request, self.fetch_response(refused + results)),
-                                   isolation=body.isolation_level)
+                                   lambda results: self._respond_fetch(request, refused + results),
+                                   isolation=body.isolation_level, zero_copy=zero_copy)
+
+    def _respond_fetch(self, request: Request, results: list[FetchResult]) -> None:
+        """Answer a Fetch; zero-copy results become a response of parts whose record bytes
+        the processor sends straight from the segment files (``os.sendfile``)."""
+        h = request.header
+        try:
+            payload = api.encode_response_parts(h.api_key, h.api_version, h.correlation_id,
+                                                self.fetch_response(results))
+        except BaseException:
+            release_results(results)
+            raise
+        self.channel.send_response(Response(request, payload))
 
     @staticmethod
     def fetch_response(results: list[FetchResult]) -> Data:

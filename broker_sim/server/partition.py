@@ -134,14 +134,15 @@ class Partition:
 
     # ---- appends and the high watermark ---------------------------------------------------
     def append_records_to_leader(self, records: bytes | memoryview, required_acks: int, *,
-                                 markers: bool = False) -> AppendResult:
+                                 markers: bool = False, in_place: bool = False) -> AppendResult:
         with self.lock:
             self.check_leader()
             if required_acks == -1 and len(self.isr) < self.min_isr:
                 raise NotEnoughReplicas(
                     f"{self.topic}-{self.index}: {len(self.isr)} in-sync replica(s) {self.isr}, "
                     f"fewer than min.insync.replicas={self.min_isr}")
-            info = self.log.append_as_leader(records, self.leader_epoch, markers=markers)
+            info = self.log.append_as_leader(records, self.leader_epoch, markers=markers,
+                                             in_place=in_place)
             self.maybe_increment_hw()
             return AppendResult(info.first_offset, info.last_offset, self.log.log_start_offset)
 
@@ -271,7 +272,13 @@ class Partition:
         (at least one batch is counted when there is one)."""
         if offset >= upper:
             return 0
-        return len(self.log.read(offset, max(enough, 1), max_offset=upper, min_one_batch=True).records)
+        # A zero-copy read only finds the batch boundaries: no bytes are read to be counted.
+        records = self.log.read(offset, max(enough, 1), max_offset=upper, min_one_batch=True,
+                                zero_copy=True).records
+        n = len(records)
+        if not isinstance(records, bytes):
+            records.release()
+        return n
 
     @property
     def high_watermark(self) -> int:

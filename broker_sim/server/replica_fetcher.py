@@ -266,7 +266,9 @@ class ReplicaFetcherThread(ShutdownableThread):
         records = r.records
         if records is not None and len(records):
             try:
-                p.log.append_as_follower(bytes(records))
+                # A view into the response frame, which was received straight into its own
+                # buffer: the bytes reach the segment file with no copy in Python.
+                p.log.append_as_follower(records)
             except KafkaError as e:
                 log.warning("%s-%d: follower append failed (%s); re-truncating", key[0], key[1], e)
                 f.truncated = False

@@ -36,6 +36,7 @@ from ..common import SYSTEM_CLOCK, Clock, PeriodicThread
 from ..controller.configs import NON_LOG_TOPIC_CONFIGS, broker_log_overrides, effective_min_isr
 from ..controller.image import ClusterImage
 from ..log import LogConfig, LogManager
+from ..log.file_records import FileRecords
 from ..protocol.errors import KafkaError, UnknownTopicOrPartition
 from ..purgatory import DelayedOperationPurgatory
 from .delayed_delete_records import DelayedDeleteRecords, DeleteRecordsStatus
@@ -64,7 +65,9 @@ class FetchSpec:
 class FetchResult:
     spec: FetchSpec
     error: KafkaError | None = None
-    records: bytes = EMPTY
+    #: The batches read; a pinned segment file range with ``zero_copy`` (released by
+    #: whoever sends the response, or by :func:`release_results`).
+    records: bytes | FileRecords = EMPTY
     high_watermark: int = -1
     log_start_offset: int = -1
     log_end_offset: int = -1
@@ -74,6 +77,13 @@ class FetchResult:
 
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
+
+
+def release_results(results: list[FetchResult]) -> None:
+    """Let go of the segment files pinned by zero-copy reads that will not be sent."""
+    for r in results:
+        if isinstance(r.records, FileRecords):
+            r.records.release()
 
 
 class ReplicaManager:
@@ -193,16 +203,20 @@ class ReplicaManager:
 
     # ---- produce ------------------------------------------------------------------------------
     def append(self, acks: int, timeout_ms: int, entries: list[tuple[str, int, memoryview | bytes]],
-               respond: Callable[[list[ProduceStatus]], None], *, markers: bool = False) -> None:
+               respond: Callable[[list[ProduceStatus]], None], *, markers: bool = False,
+               in_place: bool = False) -> None:
         """Append to the partitions this broker leads; ``respond`` once ``acks`` allow.
         Control batches (transaction markers) are accepted only with ``markers``: the
-        transaction coordinator's WriteTxnMarkers, never a producer."""
+        transaction coordinator's WriteTxnMarkers, never a producer. ``in_place``: the
+        records are the caller's to patch (a produce request's frame), see
+        :meth:`Log.append_as_leader`."""
         statuses = []
         for topic, index, records in entries:
             s = ProduceStatus(topic, index, -1)
             try:
                 p = self.partition(topic, index)
-                result = p.append_records_to_leader(records, acks, markers=markers)
+                result = p.append_records_to_leader(records, acks, markers=markers,
+                                                    in_place=in_place)
                 s.base_offset = result.base_offset
                 s.log_start_offset = result.log_start_offset
                 s.required_offset = result.last_offset + 1
@@ -224,9 +238,11 @@ class ReplicaManager:
     # ---- fetch --------------------------------------------------------------------------------
     def fetch(self, replica_id: int, specs: list[FetchSpec], max_bytes: int, min_bytes: int,
               max_wait_ms: int, respond: Callable[[list[FetchResult]], None],
-              isolation: int = READ_UNCOMMITTED) -> None:
+              isolation: int = READ_UNCOMMITTED, zero_copy: bool = False) -> None:
         """A consumer reads below the high watermark (read_committed: below the last stable
-        offset, with the aborted transactions of that range); a follower below the LEO."""
+        offset, with the aborted transactions of that range); a follower below the LEO.
+        With ``zero_copy`` the results carry segment file ranges instead of bytes (see
+        :mod:`broker_sim.log.file_records`): ``respond`` owns them."""
         is_follower = replica_id >= 0
         committed = isolation == READ_COMMITTED and not is_follower
         if is_follower:
@@ -241,13 +257,15 @@ class ReplicaManager:
                     self.produce_purgatory.check_and_complete(key)
                     self.fetch_purgatory.check_and_complete(key)
                 self.delete_records_purgatory.check_and_complete(key)  # its log start may have moved
-        results = self.read(specs, max_bytes, is_follower, read_committed=committed)
+        results = self.read(specs, max_bytes, is_follower, read_committed=committed,
+                            zero_copy=zero_copy)
         available = sum(len(r.records) for r in results)
         if max_wait_ms <= 0 or available >= min_bytes or any(r.error for r in results) or not specs:
             respond(results)
             return
+        release_results(results)  # read again when the fetch completes
         op = DelayedFetch(max_wait_ms, specs, max_bytes, min_bytes, is_follower, self, respond,
-                          read_committed=committed)
+                          read_committed=committed, zero_copy=zero_copy)
         self.fetch_purgatory.try_complete_else_watch(op, [(s.topic, s.partition) for s in specs])
 
     # ---- DeleteRecords ------------------------------------------------------------------------
@@ -279,12 +297,14 @@ class ReplicaManager:
             op, [(s.topic, s.partition) for s in statuses if not s.done])
 
     def read(self, specs: list[FetchSpec], max_bytes: int, is_follower: bool,
-             min_one_batch: bool = True, read_committed: bool = False) -> list[FetchResult]:
+             min_one_batch: bool = True, read_committed: bool = False,
+             zero_copy: bool = False) -> list[FetchResult]:
         """Read each partition in order, sharing ``max_bytes`` across them.
 
         Like Kafka from Fetch v3 on, the first partition that has data returns at least
         one whole batch even when it is larger than the limits, so a consumer can always
-        make progress; later partitions get only what still fits.
+        make progress; later partitions get only what still fits. With ``zero_copy`` the
+        records are pinned segment file ranges (the same bytes), owned by the caller.
         """
         results = []
         remaining = max_bytes
@@ -303,7 +323,7 @@ class ReplicaManager:
                     result.last_stable_offset if read_committed else result.high_watermark)
                 if limit > 0 or min_one_batch:
                     data = p.log.read(spec.fetch_offset, max(limit, 0), max_offset=upper,
-                                      min_one_batch=min_one_batch)
+                                      min_one_batch=min_one_batch, zero_copy=zero_copy)
                     result.records = data.records
                 if read_committed and upper is not None:
                     result.aborted = [(a.producer_id, a.first_offset) for a in
