@@ -50,6 +50,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +67,8 @@ log = logging.getLogger(__name__)
 PREFIX = "pyq-sink-"
 #: How long the driver's commit (or a task's resolution) may take, per transaction.
 END_TIMEOUT_MS = 60_000
+#: EndTxn requests the driver has in flight at once (one client per worker thread).
+END_PARALLELISM = 8
 _DECISION = re.compile(r"pyq-sink/1 partitions=([0-9,-]*)$")
 
 
@@ -212,26 +215,48 @@ def record_decision(client: dict[str, Any], query_name: str, decision: Decision,
 
 def end_transactions(client: dict[str, Any], transactions: Iterable[TaskTransaction],
                      commit: bool) -> None:
-    """EndTxn for each transaction not yet ended; raises if one cannot be (commit)."""
+    """EndTxn for each transaction not yet ended; raises if one cannot be (commit).
+
+    Up to :data:`END_PARALLELISM` at a time, each worker thread on a client of its own
+    (each EndTxn waits for the coordinator's durable write: a micro-batch of many tasks
+    should not pay for them one after another).
+    """
+    pending = [t for t in transactions if not t.committed]
+    if not pending:
+        return
+    workers = min(END_PARALLELISM, len(pending))
+    shares = [pending[i::workers] for i in range(workers)]
+    if workers == 1:
+        outcomes = [_end_share(client, shares[0], commit)]
+    else:
+        with ThreadPoolExecutor(workers, thread_name_prefix="pyq-sink-end") as pool:
+            outcomes = list(pool.map(lambda share: _end_share(client, share, commit), shares))
+    failed = [(txn, e) for outcome in outcomes for txn, e in outcome]
+    if failed and commit:
+        txn, e = failed[0]
+        raise TransactionNotCommitted(txn, e) from e
+    if failed:
+        log.warning("pyq sink: %d transaction(s) could not be aborted (the coordinator aborts "
+                    "them at transaction.timeout.ms): %s", len(failed),
+                    "; ".join(f"{t.transactional_id}: {e}" for t, e in failed))
+
+
+def _end_share(client: dict[str, Any], share: list[TaskTransaction], commit: bool
+               ) -> list[tuple[TaskTransaction, KafkaError]]:
+    """End ``share`` one by one on a client of its own; the failures."""
     sync = SyncClient(AdminConfig.coerce(client))
-    failed: list[str] = []
+    failed = []
     try:
-        for txn in transactions:
-            if txn.committed:
-                continue
+        for txn in share:
             channel = TransactionChannel(sync, txn.transactional_id, sync.config.retry_backoff_ms)
             try:
                 channel.end_transaction(txn.producer_id, txn.epoch, commit,
                                         sync.deadline(END_TIMEOUT_MS))
             except KafkaError as e:
-                if commit:
-                    raise TransactionNotCommitted(txn, e) from e
-                failed.append(f"{txn.transactional_id}: {e}")
+                failed.append((txn, e))
     finally:
         sync.close()
-    if failed:
-        log.warning("pyq sink: %d transaction(s) could not be aborted (the coordinator aborts "
-                    "them at transaction.timeout.ms): %s", len(failed), "; ".join(failed))
+    return failed
 
 
 class TransactionNotCommitted(RuntimeError):

@@ -153,3 +153,13 @@ def test_decisions_stay_small():
     assert decision.encode() == "pyq-sink/1 partitions=0-199,205,207,300-399"
     assert Decision.decode(12, decision.encode()) == decision
     assert Decision.decode(12, "something else") is None
+
+
+def test_the_driver_ends_many_tasks_transactions_at_once(bootstrap):
+    _create(bootstrap, "eo-many")
+    options = _options(bootstrap, "eo-many", "many")
+    tasks = range(12)  # more than END_PARALLELISM: every worker ends several
+    messages = [write_batches(_rows(t), options, t, batch_id=0) for t in tasks]
+    assert _read(bootstrap, "eo-many") == []
+    end_transactions(options.client(), [m.transaction for m in messages], commit=True)
+    assert _settled(bootstrap, "eo-many", _expected(*tasks)) == _expected(*tasks)
