@@ -47,16 +47,17 @@ machine disturbs less than wall time.
 Where the time goes (cProfile, 500,000 records of 100 B from one partition on this
 machine; profiled times are inflated, the shares are what matters):
 
-* **kafka-python fetch**: 7.9 s profiled (vs ~2.5 s unprofiled), ~40 Python calls per
+* **kafka-python fetch**: 7.9 s profiled (~2.4 s of CPU unprofiled), ~40 Python calls per
   record: ``Fetcher._unpack_records`` 2.4 s itself, ``DefaultRecordBatch._read_msg`` 1.9 s,
   ``decode_varint`` 3.5 million calls 0.9 s, the ``timestamp_type``/``attributes``/
   ``headers`` properties 1.0 s; the network is a few percent.
-* **pyq record path**: 1.1 s profiled: ``records.reader._decode`` 0.93 s (one call per
-  batch that walks its records and builds every ``Record``), ``iter_records`` 0.08 s,
-  receiving and framing the responses 0.05 s, CRC-32C 0.01 s.
-* **pyq columnar path**: no Python work per record; per 4 MiB response, the numpy
-  decoding of the varint fields and Arrow's copy of the values into one buffer are most
-  of it, then CRC-32C and the receive (see :mod:`connector.client.columnar`).
+* **pyq record path**: 1.1 s profiled (~0.6 s unprofiled): ``records.reader._decode``
+  0.93 s (one call per batch that walks its records and builds every ``Record``),
+  ``iter_records`` 0.08 s, receiving and framing the responses 0.05 s, CRC-32C 0.01 s.
+* **pyq columnar path** (~0.11 s unprofiled): no Python work per record; per response
+  (1 MiB here), the numpy decoding of the varint fields and Arrow's copy of the values
+  into one buffer are most of it, then the receive and CRC-32C (see
+  :mod:`connector.client.columnar`).
 * **producers** (200,000 records, the calling thread): kafka-python 9.8 s profiled —
   ``KafkaProducer.send`` 1.1 s itself, ``RecordAccumulator.append`` 1.0 s,
   ``DefaultRecordBatchBuilder.append`` 1.1 s, ``encode_varint`` 1 million calls 0.5 s, the
