@@ -1,59 +1,82 @@
-"""Broker throughput benchmark: kafka-python against our broker vs a plain Python socket.
+"""Broker throughput benchmark: librdkafka (confluent-kafka) against pyq vs raw loopback sockets.
 
-What is measured (all in one run, on 127.0.0.1, client process <-> server process):
+What is measured, on 127.0.0.1, every broker its own OS process:
 
-* **produce**: our broker runs as its own OS process (``BrokerProcess``: ``python -m
-  broker_sim``) with a fresh data directory and one topic of ``--partitions`` partitions
-  (created with kafka-python's ``KafkaAdminClient``). A kafka-python ``KafkaProducer``
-  (``acks=1``, no idempotence, no compression, ``linger_ms=5``, ``batch_size=256 KiB``)
-  sends ``--records`` records with a 1,000-byte value and no key (the producer spreads
-  them over the partitions). The producer connects and loads the topic metadata before
-  the clock starts; the clock runs from the first ``send()`` to the return of
-  ``flush()``, i.e. until every record is acknowledged by the broker.
-  produce MB/s = value bytes (records x 1,000) / that wall time.
-* **fetch**: a kafka-python ``KafkaConsumer`` (no group, ``assign()`` +
-  ``seek_to_beginning()``, 4 MiB per partition / 64 MiB per fetch, CRC checks on as by
-  default) reads all records back; it connects (``end_offsets``) before the clock starts,
-  and the clock stops when the last record has been returned by ``poll()``. The loop
-  sums the value lengths and the total must equal what was produced.
-  fetch MB/s = value bytes / wall time.
-* **socket baseline** (the same total value bytes): a plain Python socket server in a
-  separate process (this script re-run with ``--serve-socket``: blocking sockets,
-  ``recv_into`` a preallocated buffer, ``sendall`` of a preallocated buffer, TCP_NODELAY
-  as the broker sets it). Frames are a 4-byte big-endian size plus a body whose first 4
-  bytes ask for a reply of that many bytes.
+* **cells**: value size (1 KiB, 16 KiB) x partitions (1, 4) x acks (1: one broker, RF 1;
+  all: a 3-broker ``LocalCluster``, RF 3, the ISR full before the clock starts). Each cell
+  writes ``--mb`` MB of values (no keys, no compression) into a fresh topic, then reads
+  them back.
+* **produce**: a confluent-kafka ``Producer`` (``linger.ms`` 5, ``batch.size`` 1 MiB, no
+  idempotence, TCP_NODELAY as the broker and the socket baseline set it) in this process;
+  the clock runs from the first ``produce()`` to the return of ``flush()`` (every record
+  acknowledged). produce MB/s = value bytes / wall time.
+* **fetch**: a confluent-kafka ``Consumer`` assigned every partition from the beginning
+  (no group management, 16 MiB per fetch and per partition), drained with batch
+  ``consume(num_messages=10000)`` calls (so the client is not the bottleneck); connected
+  (metadata and watermarks) before the clock starts; the clock stops when the last
+  record arrived. The count and value bytes must equal what was produced.
+* **socket baseline**, in the same run, per cell, moving the same value bytes: a plain
+  Python socket server in a separate process (``--serve-socket``: blocking sockets,
+  ``recv_into`` a preallocated buffer, ``sendall`` of a preallocated buffer, TCP_NODELAY as
+  the broker sets it). *produce analog*: frames of the average Produce request size
+  librdkafka sent in that cell (its statistics: bytes sent / Produce requests), each
+  answered by a 64-byte ack, at most 5 unacknowledged; *fetch analog*: 8-byte requests
+  answered by frames of the average Fetch response size librdkafka received, one at a
+  time. It moves only bytes (no encoding, no log, no disk): the ceiling of what a Python
+  process pushes through loopback TCP in this topology. Its phases are short, so each
+  cell takes the median of 3.
+* **raw fetch** (acks=1 cells): the broker's fetch path without a client's work: Fetch
+  v11 for every partition, one request at a time, each response read whole into a
+  preallocated buffer like the socket baseline's frames (``raw_fetch_vs_socket``). The gap
+  between it and the librdkafka fetch is the consumer's own cost.
 
-  - *produce analog*: the client sends frames whose size is the **average produce request
-    size kafka-python actually sent** in the produce phase (its ``request-size-avg``
-    metric; ``--batch-size`` if unavailable); the server reads each whole frame and
-    answers with a small ack frame (``ACK_BYTES``, about a produce response for a
-    few partitions); the client keeps at most 5 frames unacknowledged, like kafka-python's
-    ``max_in_flight_requests_per_connection=5``.
-  - *fetch analog*: the client sends an 8-byte request, the server answers with a frame
-    of the **average fetch response size kafka-python saw** (its ``fetch-size-avg``
-    metric; 1 MiB if unavailable), the client reads it whole into a preallocated buffer;
-    one request at a time, repeated until the same total bytes have been transferred.
+Ratios (the JSON's ``ratios``): ``fetch_vs_socket`` (target >= 0.5) and
+``produce_vs_socket`` (target >= 0.3) at 16 KiB values, 1 partition, acks=1, each the
+median over ``--runs`` (3) runs of that cell's broker MB/s / socket MB/s. Every cell of
+every run is printed; the figures hold each cell's medians and all runs.
 
-  The baseline moves only bytes: no encoding, no log, no disk. It is the ceiling of what
-  a Python process can push through loopback TCP in this topology, so the ratios say how
-  much of that the broker + kafka-python pair achieves. Its phases take well under a
-  second, so each runs ``SOCKET_RUNS`` (5) times and the median run is reported (all runs
-  are printed); the kafka-python phases run once each.
+CPU accounting: ``utime + stime`` from ``/proc`` for the brokers (all of a cell's broker
+processes and their threads; with acks=all the controller too) and ``process_time()`` for
+this process (librdkafka's threads included); a *share* is CPU seconds / wall seconds
+(1.0 = one core busy all along; the machine has 2). A client share well below 1 shows
+that librdkafka is not what limits a cell. CPU seconds per GB moved (``s/GB``) say what
+the work costs whatever else ran on the machine; shares and MB/s move with the load.
 
-kafka-python's CRC-32C: kafka-python computes the batch CRC on produce and checks it on
-fetch with the ``crc32c`` package if installed, else with pure-Python code that costs
-~0.1 s per 256 KiB batch and caps the client at ~2.5 MB/s at best. That package is not a
-dependency of this project, so by default (``--kafka-crc auto``) the benchmark routes
-kafka-python's CRC through ``google-crc32c`` (our own dependency, C, same algorithm) unless
-kafka-python already has a native one; ``--kafka-crc pure`` measures the fallback. The
-choice is printed and recorded as ``kafka_crc`` in the JSON.
+``--override NAME=VALUE`` passes a broker option to every broker: with
+``fetch.zero.copy.enable=false`` the same run measures the copying fetch path.
 
-CPU accounting: the server's CPU seconds (``utime + stime`` of ``/proc/<pid>/stat``, all
-threads) are read before and after each phase, the client's with ``time.process_time()``
-(all threads of this process, including kafka-python's sender thread); a *share* is CPU
-seconds / wall seconds (1.0 = one core busy for the whole phase; the machine may have
-only 2). A broker share well below 1 with a client share near or above 1 means the
-client (kafka-python's per-record Python work), not the broker, is the bottleneck.
+Where the time goes (``perf record -g -p <broker pids>`` at 999 Hz, and the CPU shares
+and CPU seconds per GB this benchmark prints; 2-core machine with other engineers' test
+suites running, load average ~4):
+
+* **fetch, zero-copy** (16 KiB, 1 partition, acks=1): the broker needs ~0.2-0.3 CPU
+  seconds per GB, about what the Python socket server spends sending the same frames
+  (0.12-0.16). Of its samples 72% are the kernel (``splice_to_socket`` /
+  ``page_cache_pipe_buf_*`` under ``sendfile``, TCP transmit, and loopback softirqs that
+  deliver to the consumer), 25% the interpreter (request decode, the index lookup, response
+  encoding, the selector loop), 2% libc. librdkafka spends 0.7-0.9 CPU s/GB receiving and
+  parsing (0.2-0.3 for the socket client): the consumer, not the broker, sets the fetch
+  rate, which is why ``fetch_vs_socket`` sits at ~0.4 while ``raw_fetch_vs_socket`` is
+  ~0.5-0.7. With 64 MiB fetches librdkafka's cost rose to 2.2 s/GB in some runs
+  (allocation of each response buffer above glibc's mmap threshold), hence 16 MiB.
+* **fetch, copying path** (``--override fetch.zero.copy.enable=false``, what TLS
+  listeners do): 36% of the broker's samples are ``clear_page_erms`` (faulting in and
+  zeroing a fresh buffer for every ``pread``), 17% ``memmove`` (the records copied into
+  the response buffer), 19% copying to and from user space: ~0.7 CPU s/GB at the commit
+  before zero-copy (184bf71), 0.2-0.3 with it.
+* **produce** (16 KiB, 1 partition, acks=1): ~1.0 broker CPU s/GB (1.5 at 184bf71): 41%
+  ``copy_folio_from_iter_atomic`` (the ``pwrite`` into the page cache, unavoidable),
+  17% interpreter, 5% ``memmove`` (the first up-to-256 KiB chunk of a request is received
+  into a scratch buffer and moved into the frame's own buffer; the rest is received in
+  place; before, every request was copied four times in Python), 2.6% CRC-32C. The
+  broker's share stays below one core: a connection's requests are handled one at a time
+  (the processor mutes it), each passing processor -> handler -> processor threads.
+* **acks=all** (3 brokers + controller on 2 cores, RF 3): ~4.7 broker CPU s/GB over the
+  cluster, CPU-bound (share ~1.0-1.3). 58% kernel (page-cache writes on three replicas
+  10%, receive copies 9%, loopback softirqs), 28% interpreter (three brokers' request
+  paths, followers' fetch loops, the purgatory), 10% libc, 2.5% CRC-32C (every replica
+  checks). Followers' fetches are zero-copy on the leader and their appends write the
+  received frame's bytes without a copy.
 
 MB are 10**6 bytes. The page cache is warm for the fetch phase (the data was just
 written), as it would be for a consumer that keeps up.
@@ -70,36 +93,41 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import struct
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._cluster import wait_in_sync  # noqa: E402
 from benchmarks._proc import Timed  # noqa: E402
 from broker_sim.network.blocking_client import read_into  # noqa: E402
 
-VALUE_BYTES = 1000
 ACK_BYTES = 64
+#: The consumer's fetch.max.bytes and max.partition.fetch.bytes. Not larger: librdkafka
+#: allocates a buffer per response, and above glibc's 32 MiB mmap threshold each one is
+#: a fresh mapping to fault in and zero (measured: 64 MiB fetches cost librdkafka up to
+#: 2.2 CPU s/GB against 0.7-0.9 at 16 MiB and 4 MiB).
+FETCH_BYTES = 16 << 20
 IN_FLIGHT = 5
-SOCKET_RUNS = 5  # the baseline phases are short: take the median of this many runs
 MB = 1e6
 _HDR = struct.Struct(">i")
 _REQ = struct.Struct(">ii")  # frame size, requested reply size
-
-
-# ---- CPU accounting ------------------------------------------------------------------
+_BASE = struct.Struct(">q")
+SOCKET_REPEATS = 3  # the socket phases are short: each cell takes the median of this many
+HEADLINE = (16384, 1, "1")  # value bytes, partitions, acks: the cell the ratios come from
 
 
 class Phase(Timed):
     """Wall time, server CPU and client CPU of one phase."""
 
-    def __init__(self, name: str, nbytes: int, server_pid: int) -> None:
-        super().__init__([server_pid])
+    def __init__(self, name: str, nbytes: int, server_pids: list[int]) -> None:
+        super().__init__(server_pids)
         self.name = name
         self.nbytes = nbytes
 
@@ -108,10 +136,22 @@ class Phase(Timed):
         return self.nbytes / MB / self.wall
 
     def line(self) -> str:
-        return (f"{self.name:16s} {self.nbytes / MB:8.1f} MB in {self.wall:6.2f} s = "
-                f"{self.mb_s:8.1f} MB/s   server CPU {self.server_cpu:6.2f} s "
-                f"(share {self.server_cpu / self.wall:4.2f})   client CPU {self.client_cpu:6.2f} s "
-                f"(share {self.client_cpu / self.wall:4.2f})")
+        return (f"  {self.name:15s} {self.nbytes / MB:7.1f} MB in {self.wall:6.2f} s = "
+                f"{self.mb_s:8.1f} MB/s   server CPU share {self.server_cpu / self.wall:4.2f}   "
+                f"client CPU share {self.client_cpu / self.wall:4.2f}   "
+                f"CPU s/GB server {self.server_cpu_s_per_gb:4.2f} client "
+                f"{self.client_cpu / (self.nbytes / 1e9):4.2f}")
+
+    @property
+    def server_cpu_s_per_gb(self) -> float:
+        """Server CPU seconds per GB moved: what the work costs, whatever else ran."""
+        return self.server_cpu / (self.nbytes / 1e9)
+
+    def figures(self) -> dict[str, float]:
+        return {"mb_s": round(self.mb_s, 1), "seconds": round(self.wall, 3),
+                "server_cpu_share": round(self.server_cpu / self.wall, 3),
+                "client_cpu_share": round(self.client_cpu / self.wall, 3),
+                "server_cpu_s_per_gb": round(self.server_cpu_s_per_gb, 3)}
 
 
 # ---- plain socket server (runs in its own process) ---------------------------------------
@@ -178,7 +218,7 @@ def socket_produce(port: int, total: int, frame: int) -> None:
         outstanding = 0
         remaining = total
         while remaining > 0:
-            size = min(frame, remaining)
+            size = max(8, min(frame, remaining))
             if outstanding == IN_FLIGHT:
                 read_into(s, ack)
                 outstanding -= 1
@@ -205,222 +245,324 @@ def socket_fetch(port: int, total: int, frame: int) -> None:
             remaining -= size
 
 
-# ---- kafka-python against the broker -------------------------------------------------------
-def _metric(metrics: dict[str, dict[str, float]], group: str, name: str) -> float | None:
-    """The largest positive value of ``name`` in the metric groups starting with ``group``
-    (the broker's node group, not the bootstrap connection's)."""
-    found = [float(values[name]) for g, values in metrics.items()
-             if g.startswith(group) and "bootstrap" not in g and isinstance(values.get(name), (int, float))]
-    found = [v for v in found if v == v and v > 0]  # not NaN
-    return max(found) if found else None
+# ---- librdkafka against the broker ------------------------------------------------------
+class Stats:
+    """The last statistics librdkafka reported (``statistics.interval.ms``)."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, Any] = {}
+
+    def __call__(self, raw: str) -> None:
+        self.last = json.loads(raw)
+
+    def average(self, request: str, direction: str) -> float | None:
+        """Bytes per ``request`` over the brokers' connections (not the bootstrap ones):
+        ``tx`` bytes per request sent, or ``rx`` bytes per response received."""
+        nbytes = count = 0
+        for name, b in self.last.get("brokers", {}).items():
+            if "bootstrap" in name or b.get("nodeid", -1) < 0:
+                continue
+            n = b.get("req", {}).get(request, 0)
+            if n:
+                nbytes += b.get(f"{direction}bytes", 0)
+                count += b.get(direction, 0)
+        return nbytes / count if count else None
 
 
-def use_kafka_crc(mode: str) -> str:
-    """Choose kafka-python's CRC-32C implementation; returns a description.
+def create_topic(bootstrap: str, topic: str, partitions: int, rf: int) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
 
-    kafka-python computes the record-batch CRC-32C on produce and checks it on fetch
-    (``check_crcs``) with the ``crc32c`` package when it is installed, else with its own
-    pure-Python code, which costs ~0.1 s per 256 KiB batch and caps the client at a few
-    MB/s. ``auto`` keeps a native implementation when kafka-python has one, else routes
-    kafka-python's CRC through ``google-crc32c`` (a dependency of this project, C code,
-    same algorithm); ``pure`` forces the pure-Python code (kafka-python's own fallback).
-    """
-    import kafka.record.default_records as default_records
-    import kafka.record.util as record_util
-    from kafka.record._crc32c import crc as crc_py
-
-    if mode == "pure":
-        def calc_py(memview: Any) -> int:
-            return crc_py(memview)
-
-        record_util.calc_crc32c = default_records.calc_crc32c = calc_py
-        return "pure-python (kafka-python fallback)"
-    if getattr(record_util, "crc32c_c", None) is not None:
-        return "crc32c package (kafka-python native)"
-    import google_crc32c
-
-    value = google_crc32c.value
-
-    def calc_native(memview: Any) -> int:
-        return value(memview if isinstance(memview, bytes) else bytes(memview))
-
-    record_util.calc_crc32c = default_records.calc_crc32c = calc_native
-    return f"google-crc32c ({google_crc32c.implementation}), patched into kafka-python"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, partitions, rf)])[topic].result(30)
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
-    from kafka.admin import KafkaAdminClient, NewTopic
+def delete_topic(bootstrap: str, topic: str) -> None:
+    from confluent_kafka.admin import AdminClient
 
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="bench-admin")
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.delete_topics([topic])[topic].result(30)
+
+
+def produce(bootstrap: str, topic: str, n: int, value_bytes: int, acks: str,
+            pids: list[int]) -> tuple[Phase, float | None]:
+    from confluent_kafka import Producer
+
+    stats = Stats()
+    producer = Producer({
+        "bootstrap.servers": bootstrap, "acks": acks, "enable.idempotence": False,
+        "compression.type": "none", "linger.ms": 5, "batch.size": 1 << 20,
+        "message.max.bytes": 4 << 20, "queue.buffering.max.kbytes": 1 << 20,
+        "queue.buffering.max.messages": 1_000_000, "max.in.flight": IN_FLIGHT,
+        "statistics.interval.ms": 100, "stats_cb": stats, "socket.nagle.disable": True,
+    })
+    producer.list_topics(topic, timeout=10)
+    value = os.urandom(value_bytes)
+    send = producer.produce
+    failed: list[Any] = []
+
+    def delivered(err: Any, _msg: Any) -> None:
+        if err is not None:
+            failed.append(err)
+
+    with Phase("produce", n * value_bytes, pids) as phase:
+        for _ in range(n):
+            try:
+                send(topic, value, on_delivery=delivered)
+            except BufferError:
+                producer.poll(0.01)
+                send(topic, value, on_delivery=delivered)
+        if producer.flush(120) != 0:
+            raise RuntimeError("produce did not finish")
+    if failed:
+        raise RuntimeError(f"{len(failed)} records failed: {failed[0]}")
+    time.sleep(0.15)
+    producer.poll(0)  # the statistics after the last request
+    return phase, stats.average("Produce", "tx")
+
+
+def fetch(bootstrap: str, topic: str, n: int, value_bytes: int, partitions: int,
+          pids: list[int]) -> tuple[Phase, float | None]:
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    stats = Stats()
+    consumer = Consumer({
+        "bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
+        "fetch.max.bytes": FETCH_BYTES, "max.partition.fetch.bytes": FETCH_BYTES,
+        "receive.message.max.bytes": 128 << 20, "fetch.wait.max.ms": 100,
+        "queued.max.messages.kbytes": 1 << 20, "statistics.interval.ms": 100,
+        "stats_cb": stats, "socket.nagle.disable": True,
+    })
     try:
-        admin.create_topics([NewTopic(topic, partitions, 1)])
-    finally:
-        admin.close()
-
-
-def kafka_produce(bootstrap: str, topic: str, n: int, args: argparse.Namespace,
-                  server_pid: int) -> tuple[Phase, float | None]:
-    from kafka import KafkaProducer
-
-    producer = KafkaProducer(
-        bootstrap_servers=bootstrap, acks=1, enable_idempotence=False, compression_type=None,
-        linger_ms=args.linger_ms, batch_size=args.batch_size,
-        max_in_flight_requests_per_connection=IN_FLIGHT, metrics_sample_window_ms=3_600_000,
-    )
-    try:
-        if not producer.partitions_for(topic):
-            raise RuntimeError(f"no metadata for {topic}")
-        value = os.urandom(VALUE_BYTES)
-        send = producer.send
-        with Phase("produce", n * VALUE_BYTES, server_pid) as phase:
-            for _ in range(n):
-                send(topic, value)
-            producer.flush()
-        request_size = _metric(producer.metrics(), "producer-node-metrics", "request-size-avg")
-    finally:
-        producer.close()
-    return phase, request_size
-
-
-def kafka_fetch(bootstrap: str, topic: str, n: int, partitions: int,
-                server_pid: int) -> tuple[Phase, float | None]:
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-        fetch_max_bytes=64 << 20, max_partition_fetch_bytes=4 << 20,
-        receive_message_max_bytes=128 << 20, fetch_max_wait_ms=100,
-        metrics_sample_window_ms=3_600_000,
-    )
-    try:
-        tps = [TopicPartition(topic, p) for p in range(partitions)]
-        consumer.assign(tps)
-        stored = sum(consumer.end_offsets(tps).values())
+        consumer.list_topics(topic, timeout=10)
+        stored = sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                     for p in range(partitions))
         if stored != n:
             raise RuntimeError(f"the broker holds {stored} records, {n} were produced")
-        consumer.seek_to_beginning()
         count = nbytes = 0
         deadline = time.monotonic() + 600
-        with Phase("fetch", n * VALUE_BYTES, server_pid) as phase:
+        with Phase("fetch", n * value_bytes, pids) as phase:
+            consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
             while count < n:
-                for batch in consumer.poll(timeout_ms=1000, max_records=100_000).values():
-                    count += len(batch)
-                    for r in batch:
-                        nbytes += len(r.value)
+                # consume() waits for num_messages or the timeout: never ask for more than is left
+                for m in consumer.consume(num_messages=min(10_000, n - count), timeout=1.0):
+                    if m.error() is not None:
+                        raise RuntimeError(f"consume failed: {m.error()}")
+                    count += 1
+                    nbytes += len(m)
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"fetched only {count} of {n} records")
-        if count != n or nbytes != n * VALUE_BYTES:
+        if count != n or nbytes != n * value_bytes:
             raise RuntimeError(f"fetched {count} records / {nbytes} bytes, expected {n}")
-        fetch_size = _metric(consumer.metrics(), "consumer-fetch-manager-metrics", "fetch-size-avg")
+        time.sleep(0.15)
+        consumer.poll(0)
+        return phase, stats.average("Fetch", "rx")
     finally:
         consumer.close()
-    return phase, fetch_size
 
 
-def _phase(name: str, nbytes: int, pid: int, fn: Callable[[], Any]) -> Phase:
-    with Phase(name, nbytes, pid) as phase:
-        fn()
-    return phase
+def raw_fetch(port: int, topic: str, partitions: int, n: int) -> None:
+    """The broker's fetch path without a client's work: Fetch v11 requests for every
+    partition, one at a time, each response read whole into a preallocated buffer (as the
+    socket baseline reads its frames); only the last batch header of each partition is
+    looked at, for the next offset. Stops when ``n`` records were returned."""
+    from broker_sim.protocol import api
+
+    offsets = [0] * partitions
+    buf = bytearray(2 * FETCH_BYTES)
+    view = memoryview(buf)
+    hdr = memoryview(bytearray(4))
+    cid = 0
+    with _connect(port) as s:
+        while sum(offsets) < n:
+            cid += 1
+            s.sendall(api.encode_request(1, 11, cid, "raw", {
+                "replica_id": -1, "max_wait_ms": 100, "min_bytes": 1, "max_bytes": FETCH_BYTES,
+                "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+                "topics": [{"topic": topic, "partitions": [
+                    {"partition": p, "current_leader_epoch": -1, "fetch_offset": offsets[p],
+                     "log_start_offset": -1, "partition_max_bytes": FETCH_BYTES}
+                    for p in range(partitions)]}],
+                "forgotten_topics_data": [], "rack_id": ""}))
+            read_into(s, hdr)
+            size = _HDR.unpack(hdr)[0]
+            if size > len(buf):
+                buf = bytearray(size)
+                view = memoryview(buf)
+            read_into(s, view[:size])
+            _, body = api.decode_response(1, 11, view[:size])
+            for p in body.responses[0].partitions:
+                records = p.records
+                if p.error_code or not records:
+                    continue
+                pos = last = 0
+                while pos + 12 <= len(records):  # batch headers: base offset, length
+                    last = pos
+                    pos += 12 + _HDR.unpack_from(records, pos + 8)[0]
+                base, delta = _BASE.unpack_from(records, last)[0], _HDR.unpack_from(records, last + 23)[0]
+                offsets[p.partition_index] = base + delta + 1
+
+
+@dataclass
+class Cell:
+    value_bytes: int
+    partitions: int
+    acks: str
+    runs: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"{self.value_bytes // 1024}k_{self.partitions}p_acks{self.acks}"
+
+    def median(self, *path: str) -> float:
+        values = []
+        for run in self.runs:
+            v: Any = run
+            for k in path:
+                v = v[k]
+            values.append(v)
+        return round(statistics.median(values), 4)
+
+
+def run_cell(cell: Cell, run: int, bootstrap: str, pids: list[int], rf: int,
+             ports: list[int], sock: SocketServer, total: int) -> None:
+    n = max(1, total // cell.value_bytes)
+    nbytes = n * cell.value_bytes
+    topic = f"bench-{cell.name}-r{run}"
+    create_topic(bootstrap, topic, cell.partitions, rf)
+    wait_in_sync(ports, topic, cell.partitions, replicas=rf)
+    print(f"{cell.name} run {run + 1}: {n:,} records x {cell.value_bytes} B")
+    prod, request_size = produce(bootstrap, topic, n, cell.value_bytes, cell.acks, pids)
+    print(prod.line())
+    fet, response_size = fetch(bootstrap, topic, n, cell.value_bytes, cell.partitions, pids)
+    print(fet.line())
+    raw: Phase | None = None
+    if rf == 1:  # one broker: every partition's leader is on ports[0]
+        with Phase("raw fetch", nbytes, pids) as raw:
+            raw_fetch(ports[0], topic, cell.partitions, n)
+        print(raw.line())
+    delete_topic(bootstrap, topic)
+    produce_frame = round(request_size) if request_size else 1 << 20
+    fetch_frame = round(response_size) if response_size else 1 << 20
+    sps, sfs = [], []
+    for _ in range(SOCKET_REPEATS):  # short phases: the median of a few
+        with Phase("socket produce", nbytes, [sock.pid]) as sp:
+            socket_produce(sock.port, nbytes, produce_frame)
+        with Phase("socket fetch", nbytes, [sock.pid]) as sf:
+            socket_fetch(sock.port, nbytes, fetch_frame)
+        sps.append(sp)
+        sfs.append(sf)
+    sp = sorted(sps, key=lambda ph: ph.wall)[SOCKET_REPEATS // 2]
+    sf = sorted(sfs, key=lambda ph: ph.wall)[SOCKET_REPEATS // 2]
+    print(sp.line() + f"   frames {produce_frame:,} B, median of {SOCKET_REPEATS}")
+    print(sf.line() + f"   frames {fetch_frame:,} B, median of {SOCKET_REPEATS}")
+    ratios = {"produce_vs_socket": round(prod.mb_s / sp.mb_s, 4),
+              "fetch_vs_socket": round(fet.mb_s / sf.mb_s, 4)}
+    if raw is not None:
+        ratios["raw_fetch_vs_socket"] = round(raw.mb_s / sf.mb_s, 4)
+    print(f"  produce {ratios['produce_vs_socket']:.3f}x socket, "
+          f"fetch {ratios['fetch_vs_socket']:.3f}x socket"
+          + (f", raw fetch {ratios['raw_fetch_vs_socket']:.3f}x socket" if raw else ""))
+    cell.runs.append({"produce": prod.figures(), "fetch": fet.figures(),
+                      **({"raw_fetch": raw.figures()} if raw else {}),
+                      "socket_produce": sp.figures(), "socket_fetch": sf.figures(),
+                      "produce_frame_bytes": produce_frame, "fetch_frame_bytes": fetch_frame,
+                      **ratios})
+
+
+def _ports(bootstrap: str) -> list[int]:
+    return [int(a.rsplit(":", 1)[1]) for a in bootstrap.split(",")]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--records", type=int, default=200_000, help="records to produce and fetch")
-    parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--linger-ms", type=int, default=5)
-    parser.add_argument("--batch-size", type=int, default=256 * 1024)
-    parser.add_argument("--kafka-crc", choices=("auto", "pure"), default="auto",
-                        help="kafka-python's CRC-32C: native (auto) or its pure-Python fallback")
+    parser.add_argument("--mb", type=float, default=512, help="MB of values per cell and run")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--values", default="1024,16384", help="value sizes in bytes")
+    parser.add_argument("--partitions", default="1,4")
+    parser.add_argument("--acks", default="1,all")
+    parser.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
+                        help="a broker option for every broker (e.g. fetch.zero.copy.enable=false)")
     parser.add_argument("--serve-socket", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_socket:
         serve_socket()
         return
 
+    from broker_sim.cluster import LocalCluster
     from broker_sim.process import BrokerProcess
 
-    crc = use_kafka_crc(args.kafka_crc)
-    n = args.records
-    total = n * VALUE_BYTES
-    topic = "bench"
-    print(f"workload: {n:,} records x {VALUE_BYTES} B = {total / MB:.1f} MB, "
-          f"{args.partitions} partitions, linger {args.linger_ms} ms, batch {args.batch_size} B, "
-          f"acks=1, no compression; {os.cpu_count()} CPUs")
-    print(f"kafka-python CRC-32C: {crc}")
+    overrides = dict(o.split("=", 1) for o in args.override)
+    total = int(args.mb * MB)
+    values = [int(v) for v in args.values.split(",")]
+    parts = [int(p) for p in args.partitions.split(",")]
+    acks_list = args.acks.split(",")
+    print(f"{args.mb:.0f} MB of values per cell, {args.runs} runs, {os.cpu_count()} CPUs, "
+          f"confluent-kafka {__import__('confluent_kafka').version()[0]} "
+          f"(librdkafka {__import__('confluent_kafka').libversion()[0]}), "
+          f"broker overrides {overrides or 'none'}")
+    cells = {a: [Cell(v, p, a) for v in values for p in parts] for a in acks_list}
     tmp = Path(tempfile.mkdtemp(prefix="pyq-bench-"))
-    broker: BrokerProcess | None = None
-    server: SocketServer | None = None
+    sock = SocketServer()
     try:
-        broker = BrokerProcess(tmp / "broker", port=0).start()
-        create_topic(broker.bootstrap_servers, topic, args.partitions)
-        produce, request_size = kafka_produce(broker.bootstrap_servers, topic, n, args, broker.pid)
-        print(produce.line())
-        fetch, fetch_size = kafka_fetch(broker.bootstrap_servers, topic, n, args.partitions, broker.pid)
-        print(fetch.line())
-        broker.stop()
-
-        produce_frame = round(request_size) if request_size else args.batch_size
-        fetch_frame = round(fetch_size) if fetch_size else 1 << 20
-        print(f"socket frames: produce {produce_frame:,} B (kafka-python avg request size"
-              f"{'' if request_size else ' n/a, batch size used'}), fetch {fetch_frame:,} B "
-              f"(kafka-python avg fetch size{'' if fetch_size else ' n/a, 1 MiB used'})")
-        server = SocketServer()
-        runs: dict[str, list[Phase]] = {"produce": [], "fetch": []}
-        for _ in range(SOCKET_RUNS):
-            runs["produce"].append(_phase("socket produce", total, server.pid,
-                                          lambda: socket_produce(server.port, total, produce_frame)))
-            runs["fetch"].append(_phase("socket fetch", total, server.pid,
-                                        lambda: socket_fetch(server.port, total, fetch_frame)))
-        for phases in runs.values():
-            phases.sort(key=lambda ph: ph.wall)
-            for ph in phases:
-                print(ph.line())
-        sock_produce = runs["produce"][SOCKET_RUNS // 2]
-        sock_fetch = runs["fetch"][SOCKET_RUNS // 2]
-        print(f"socket baseline: median of {SOCKET_RUNS} runs each")
+        for acks in acks_list:
+            if acks == "1":
+                broker = BrokerProcess(tmp / "broker", port=0, overrides=overrides).start()
+                stop, pids, bootstrap, rf = broker.stop, [broker.pid], broker.bootstrap_servers, 1
+            else:
+                cluster = LocalCluster(tmp / "cluster", brokers=3, overrides=overrides).start()
+                stop, rf = cluster.stop, 3
+                pids = [b.pid for b in cluster.brokers] + [cluster.controller.pid]
+                bootstrap = cluster.bootstrap_servers
+            try:
+                for run in range(args.runs):
+                    for cell in cells[acks]:
+                        run_cell(cell, run, bootstrap, pids, rf, _ports(bootstrap), sock, total)
+            finally:
+                stop()
     finally:
-        if server is not None:
-            server.stop()
-        if broker is not None:
-            broker.stop()
+        sock.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
-    ratios = {
-        "fetch_vs_socket": round(fetch.mb_s / sock_fetch.mb_s, 4),
-        "produce_vs_socket": round(produce.mb_s / sock_produce.mb_s, 4),
+    all_cells = [c for a in acks_list for c in cells[a]]
+    print(f"medians over {args.runs} runs (MB/s; broker CPU share / client CPU share):")
+    figures: dict[str, Any] = {}
+    for c in all_cells:
+        fig = {
+            "produce_mb_s": c.median("produce", "mb_s"), "fetch_mb_s": c.median("fetch", "mb_s"),
+            "socket_produce_mb_s": c.median("socket_produce", "mb_s"),
+            "socket_fetch_mb_s": c.median("socket_fetch", "mb_s"),
+            "produce_vs_socket": c.median("produce_vs_socket"),
+            "fetch_vs_socket": c.median("fetch_vs_socket"),
+            "broker_cpu_share_produce": c.median("produce", "server_cpu_share"),
+            "broker_cpu_share_fetch": c.median("fetch", "server_cpu_share"),
+            "client_cpu_share_produce": c.median("produce", "client_cpu_share"),
+            "client_cpu_share_fetch": c.median("fetch", "client_cpu_share"),
+            "broker_cpu_s_per_gb_produce": c.median("produce", "server_cpu_s_per_gb"),
+            "broker_cpu_s_per_gb_fetch": c.median("fetch", "server_cpu_s_per_gb"),
+            "runs": c.runs,
+        }
+        if "raw_fetch" in c.runs[0]:
+            fig["raw_fetch_mb_s"] = c.median("raw_fetch", "mb_s")
+            fig["raw_fetch_vs_socket"] = c.median("raw_fetch_vs_socket")
+        figures[c.name] = fig
+        print(f"  {c.name:16s} produce {fig['produce_mb_s']:7.1f} ({fig['produce_vs_socket']:.3f}x"
+              f" socket; {fig['broker_cpu_share_produce']:.2f}/{fig['client_cpu_share_produce']:.2f})"
+              f"   fetch {fig['fetch_mb_s']:7.1f} ({fig['fetch_vs_socket']:.3f}x socket; "
+              f"{fig['broker_cpu_share_fetch']:.2f}/{fig['client_cpu_share_fetch']:.2f})"
+              + (f"   raw fetch {fig['raw_fetch_mb_s']:7.1f} ({fig['raw_fetch_vs_socket']:.3f}x)"
+                 if "raw_fetch_mb_s" in fig else ""))
+    head = next((c for c in all_cells
+                 if (c.value_bytes, c.partitions, c.acks) == HEADLINE), None)
+    ratios = {} if head is None else {
+        "fetch_vs_socket": head.median("fetch_vs_socket"),
+        "produce_vs_socket": head.median("produce_vs_socket"),
     }
-    print(f"produce: {ratios['produce_vs_socket']:.3f}x socket, fetch: {ratios['fetch_vs_socket']:.3f}x socket")
-
-    def share(cpu: float, wall: float) -> float:
-        return round(cpu / wall, 3)
-
-    figures = {
-        "produce_mb_s": round(produce.mb_s, 2),
-        "fetch_mb_s": round(fetch.mb_s, 2),
-        "socket_produce_mb_s": round(sock_produce.mb_s, 2),
-        "socket_fetch_mb_s": round(sock_fetch.mb_s, 2),
-        "records": n,
-        "value_bytes": VALUE_BYTES,
-        "partitions": args.partitions,
-        "broker_cpu_share_produce": share(produce.server_cpu, produce.wall),
-        "broker_cpu_share_fetch": share(fetch.server_cpu, fetch.wall),
-        "client_cpu_share_produce": share(produce.client_cpu, produce.wall),
-        "client_cpu_share_fetch": share(fetch.client_cpu, fetch.wall),
-        "socket_server_cpu_share_produce": share(sock_produce.server_cpu, sock_produce.wall),
-        "socket_server_cpu_share_fetch": share(sock_fetch.server_cpu, sock_fetch.wall),
-        "socket_client_cpu_share_produce": share(sock_produce.client_cpu, sock_produce.wall),
-        "socket_client_cpu_share_fetch": share(sock_fetch.client_cpu, sock_fetch.wall),
-        "seconds": {"produce": round(produce.wall, 3), "fetch": round(fetch.wall, 3),
-                    "socket_produce": round(sock_produce.wall, 3),
-                    "socket_fetch": round(sock_fetch.wall, 3)},
-        "produce_frame_bytes": produce_frame,
-        "fetch_frame_bytes": fetch_frame,
-        "linger_ms": args.linger_ms,
-        "batch_size": args.batch_size,
-        "kafka_crc": crc,
-        "cpus": os.cpu_count(),
-        "python": sys.version.split()[0],
-    }
+    if ratios:
+        print(f"headline (16 KiB, 1 partition, acks=1): fetch {ratios['fetch_vs_socket']:.3f}x "
+              f"socket (target 0.5), produce {ratios['produce_vs_socket']:.3f}x socket (target 0.3)")
+    figures.update({"mb_per_cell": args.mb, "runs": args.runs, "overrides": overrides,
+                    "cpus": os.cpu_count(), "python": sys.version.split()[0],
+                    "librdkafka": __import__("confluent_kafka").libversion()[0]})
     print(json.dumps({"benchmark": "broker_throughput", "ratios": ratios, "figures": figures}))
 
 
