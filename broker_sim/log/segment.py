@@ -118,7 +118,10 @@ class LogSegment:
         self._max_timestamp_position = -1
         self._bytes_since_index = 0
         self._gen = 0  # odd while a truncation/recovery rewrites the file
-        self._lock = threading.Lock()  # guards the reader count and closing
+        # Guards the reader count and closing. Re-entrant: a FileRecords collected without
+        # a release releases itself from its finalizer, which the garbage collector may run
+        # on a thread that is inside one of these sections (allocating an exception).
+        self._lock = threading.RLock()
         self._readers = 0
         self._closing = False
         self.deleted = False

@@ -73,3 +73,16 @@ def test_truncation_under_a_pinned_range_is_seen(open_log: OpenLog) -> None:
     log.truncate_to(8)
     assert region.changed
     region.release()
+
+
+def test_a_range_lost_without_release_lets_go_of_its_segment(open_log: OpenLog) -> None:
+    import gc
+
+    log = open_log()
+    _fill(log, 10, seed=5)
+    segment = log.segments[0]
+    region = log.read(0, 1 << 20, zero_copy=True).records
+    assert isinstance(region, FileRecords) and segment._readers == 1
+    del region
+    gc.collect()
+    assert segment._readers == 0
