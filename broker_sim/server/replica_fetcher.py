@@ -102,8 +102,10 @@ class ReplicaFetcherThread(ShutdownableThread):
             interrupt = self._polling and not self._interrupted
             if interrupt:
                 self._interrupted = True
-        conn = self._conn
-        if interrupt and conn is not None:
+            # Read under the lock: while _polling, _conn is that round's socket (a later
+            # round's must not be aborted by a late add()).
+            conn = self._conn if interrupt else None
+        if conn is not None:
             conn.abort()
         self.wake()
 
