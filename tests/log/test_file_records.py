@@ -86,3 +86,23 @@ def test_a_range_lost_without_release_lets_go_of_its_segment(open_log: OpenLog) 
     del region
     gc.collect()
     assert segment._readers == 0
+
+
+def test_a_pinned_segment_swapped_out_by_the_cleaner_stays_readable(open_log: OpenLog) -> None:
+    from broker_sim.log.cleaner import clean
+    from tests.log.test_cleaner import COMPACT, MAP, fill, seal
+
+    log = open_log(COMPACT)
+    fill(log, 20_000, 200)
+    seal(log)
+    first = log.segments[0]
+    region = log.read(0, 1 << 20, zero_copy=True).records
+    assert isinstance(region, FileRecords) and region.segment is first
+    expected = region.read()
+    assert clean(log, 2_000_000, MAP) is not None
+    assert first not in log.segments and first.deleted  # swapped out while pinned
+    fd, position, size = region.file_region()  # type: ignore[misc]
+    assert os.pread(fd, size, position) == expected
+    assert not region.changed
+    region.release()
+    assert first._fd == -1
