@@ -11,7 +11,8 @@ What is measured, on 127.0.0.1, every broker its own OS process:
   the clock runs from the first ``produce()`` to the return of ``flush()`` (every record
   acknowledged). produce MB/s = value bytes / wall time.
 * **fetch**: a confluent-kafka ``Consumer`` assigned every partition from the beginning
-  (no group management, 16 MiB per fetch and per partition), drained with batch
+  (no group management, 16 MiB per fetch and per partition, prefetch queue limits out of
+  the way), drained with batch
   ``consume(num_messages=10000)`` calls (so the client is not the bottleneck); connected
   (metadata and watermarks) before the clock starts; the clock stops when the last
   record arrived. The count and value bytes must equal what was produced.
@@ -331,6 +332,10 @@ def fetch(bootstrap: str, topic: str, n: int, value_bytes: int, partitions: int,
         "receive.message.max.bytes": 128 << 20, "fetch.wait.max.ms": 100,
         "queued.max.messages.kbytes": 1 << 20, "statistics.interval.ms": 100,
         "stats_cb": stats, "socket.nagle.disable": True,
+        # librdkafka stops fetching a partition holding queued.min.messages (100,000) and
+        # waits fetch.queue.backoff.ms (1 s) before it looks again: with 1 KiB values the
+        # consume loop falls that far behind, and the consumer sat idle for a second.
+        "queued.min.messages": 10_000_000, "fetch.queue.backoff.ms": 5,
     })
     try:
         consumer.list_topics(topic, timeout=10)
