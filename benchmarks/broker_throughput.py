@@ -56,22 +56,25 @@ suites running, load average ~4):
   ``page_cache_pipe_buf_*`` under ``sendfile``, TCP transmit, and loopback softirqs that
   deliver to the consumer), 25% the interpreter (request decode, the index lookup, response
   encoding, the selector loop), 2% libc. librdkafka spends 0.7-0.9 CPU s/GB receiving and
-  parsing (0.2-0.3 for the socket client): the consumer, not the broker, sets the fetch
-  rate, which is why ``fetch_vs_socket`` sits at ~0.4 while ``raw_fetch_vs_socket`` is
-  ~0.5-0.7. With 64 MiB fetches librdkafka's cost rose to 2.2 s/GB in some runs
+  parsing (0.2-0.3 for the socket client; its process shares 0.9-1.4 cores with the
+  Python loop): the consumer, not the broker, sets the fetch rate, which is why
+  ``fetch_vs_socket`` sits at 0.44-0.49 while ``raw_fetch_vs_socket`` is 0.6-0.67
+  (medians of the last runs). With 64 MiB fetches librdkafka's cost rose to 2.2 s/GB in some runs
   (allocation of each response buffer above glibc's mmap threshold), hence 16 MiB.
 * **fetch, copying path** (``--override fetch.zero.copy.enable=false``, what TLS
   listeners do): 36% of the broker's samples are ``clear_page_erms`` (faulting in and
   zeroing a fresh buffer for every ``pread``), 17% ``memmove`` (the records copied into
   the response buffer), 19% copying to and from user space: ~0.7 CPU s/GB at the commit
   before zero-copy (184bf71), 0.2-0.3 with it.
-* **produce** (16 KiB, 1 partition, acks=1): ~1.0 broker CPU s/GB (1.5 at 184bf71): 41%
+* **produce** (16 KiB, 1 partition, acks=1): ~1.0-1.1 broker CPU s/GB (1.3-1.9 at
+  184bf71 in the same session); ``produce_vs_socket`` 0.19-0.23, below its 0.3 target: 41%
   ``copy_folio_from_iter_atomic`` (the ``pwrite`` into the page cache, unavoidable),
   17% interpreter, 5% ``memmove`` (the first up-to-256 KiB chunk of a request is received
   into a scratch buffer and moved into the frame's own buffer; the rest is received in
   place; before, every request was copied four times in Python), 2.6% CRC-32C. The
-  broker's share stays below one core: a connection's requests are handled one at a time
-  (the processor mutes it), each passing processor -> handler -> processor threads.
+  broker's share reaches ~0.9 of a core and no further: a connection's requests are
+  handled one at a time (the processor mutes it), each passing processor -> handler ->
+  processor threads under one GIL, and the socket server has no page cache to fill.
 * **acks=all** (3 brokers + controller on 2 cores, RF 3): ~4.7 broker CPU s/GB over the
   cluster, CPU-bound (share ~1.0-1.3). 58% kernel (page-cache writes on three replicas
   10%, receive copies 9%, loopback softirqs), 28% interpreter (three brokers' request
