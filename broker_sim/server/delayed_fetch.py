@@ -10,6 +10,12 @@ partition's key calls :meth:`try_complete`, which completes the fetch when
 * one of its partitions is no longer here (deleted topic, leadership moved away), or
   its fetch offset is no longer valid: the answer then carries that partition's error.
 
+A follower's fetch naming a partition this broker does not lead yet, or not yet in the
+follower's leader epoch (``await_metadata``: the follower applied the controller's newest
+image first, and this broker's metadata poll is a moment behind), waits too instead of
+being refused: the image's arrival checks the partition's key, and the fetch then goes on
+as any other. Refused, the follower would back off and miss the first records.
+
 Otherwise the timing wheel expires it at ``max_wait_ms`` and it answers with what there
 is. Either way the read happens once, in :meth:`on_complete`, so the response reflects
 the log at completion time. An idle consumer therefore costs the broker nothing but a
@@ -32,8 +38,9 @@ class DelayedFetch(DelayedOperation):
     def __init__(self, max_wait_ms: int, specs: list[FetchSpec], max_bytes: int, min_bytes: int,
                  is_follower: bool, replica_manager: ReplicaManager,
                  respond: Callable[[list[FetchResult]], None], read_committed: bool = False,
-                 zero_copy: bool = False) -> None:
+                 zero_copy: bool = False, await_metadata: bool = False) -> None:
         super().__init__(max_wait_ms)
+        self.await_metadata = await_metadata
         self.zero_copy = zero_copy
         self.read_committed = read_committed
         self.specs = specs
@@ -49,8 +56,12 @@ class DelayedFetch(DelayedOperation):
             try:
                 p = self.replica_manager.partition(spec.topic, spec.partition)
             except KafkaError:
+                if self.await_metadata:
+                    continue  # not here yet: the image that brings it checks this key
                 return self.force_complete()  # gone: answer with the error now
-            if not p.is_leader:
+            if not p.is_leader or spec.current_leader_epoch > p.leader_epoch:
+                if self.await_metadata:
+                    continue  # this broker's image is behind the follower's
                 return self.force_complete()  # leadership moved: answer NOT_LEADER now
             upper = p.log_end_offset if self.is_follower else p.high_watermark
             if spec.fetch_offset > upper or spec.fetch_offset < p.log_start_offset:

@@ -37,7 +37,12 @@ from ..controller.configs import NON_LOG_TOPIC_CONFIGS, broker_log_overrides, ef
 from ..controller.image import ClusterImage
 from ..log import LogConfig, LogManager
 from ..log.file_records import FileRecords
-from ..protocol.errors import KafkaError, UnknownTopicOrPartition
+from ..protocol.errors import (
+    KafkaError,
+    NotLeaderOrFollower,
+    UnknownLeaderEpoch,
+    UnknownTopicOrPartition,
+)
 from ..purgatory import DelayedOperationPurgatory
 from .delayed_delete_records import DelayedDeleteRecords, DeleteRecordsStatus
 from .delayed_fetch import DelayedFetch
@@ -260,12 +265,17 @@ class ReplicaManager:
         results = self.read(specs, max_bytes, is_follower, read_committed=committed,
                             zero_copy=zero_copy)
         available = sum(len(r.records) for r in results)
-        if max_wait_ms <= 0 or available >= min_bytes or any(r.error for r in results) or not specs:
+        errors = [r.error for r in results if r.error is not None]
+        # A follower ahead of this broker's metadata (it knows of the partition, or of this
+        # broker's leadership, first) waits for the image instead of being refused.
+        ahead = is_follower and bool(errors) and all(isinstance(
+            e, UnknownTopicOrPartition | NotLeaderOrFollower | UnknownLeaderEpoch) for e in errors)
+        if max_wait_ms <= 0 or available >= min_bytes or (errors and not ahead) or not specs:
             respond(results)
             return
         release_results(results)  # read again when the fetch completes
         op = DelayedFetch(max_wait_ms, specs, max_bytes, min_bytes, is_follower, self, respond,
-                          read_committed=committed, zero_copy=zero_copy)
+                          read_committed=committed, zero_copy=zero_copy, await_metadata=ahead)
         self.fetch_purgatory.try_complete_else_watch(op, [(s.topic, s.partition) for s in specs])
 
     # ---- DeleteRecords ------------------------------------------------------------------------
