@@ -30,8 +30,9 @@ the first append to a new log does one-time work on the leader and then on each 
 (the new leader epoch recorded in the epoch checkpoint — written without an fsync, which
 would add a millisecond or more per replica — and first-use costs in the broker; about
 1 ms more than a later append, measured on a single broker). A follower whose first fetch
-reached the leader before the leader had applied the image is refused and retries 10 ms
-later; a write that lands in that window waits for it (the occasional slower topic).
+reaches the leader before the leader has applied the image is not refused (it would back
+off 10 ms, and a write landing in that window would wait for it): its fetch waits at the
+leader until the image arrives there.
 
 **leader_change_vs_session_timeout** (target <= 1.2). A topic with one partition,
 replication factor 3, ``min.insync.replicas=2``, all in sync. The clock starts just
