@@ -144,7 +144,10 @@ class BatchSender:
         sequence = self.idempotence.reserve(TopicPartition(topic, partition), len(values))
         self.queues.setdefault(key, deque()).append(Chunk(keys, values, headers, sequence, size))
         self.queued_bytes += size
-        self._pump()
+        # Without waiting: write what the sockets did not take yet and settle the acks
+        # already here, so requests keep flowing while the task reads its next rows (else a
+        # request's unwritten tail and the next requests wait for the next blocking poll).
+        self._poll_once(0)
         while self.queued_bytes > MAX_QUEUED_BYTES:
             self._poll_once()
 
@@ -208,8 +211,8 @@ class BatchSender:
         except Exception as e:  # noqa: BLE001 - the next attempt reports what is still wrong
             log.debug("metadata refresh failed: %s", e)
 
-    def _poll_once(self) -> None:
-        """Wait a little for responses; settle each partition's finished head requests.
+    def _poll_once(self, timeout_ms: float = 100) -> None:
+        """Wait up to ``timeout_ms`` for responses; settle each partition's finished head requests.
 
         Responses are settled in sequence order. When the head fails, the partition's
         later requests are dropped (their answers are ignored) and everything from the
@@ -217,7 +220,7 @@ class BatchSender:
         a duplicate.
         """
         sync = self.sync
-        sync.client.poll(100, sync.now())
+        sync.client.poll(timeout_ms, sync.now())
         for key, flying in self.in_flight.items():
             while flying and flying[0][1].is_done:
                 chunk, future, first_try = flying.popleft()
