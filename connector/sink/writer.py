@@ -284,6 +284,11 @@ def write_batches(batches: Iterable[pa.RecordBatch], options: SinkOptions, spark
         if resolved is not None:
             return SinkCommitMessage(0, (), resolved, batch_id)
     sync = SyncClient(AdminConfig.coerce(client))
+    if options.topic is not None:
+        # Asked for in the client's first metadata request (sent for InitProducerId): else
+        # the first row waits for a second request, which the client holds back for
+        # retry.backoff.ms (100 ms) after the first.
+        sync.metadata.add_topics(options.topic)
     try:
         txn = None
         if options.exactly_once:
