@@ -62,8 +62,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import re
+import signal
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -524,15 +526,38 @@ def consume_group(args: argparse.Namespace) -> int:
             write(record)
             reader.printed(record)
 
+        # Ctrl-C ends the current round, not whatever the consumer is in the middle of (a
+        # KeyboardInterrupt inside its network I/O could leave a half-read response behind
+        # and the commit and LeaveGroup after it waiting out their timeouts); a second
+        # Ctrl-C interrupts at once
+        interrupted = threading.Event()
+
+        def on_sigint(signum: int, frame: Any) -> None:
+            if interrupted.is_set():
+                raise KeyboardInterrupt
+            interrupted.set()
+
+        previous = _install_sigint(on_sigint)
         try:
             # consumer.poll waits for records itself: no pause between rounds
             count = consume(reader.poll, emit, args.max, args.timeout_ms, SYSTEM_CLOCK,
-                            lambda ms: None, finished=lambda: reader.finished)
+                            lambda ms: None,
+                            finished=lambda: reader.finished or interrupted.is_set())
         except BaseException:
-            # Ctrl-C or a closed pipe: still commit what was printed, if the group lets us
+            # a second Ctrl-C or a closed pipe: still commit what was printed, if the group
+            # lets us
             with contextlib.suppress(Exception):
                 reader.commit()
             raise
+        finally:
+            _install_sigint(previous)
         reader.commit()
     print(f"consumed {count} records", file=sys.stderr)
-    return 0
+    return 130 if interrupted.is_set() else 0
+
+
+def _install_sigint(handler: Any) -> Any:
+    """Set the SIGINT handler (main thread only); the previous one, to put back."""
+    if handler is None or threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, handler)
