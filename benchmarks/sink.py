@@ -23,21 +23,31 @@ both alike; the fastest run of each counts. rows/s = rows / wall seconds; the ra
 pyq / Parquet (target >= 0.5). CPU seconds of Spark's JVM with its Python workers and of
 the three brokers are printed as figures.
 
-What bounds pyq here (measured on this 2-core machine, 2026-11-24): the target (>= 0.5)
-is **not met**; across 14 runs the ratio was 0.26-0.46 (most often 0.30-0.40). Parquet,
-once the JIT is warm, writes the million rows in 0.37-0.57 s; pyq takes 1.0-2.0 s. The
-Spark tasks spend ~0.4 s of CPU each in the writer (split, partition, encode, CRC, send)
-and wait for acknowledgements the rest of the time; the three brokers burn 0.6-1.9 CPU-s
-per run (it varies with the shared host's load more than anything else), about 70 % of it
-in the kernel, and ``perf record`` puts 44 % of all broker CPU in
-``copy_folio_from_iter_atomic``: copying the appended bytes into the page cache, which
-with replication factor 3 is 3 x 110 MB per run (Parquet writes one compressed copy).
-The same writer without Spark (``write_batches`` over 10,000-row Arrow batches, one
-task) reaches ~1 million rows/s; with Spark's JVM and two Python workers on the same two
-cores the brokers' copies have no spare core. Fewer broker threads
-(``num.network.threads=1``, ``num.io.threads=1`` or ``2``), 5 requests in flight per
-partition instead of 3, and glibc keeping large buffers on the heap
-(``MALLOC_MMAP_THRESHOLD_``) changed nothing beyond noise.
+What bounds pyq here (measured on this 2-core machine, shared with other sessions' test
+runs, 2026-11-25): the target (>= 0.5) is **not met** reliably. Before two fixes in the
+task's sender the ratio was 0.25-0.42 (pyq 1.07-2.4 s); after them four runs gave 0.468,
+0.395, 0.391 and 0.497 (pyq 0.86-1.02 s, Parquet 0.38-0.44 s once the JIT is warm). The
+two fixes: (1) the task's first metadata request did not name the topic, so its first rows
+waited for a second request that the client holds back ``retry.backoff.ms`` (cProfile of
+``write_batches`` outside Spark: 0.10 s of a 0.45-0.65 s task in ``await_topic``); (2)
+``BatchSender.send`` only put requests on the sockets and blocked for acks when 32 MiB was
+queued, so a request's unwritten tail and the next requests waited for that blocking poll:
+each task then waited 0.21-0.52 s for acks after its last row, now 0.015-0.10 s (it polls
+without waiting after each chunk). Now, per task (500,000 rows, 55 MB) inside Spark:
+~0.01 s to InitProducerId, 0.65-0.80 s reading and sending its rows, of which 0.02-0.08 s
+waiting for Spark's next Arrow batch and ~0.2 s of the worker's own CPU (split, murmur2,
+encode, CRC, socket writes; outside Spark cProfile gives encode 0.14 s, socket sends
+0.04 s, split and hash ~0.08 s), and the rest blocked on acks while the two cores run the
+JVM, the other task and the brokers; 0.015-0.025 s of acks after the last row; Spark's
+job adds ~0.12 s. Per run the brokers burn 0.5-0.6 CPU-s (4.5-5.5 CPU-s per GB the
+leaders append, the followers' copies included; earlier ``perf record`` put 44 % of broker
+CPU in ``copy_folio_from_iter_atomic``, copying the appended bytes into the page cache, 3 x
+110 MB per run), Spark 0.64-0.85 CPU-s: with the machine ~85 % busy during pyq's write,
+what is left is CPU. Outside Spark (one task, batches built beforehand) the writer now
+sends 500,000 rows in 0.29-0.37 s and waits 0.007 s for acks in all. Measured and changing
+nothing beyond noise: ``kafka.batch.size`` 1,000,000 instead of 900 KiB (smaller batches
+cost the brokers more: 256 KiB doubles their CPU per GB), 5 requests in flight per
+partition instead of 3; earlier also fewer broker threads and ``MALLOC_MMAP_THRESHOLD_``.
 
 Output: human-readable lines, then one JSON line (the last line)::
 
