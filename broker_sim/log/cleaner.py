@@ -57,8 +57,9 @@ from ..common import ShutdownableThread
 from ..protocol.records.batch_header import _HEADER, CRC_START, HEADER_SIZE, BatchHeader
 from ..protocol.records.compression import NONE, compress
 from ..protocol.records.reader import RecordIndex, records_section
-from .batch_scanner import scan
-from .log_loader import fsync_dir
+from .batch_scanner import batch_headers, scan
+from .log_loader import fsync_dir, segment_bases
+from .offset_index import INDEX_SUFFIX
 from .segment import LOG_SUFFIX, LogSegment, segment_name
 
 if TYPE_CHECKING:
@@ -68,7 +69,6 @@ log = logging.getLogger(__name__)
 
 CHECKPOINT = "cleaner-offset-checkpoint"
 CLEANING, SWAP, RANGE = "cleaning", "swap", "range"
-INDEX_SUFFIX = ".index"
 READ_CHUNK = 8 * 1024 * 1024
 ENTRY_BYTES = 24  # Kafka's accounting per offset-map entry (hash + offset)
 _CRC = struct.Struct(">I")
@@ -146,10 +146,11 @@ def cleanable(log: Log, now_ms: int) -> Cleanable | None:
 
 
 def _first_timestamp(log: Log, offset: int) -> int:
+    """The newest timestamp of the first batch at or after ``offset`` (one header read)."""
     for seg in log.segments:
         if seg.next_offset > offset:
-            for _pos, header in seg.headers()[:1]:
-                return header.max_timestamp
+            first = next(batch_headers(seg.read_at, 0, seg.size), None)
+            return -1 if first is None else first[1].max_timestamp
     return -1
 
 
@@ -349,11 +350,6 @@ def _rebuild(header: BatchHeader, records: bytes, count: int) -> bytes:
 
 
 # ---- the swap ------------------------------------------------------------------------------
-def _segment_bases(dir: Path) -> list[int]:
-    return sorted(int(p.stem) for p in dir.glob("*" + LOG_SUFFIX)
-                  if len(p.stem) == 20 and p.stem.isdigit())
-
-
 def _commit_swap(dir: Path, base: int, replaced_end: int) -> None:
     """Commit point, then finish: ``cleaning/`` -> ``swap/`` -> into place."""
     os.replace(dir / CLEANING, dir / SWAP)
@@ -367,7 +363,7 @@ def _finish_swap(dir: Path, base: int, replaced_end: int) -> None:
     swap = dir / SWAP
     stem = segment_name(base)
     new_log = swap / (stem + LOG_SUFFIX)
-    for old in _segment_bases(dir):
+    for old in segment_bases(dir):
         if base <= old < replaced_end and (old != base or new_log.exists()):
             (dir / (segment_name(old) + INDEX_SUFFIX)).unlink(missing_ok=True)
             (dir / (segment_name(old) + LOG_SUFFIX)).unlink(missing_ok=True)

@@ -90,6 +90,12 @@ def _remove_leftovers(dir: Path) -> None:
             p.unlink(missing_ok=True)  # a deletion interrupted between the two files
 
 
+def segment_bases(dir: Path) -> list[int]:
+    """Base offsets of the segment files in ``dir``, in order."""
+    return sorted(int(p.stem) for p in dir.glob("*" + LOG_SUFFIX)
+                  if len(p.stem) == 20 and p.stem.isdigit())
+
+
 def load_log(dir: Path, config: LogConfig, now_ms: int) -> LoadedLog:
     """Open (creating it if empty) and recover the log in ``dir``; see the module docstring."""
     state = read_log_state(dir)
@@ -97,7 +103,7 @@ def load_log(dir: Path, config: LogConfig, now_ms: int) -> LoadedLog:
 
     recover_swap(dir)
     _remove_leftovers(dir)
-    bases = sorted(int(p.stem) for p in dir.glob("*" + LOG_SUFFIX) if len(p.stem) == 20 and p.stem.isdigit())
+    bases = segment_bases(dir)
     interval = config.index_interval_bytes
     segments: list[LogSegment] = []
     try:
