@@ -15,6 +15,8 @@ True
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
+from typing import Any
 
 from .errors import MalformedFrame
 
@@ -37,18 +39,24 @@ class FrameDecoder:
     :meth:`direct_buffer` lets the caller receive the rest of it straight into that buffer: one copy from
     the kernel, none in Python.
 
+    ``allocate(n)`` makes such a buffer (default ``bytearray``, which zero-fills it first;
+    a caller that only reads its frames may pass an allocator that does not, such as a
+    ``memoryview`` of ``numpy.empty``: a 4 MiB fetch response then costs one pass over its
+    memory, by the kernel, instead of two).
+
     Owned by one thread (the connection's network processor or the client's I/O thread).
     """
 
     #: Frames at least this large are received into their own buffer.
     DIRECT_FRAME_BYTES = 64 * 1024
 
-    def __init__(self, max_frame_size: int) -> None:
+    def __init__(self, max_frame_size: int, allocate: Callable[[int], Any] = bytearray) -> None:
         self.max_frame_size = max_frame_size
+        self._allocate = allocate
         self._buf = bytearray()
         self._pos = 0
         self._need: int | None = None
-        self._frame: bytearray | None = None  # a large frame being filled in place
+        self._frame: Any = None  # a large frame being filled in place (from ``allocate``)
         self._filled = 0
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
@@ -77,7 +85,8 @@ class FrameDecoder:
     def buffered(self) -> int:
         return len(self._buf) - self._pos + self._filled
 
-    def next_frame(self) -> bytearray | None:
+    def next_frame(self) -> Any:
+        """The next whole frame (a ``bytearray``, or a large one from ``allocate``), or None."""
         frame = self._frame
         if frame is not None:
             if self._filled < len(frame):
@@ -102,7 +111,7 @@ class FrameDecoder:
         have = len(buf) - pos
         if have < need:
             if need >= self.DIRECT_FRAME_BYTES:  # receive the rest straight into its buffer
-                frame = bytearray(need)
+                frame = self._allocate(need)
                 frame[:have] = memoryview(buf)[pos:]
                 self._frame, self._filled = frame, have
                 del buf[:]

@@ -52,6 +52,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from broker_sim.protocol import api
 from broker_sim.protocol.api import APIS, ApiKey
 from broker_sim.protocol.errors import (
@@ -70,7 +72,10 @@ from .security import sasl_client, tls_context
 log = logging.getLogger(__name__)
 
 MAX_RESPONSE_SIZE = 1 << 30  # a fetch response is bounded by fetch.max.bytes anyway
-_RECV_SIZE = 1 << 20
+#: What one ``recv`` takes while no large frame is being filled: enough for many small
+#: responses at once, and little to copy when it turns out to be the start of a fetch
+#: response (the rest of which is received in place).
+_RECV_SIZE = FrameDecoder.DIRECT_FRAME_BYTES
 _UNSUPPORTED_VERSION = UnsupportedVersion.code.to_bytes(2, "big")
 _TLS_WRITE_SLICE = 256 * 1024
 _TLS_WAIT = (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError, InterruptedError)
@@ -115,7 +120,13 @@ def negotiate_versions(broker_api_keys: list[Any]) -> dict[int, int]:
     return versions
 
 
-def _decode(request: InFlightRequest, payload: bytes | bytearray) -> tuple[int, Any]:
+def _response_buffer(size: int) -> memoryview:
+    """A large response's buffer, not zero-filled: responses are only read, and the kernel
+    writes every byte of it (``recv_into``) before anything reads it."""
+    return memoryview(np.empty(size, np.uint8))
+
+
+def _decode(request: InFlightRequest, payload: bytes | bytearray | memoryview) -> tuple[int, Any]:
     if request.api_key == ApiKey.API_VERSIONS and payload[4:6] == _UNSUPPORTED_VERSION:
         # KIP-511: the broker answered a version it does not know in a v0 body.
         return api.decode_response(ApiKey.API_VERSIONS, 0, payload)
@@ -135,7 +146,7 @@ class BrokerConnection:
         self.api_versions: dict[int, int] = {}
         self.in_flight: deque[InFlightRequest] = deque()
         self._unsent: deque[tuple[memoryview, InFlightRequest | None]] = deque()
-        self._decoder = FrameDecoder(MAX_RESPONSE_SIZE)
+        self._decoder = FrameDecoder(MAX_RESPONSE_SIZE, _response_buffer)
         self._next_correlation_id = 0
         self._received_any = False
         #: What the TLS handshake waits for (selector events), while HANDSHAKING.
@@ -401,28 +412,50 @@ class BrokerConnection:
         return done
 
     def receive(self) -> list[tuple[InFlightRequest, Any]]:
-        """Read what has arrived; complete each whole response's future and return them."""
+        """Read what has arrived; complete each whole response's future and return them.
+
+        Whole frames are taken out as they complete, so a large response (a fetch) gets a
+        buffer of its own as soon as its size is known and the rest of it is received
+        straight into that buffer (``recv_into``): one copy, by the kernel.
+        """
         sock = self.sock
         assert sock is not None
         tls = self.config.uses_tls
+        decoder = self._decoder
+        frames: list[bytearray] = []
+        error: MalformedFrame | None = None
         eof = False
         try:
             while True:
-                chunk = sock.recv(_RECV_SIZE)
-                if not chunk:
-                    eof = True  # answer what arrived first: it may say why (a failed login)
-                    break
-                if not self._received_any:
-                    self._received_any = True
-                    if not tls and chunk[:2] in _TLS_RECORD_STARTS:
-                        self.close(AuthenticationError(
-                            f"broker {self.node_id} ({self.host}:{self.port}) answered with TLS: "
-                            f"it is a TLS listener, but security.protocol is "
-                            f"{self.config.security_protocol}"))
-                        return []
-                self._decoder.feed(chunk)
-                if len(chunk) < _RECV_SIZE and not tls:
+                direct = decoder.direct_buffer()
+                if direct is not None:
+                    received = sock.recv_into(direct)
+                    if not received:
+                        eof = True
+                        break
+                    decoder.advance(received)
+                    drained = received < len(direct)
+                else:
+                    chunk = sock.recv(_RECV_SIZE)
+                    if not chunk:
+                        eof = True  # answer what arrived first: it may say why (a failed login)
+                        break
+                    if not self._received_any:
+                        self._received_any = True
+                        if not tls and chunk[:2] in _TLS_RECORD_STARTS:
+                            self.close(AuthenticationError(
+                                f"broker {self.node_id} ({self.host}:{self.port}) answered with TLS: "
+                                f"it is a TLS listener, but security.protocol is "
+                                f"{self.config.security_protocol}"))
+                            return []
+                    decoder.feed(chunk)
+                    drained = len(chunk) < _RECV_SIZE
+                while (payload := decoder.next_frame()) is not None:
+                    frames.append(payload)
+                if drained and not tls:
                     break  # TLS hands out one record at a time: read until it wants more
+        except MalformedFrame as e:
+            error = e
         except _TLS_WAIT:
             pass
         except (ssl.SSLZeroReturnError, ssl.SSLEOFError):  # closed, with or without close_notify
@@ -431,9 +464,8 @@ class BrokerConnection:
             self.close(self._io_error("read from", e))
             return []
         out = []
-        error: MalformedFrame | None = None
         try:
-            while (payload := self._decoder.next_frame()) is not None:
+            for payload in frames:
                 if not self.in_flight:
                     raise MalformedFrame("response with no request in flight")
                 request = self.in_flight[0]  # popped only once decoded: close() fails it
@@ -502,7 +534,7 @@ class BrokerConnection:
         self.api_versions = {}
         self._received_any = False
         self.handshake_events = selectors.EVENT_WRITE
-        self._decoder = FrameDecoder(MAX_RESPONSE_SIZE)
+        self._decoder = FrameDecoder(MAX_RESPONSE_SIZE, _response_buffer)
         pending = list(self.in_flight) + [r for _, r in self._unsent if r is not None]
         self.in_flight.clear()
         self._unsent.clear()
