@@ -123,7 +123,7 @@ def negotiate_versions(broker_api_keys: list[Any]) -> dict[int, int]:
 def _response_buffer(size: int) -> memoryview:
     """A large response's buffer, not zero-filled: responses are only read, and the kernel
     writes every byte of it (``recv_into``) before anything reads it."""
-    return memoryview(np.empty(size, np.uint8))
+    return np.empty(size, np.uint8).data
 
 
 def _decode(request: InFlightRequest, payload: bytes | bytearray | memoryview) -> tuple[int, Any]:
