@@ -13,9 +13,14 @@ retention deletes the segment, the log cleaner swaps it out (``Log.replace_segme
 or a roll closes it meanwhile: an unlinked or replaced file's bytes stay readable
 through an open descriptor. The one mutation that changes bytes in place is truncation
 (a follower cutting a divergent tail, which may then append different batches at the same
-positions); it bumps the segment's generation, and :attr:`changed` tells the sender, which
-closes the connection rather than finish a response whose bytes may mix old and new
-(Kafka does the same when a file shrinks under ``FileRecords.writeTo``).
+positions); it bumps the segment's generation, and so does a truncation that removes the
+segment whole (its records' offsets will be reused). A truncation never changes a file
+in place (``LogSegment.truncate_to`` writes a new one), so the bytes a range was read
+from stay as they were, including those already handed to a socket; and
+:meth:`sendfile` refuses to send more once the generation moved: the sender gets
+ExternalBytesChanged and closes the connection, whose client has then received a prefix
+of the response as it was read, never a byte written after (Kafka only notices a file
+that shrank under ``FileRecords.writeTo``).
 
 Ownership: whoever holds a FileRecords releases it exactly once (the processor when
 the bytes are out or the connection closed; the handler if the response is never
@@ -29,7 +34,7 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
-from ..protocol.primitives import ExternalBytes
+from ..protocol.primitives import ExternalBytes, ExternalBytesChanged
 
 if TYPE_CHECKING:
     from .segment import LogSegment
@@ -79,6 +84,13 @@ class FileRecords(ExternalBytes):
 
     def file_region(self) -> tuple[int, int, int] | None:
         return None if self._released else (self.fd, self.position, self.size)
+
+    def sendfile(self, out_fd: int, offset: int, count: int) -> int:
+        """``os.sendfile`` from ``offset`` into the range; ExternalBytesChanged once the
+        segment was truncated since the read (or the range released)."""
+        if self._released or self.changed:
+            raise ExternalBytesChanged(f"{self!r}: the segment was truncated since the read")
+        return os.sendfile(out_fd, self.fd, self.position + offset, min(count, self.size - offset))
 
     def release(self) -> None:
         """Give the segment's reader guard back (idempotent)."""

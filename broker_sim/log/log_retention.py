@@ -85,7 +85,7 @@ class LogTruncation:
             try:
                 self._view = LogView.of(keep, view.log_start_offset)
                 for seg in removed:
-                    seg.delete()
+                    seg.delete(truncated=True)
                 keep[-1].truncate_to(offset)
                 self._leo = keep[-1].next_offset
             except OSError as e:
@@ -108,7 +108,7 @@ class LogTruncation:
             try:
                 old = self._view.segments
                 for seg in old:
-                    seg.delete()
+                    seg.delete(truncated=True)
                 new = LogSegment(self.dir, offset, self.config.index_interval_bytes, self.clock.wall_ms())
                 self._view = LogView((offset,), (new,), offset)
                 self._leo = offset

@@ -87,7 +87,16 @@ class LogSegment:
     * a zero-copy read (:meth:`read_region`) hands its reader guard to the
       :class:`~.file_records.FileRecords` it returns, which keeps it until the bytes are
       sent (``os.sendfile``) and it is released: the descriptor outlives a deletion or a
-      close meanwhile, and the generation it carries tells a truncation since the read.
+      close meanwhile, and the generation it carries tells a truncation since the read
+      (also one that removes the segment whole, ``delete(truncated=True)``: its offsets
+      will be reused by other records);
+    * a file that ``sendfile`` has read from is never changed in place again, because the
+      bytes are not copied when ``sendfile`` returns: queued socket buffers (on loopback,
+      even the peer's receive queue) keep referring to the page cache, and a truncation
+      zeroes the rest of the (possibly large) folio that holds its new end, which later
+      appends then fill. So :meth:`truncate_to` copies the kept bytes into a new file and
+      renames it over the old one; the old descriptor stays open for the readers that hold
+      it (``_retired``, closed when the last reader is done).
     """
 
     def __init__(
@@ -123,6 +132,7 @@ class LogSegment:
         # on a thread that is inside one of these sections (allocating an exception).
         self._lock = threading.RLock()
         self._readers = 0
+        self._retired: list[int] = []  # descriptors of replaced files, closed with no reader left
         self._closing = False
         self.deleted = False
 
@@ -140,9 +150,15 @@ class LogSegment:
     def _release(self) -> None:
         with self._lock:
             self._readers -= 1
-            if self._readers == 0 and self._closing and self._fd >= 0:
-                os.close(self._fd)
-                self._fd = -1
+            if self._readers == 0:
+                self._close_retired()
+                if self._closing and self._fd >= 0:
+                    os.close(self._fd)
+                    self._fd = -1
+
+    def _close_retired(self) -> None:
+        while self._retired:
+            os.close(self._retired.pop())
 
     # ----------------------------------------------------------------- queries
 
@@ -556,7 +572,7 @@ class LogSegment:
         self._gen += 1
         try:
             self._size = pos  # readers stop seeing the tail first
-            os.ftruncate(self._fd, pos)
+            self._replace_file(pos)
             self.index.truncate_to(base)
             self._next_offset = None
             self._max_timestamp = None
@@ -566,6 +582,36 @@ class LogSegment:
         finally:
             self._gen += 1
         return removed
+
+    def _replace_file(self, size: int) -> None:
+        """Make the ``.log`` file a new one holding the first ``size`` bytes (crash-safe:
+        written and synced as ``*.log.tmp``, which a log load deletes, then renamed over),
+        leaving the old file's bytes as they are for sends in flight (see the class)."""
+        tmp = self.log_path.with_name(self.log_path.name + ".tmp")
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            copied = 0
+            while copied < size:
+                n = os.copy_file_range(self._fd, fd, size - copied, copied, copied)
+                if n == 0:
+                    raise OSError(f"{self.log_path} ended at {copied} bytes, not {size}")
+                copied += n
+            os.fsync(fd)
+            os.replace(tmp, self.log_path)
+        except BaseException:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise
+        dir_fd = os.open(self.dir, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+        with self._lock:
+            old, self._fd = self._fd, fd
+            self._retired.append(old)
+            if self._readers == 0:
+                self._close_retired()
 
     def flush(self) -> None:
         """fsync the .log file and write + fsync the index."""
@@ -580,6 +626,7 @@ class LogSegment:
             if self._readers == 0 and self._fd >= 0:
                 os.close(self._fd)
                 self._fd = -1
+                self._close_retired()
 
     def close(self) -> None:
         """Write the index and close both files (the .log once in-flight reads finish)."""
@@ -590,8 +637,13 @@ class LogSegment:
         finally:
             self._close_fd()
 
-    def delete(self) -> None:
-        """Unlink both files now; the descriptor closes when the last reader finishes."""
+    def delete(self, truncated: bool = False) -> None:
+        """Unlink both files now; the descriptor closes when the last reader finishes.
+
+        ``truncated``: the log is cutting these records off (their offsets will be reused),
+        so ranges still pinned here count as changed (see the class)."""
+        if truncated:
+            self._gen += 2
         self.deleted = True
         self.index.delete()
         self._close_fd()

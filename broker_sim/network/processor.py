@@ -33,10 +33,11 @@ non-blocking socket, resumed from where it stopped when the socket is writable a
 a consumer with a small receive window holds only its own connection, never the
 processor. Each range pins its segment (the reader guard) until its last byte is out or
 the connection closes, so retention, a roll or the cleaner's swap cannot pull the file
-from under a transfer; a truncation can, and is detected (the range's last byte is held
-back until the file is known unchanged) by closing the connection instead of finishing a
-response with wrong bytes. TLS connections get the copying path: the handlers never
-give them file ranges, and a range that reaches one anyway is read into memory here.
+from under a transfer; a truncation can, and once one has begun every further
+``sendfile`` of the range is refused (:meth:`ExternalBytes.sendfile`): the connection is
+closed, its client having received a prefix of the response as it was read, never a
+byte written after. TLS connections get the copying path: the handlers never give them
+file ranges, and a range that reaches one anyway is read into memory here.
 Large request frames (produce) are received straight into a buffer of their own
 (:meth:`FrameDecoder.direct_buffer`), which the log then writes as is.
 
@@ -77,7 +78,7 @@ from ..protocol import api
 from ..protocol.errors import MalformedFrame, UnsupportedVersion
 from ..protocol.framing import FrameDecoder, FrameTooLarge
 from ..protocol.header import API_VERSIONS_KEY, RequestHeader
-from ..protocol.primitives import ExternalBytes
+from ..protocol.primitives import ExternalBytes, ExternalBytesChanged
 from ..protocol.schema import Data
 from ..security.principal import from_certificate
 from .connection_quotas import ConnectionQuotas
@@ -462,8 +463,7 @@ class Processor(ShutdownableThread):
             while conn.part < len(parts):
                 part = parts[conn.part]
                 if isinstance(part, ExternalBytes):
-                    if not self._send_file(conn, part):
-                        break
+                    self._send_file(conn, part)  # whole, or BlockingIOError: wait for writable
                 else:
                     limit = _TLS_WRITE_SLICE if conn.tls else len(part)
                     while conn.out_pos < len(part):
@@ -498,33 +498,25 @@ class Processor(ShutdownableThread):
         self._unmute(conn)
 
     @staticmethod
-    def _send_file(conn: Connection, part: ExternalBytes) -> bool:
-        """``sendfile`` a file range from ``conn.out_pos`` on; True once all of it is out,
-        False when the socket is full (BlockingIOError: resumed when writable).
+    def _send_file(conn: Connection, part: ExternalBytes) -> None:
+        """``sendfile`` a file range from ``conn.out_pos`` to its end (BlockingIOError when
+        the socket is full: resumed from there when writable).
 
-        The range's last byte is held back and sent only after checking that the file did
-        not change under the transfer (a truncation while a range is pinned): bytes in the
-        socket cannot be taken back, but a response missing its last byte is never a whole
-        one, so a changed file costs the client a closed connection, never wrong bytes.
+        A range whose file was truncated since the read is refused before a byte of it
+        moves (``part.sendfile`` raises ExternalBytesChanged): bytes in the socket cannot
+        be taken back, so a changed file costs the client a closed connection after a
+        prefix of the response as it was read, never wrong bytes.
         """
-        region = part.file_region()
-        if region is None:
-            raise _FileChanged("a file range of the response was released before it was sent")
-        fd, position, size = region
+        size = len(part)
         sock_fd = conn.sock.fileno()
-        while conn.out_pos < size - 1:
-            n = os.sendfile(sock_fd, fd, position + conn.out_pos, size - 1 - conn.out_pos)
-            if n == 0 or part.changed:
-                raise _FileChanged("the segment file was truncated under a zero-copy fetch")
-            conn.out_pos += n
-        if conn.out_pos < size:
-            last = os.pread(fd, 1, position + size - 1)
-            if len(last) != 1 or part.changed:
-                raise _FileChanged("the segment file was truncated under a zero-copy fetch")
-            if conn.sock.send(last) == 0:
-                return False
-            conn.out_pos += 1
-        return True
+        try:
+            while conn.out_pos < size:
+                n = part.sendfile(sock_fd, conn.out_pos, size - conn.out_pos)
+                if n == 0:  # the file ends before the range: it changed
+                    raise _FileChanged("the segment file is shorter than its range")
+                conn.out_pos += n
+        except ExternalBytesChanged as e:
+            raise _FileChanged(f"the segment file was truncated under a zero-copy fetch ({e})") from e
 
     @staticmethod
     def _release_parts(parts: list[Any]) -> None:

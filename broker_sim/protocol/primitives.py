@@ -18,6 +18,7 @@ fault and must close only that connection.
 
 from __future__ import annotations
 
+import os
 import struct
 import uuid
 from typing import Any
@@ -168,6 +169,10 @@ class _String(Type):
             raise MalformedFrame("string is not UTF-8") from e
 
 
+class ExternalBytesChanged(Exception):
+    """The bytes of an :class:`ExternalBytes` changed (or went) before all were sent."""
+
+
 class ExternalBytes:
     """Bytes that live outside the process's memory (a region of a file), for a zero-copy
     response: the encoder writes their length and leaves a *splice point* where the
@@ -193,9 +198,18 @@ class ExternalBytes:
 
     @property
     def changed(self) -> bool:
-        """True once the bytes at :meth:`file_region` may no longer be the ones meant (a
-        sender checks after each transfer and gives the connection up if so)."""
+        """True once the bytes at :meth:`file_region` may no longer be the ones meant."""
         return False
+
+    def sendfile(self, out_fd: int, offset: int, count: int) -> int:
+        """``os.sendfile`` at most ``count`` of these bytes, from ``offset`` into them, to
+        ``out_fd``; returns how many went (BlockingIOError: none, the socket is full).
+        Raises ExternalBytesChanged instead, once :attr:`changed` (or released)."""
+        region = self.file_region()
+        if region is None or self.changed:
+            raise ExternalBytesChanged(f"{self!r} changed or was released before it was sent")
+        fd, position, size = region
+        return os.sendfile(out_fd, fd, position + offset, min(count, size - offset))
 
     def release(self) -> None:
         """Called once the bytes are sent or will never be (idempotent)."""

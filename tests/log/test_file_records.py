@@ -7,6 +7,8 @@ import os
 import random
 from collections.abc import Callable
 
+import pytest
+
 from broker_sim.log import Log, LogConfig
 from broker_sim.log.file_records import FileRecords
 
@@ -73,6 +75,43 @@ def test_truncation_under_a_pinned_range_is_seen(open_log: OpenLog) -> None:
     log.truncate_to(8)
     assert region.changed
     region.release()
+
+
+def test_truncation_and_new_appends_leave_a_pinned_ranges_bytes_as_read(open_log: OpenLog) -> None:
+    """Bytes already given to ``sendfile`` are not copied yet (socket buffers refer to the
+    page cache), so a truncation must not change the file a range was read from: the
+    range's bytes stay the original ones while the log serves the new records, and the
+    range refuses to be sent any further."""
+    from broker_sim.protocol.primitives import ExternalBytesChanged
+
+    log = open_log()
+    _fill(log, 40, seed=6)
+    log.high_watermark = log.log_end_offset
+    region = log.read(0, 1 << 20, zero_copy=True).records
+    assert isinstance(region, FileRecords) and len(log.segments) == 1
+    expected = region.read()
+    cut = log.read(log.log_end_offset // 2, 1).first_offset
+    assert log.truncate_to(cut)
+    _fill(log, 40, seed=7)  # other records at the same offsets and file positions
+    log.high_watermark = log.log_end_offset
+    assert region.changed
+    fd, position, size = region.file_region()  # type: ignore[misc]
+    assert os.pread(fd, size, position) == expected
+    r, w = os.pipe()
+    try:
+        with pytest.raises(ExternalBytesChanged):
+            region.sendfile(w, 0, size)
+    finally:
+        os.close(r)
+        os.close(w)
+    from broker_sim.protocol.records.batch_header import iter_batches
+
+    at = next(pos for pos, h in iter_batches(expected) if h.base_offset == cut)
+    now = log.read(0, 1 << 20).records  # the log itself: the kept batches, then the new ones
+    assert now[:at] == expected[:at] and now[at:at + 64] != expected[at:at + 64]
+    region.release()
+    assert log.segments[0]._retired == []  # the old file closed with its last reader
+    assert not (log.dir / f"{0:020d}.log.tmp").exists()
 
 
 def test_a_range_lost_without_release_lets_go_of_its_segment(open_log: OpenLog) -> None:

@@ -226,6 +226,100 @@ def test_a_slow_consumer_does_not_hold_up_other_connections(big_log_broker: Any)
             s.close()
 
 
+# ---- truncation under an in-flight transfer ------------------------------------------------------
+
+def _values(records: bytes) -> list[tuple[int, bytes | None]]:
+    from broker_sim.protocol.records.reader import iter_records
+
+    return [(r.offset, r.value) for r in iter_records(records)]
+
+
+def _produced(seeds: range, records: int, value_size: int, first: int) -> list[tuple[int, bytes | None]]:
+    """(offset, value) of the records of ``_batch(records, value_size, seed)`` for each seed,
+    appended from offset ``first``."""
+    values = [bytes([(seed + i) % 251]) * value_size for seed in seeds for i in range(records)]
+    return [(first + n, v) for n, v in enumerate(values)]
+
+
+def _read_until_closed(sock: socket.socket, at_most: int) -> bytes:
+    """What the broker sends until it closes the connection, or ``at_most`` bytes."""
+    got = bytearray()
+    while len(got) < at_most:
+        try:
+            chunk = sock.recv(1 << 20)
+        except ConnectionResetError:
+            return bytes(got)
+        if not chunk:
+            return bytes(got)
+        got += chunk
+    return bytes(got)
+
+
+@pytest.mark.parametrize("where", ["inside", "below"])
+def test_truncation_under_a_stalled_sendfile_closes_only_that_connection(
+        where: str, tmp_path: Path) -> None:
+    """A follower-style ``Log.truncate_to`` under a consumer's half-sent response, then new
+    records at the truncated offsets: that consumer is disconnected having received only
+    bytes of the original response (never a new record); the processor it shares with
+    everyone keeps serving; a fetch after reconnecting returns what is left.
+
+    ``inside``: the range is cut in place (its segment truncated, the new records written
+    over the same file positions). ``below``: the truncation point is in an earlier
+    segment, so the range's whole segment goes. The broker runs in this process: the
+    truncation is the broker's own log call, as its replica fetcher makes it."""
+    from broker_sim.log import LogConfig
+    from broker_sim.server import Broker, BrokerConfig
+
+    config = BrokerConfig(broker_id=0, port=0, data_dir=tmp_path / "b", num_network_threads=1,
+                          log=LogConfig(segment_bytes=12 << 20), log_cleaner_enable=False)
+    with Broker(config) as broker:
+        create_topic(broker.port, "cut", partitions=1)
+        _produce(broker.port, "cut", 0, [_batch(16, 64 * 1024 - 200, i) for i in range(20)])  # ~1 MiB each
+        log = broker.replica_manager.partition("cut", 0).log
+        assert len(log.segments) == 2
+        second = log.segments[1].base_offset
+        fetch_from, cut = (0, 32) if where == "inside" else (second, second - 48)
+        body = fetch_body("cut", 0, fetch_from, max_bytes=64 << 20)
+        with socket.create_connection(("127.0.0.1", broker.port), timeout=15) as s:
+            expected = _fetch_raw(s, 42, body)  # the whole response, before anything moves
+        assert len(expected) > 6 << 20  # more than the socket buffers hold
+
+        slow = _slow_socket(broker.port)
+        try:
+            slow.sendall(api.encode_request(ApiKey.FETCH, FETCH_VERSION, 42, "slow", body))
+            head = read_exact(slow, 64 * 1024)  # the response has started, and is stuck
+            time.sleep(0.3)  # the processor's sendfile fills the socket and waits for writable
+            assert log.truncate_to(cut)
+            _produce(broker.port, "cut", 0, [_batch(16, 64 * 1024 - 200, 1000 + i) for i in range(12)])
+            new_records = _produced(range(1000, 1012), 16, 64 * 1024 - 200, first=cut)
+
+            # (b) the same (only) processor serves another connection meanwhile
+            with socket.create_connection(("127.0.0.1", broker.port), timeout=15) as other:
+                got = _values(_records(_fetch_raw(other, 7, fetch_body("cut", 0, cut, max_bytes=64 << 20)), 7))
+            assert got == new_records[:len(got)] and len(got) >= 16
+
+            # (a) the stalled connection is closed, having received a prefix of the original
+            received = bytes(head) + _read_until_closed(slow, len(expected) - len(head))
+        finally:
+            slow.close()
+        assert len(received) < len(expected)
+        assert received == expected[:len(received)]
+
+        # (c) after reconnecting, a fetch returns exactly the records that remain
+        remaining = _produced(range(20), 16, 64 * 1024 - 200, first=0)[:cut] + new_records
+        seen: list[tuple[int, bytes | None]] = []
+        with socket.create_connection(("127.0.0.1", broker.port), timeout=15) as again:
+            cid = 0
+            while len(seen) < len(remaining):
+                cid += 1
+                records = _records(_fetch_raw(again, cid, fetch_body("cut", 0, len(seen), max_bytes=64 << 20)), cid)
+                batch = [r for r in _values(records) if r[0] >= len(seen)]
+                assert batch, len(seen)
+                seen += batch
+        assert seen == remaining
+        assert log.log_end_offset == len(remaining)
+
+
 # ---- golden comparison with real consumers ------------------------------------------------------
 
 class RecordingProxy:
