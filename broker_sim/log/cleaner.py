@@ -35,7 +35,8 @@ leaves gaps, which readers skip). Kafka's cleaner, step by step:
 
 :class:`LogCleaner` runs ``log.cleaner.threads`` threads; each picks the due log with the
 highest dirty ratio (a log is cleaned by one thread at a time), cleans it, and otherwise
-sleeps ``log.cleaner.backoff.ms``.
+sleeps ``log.cleaner.backoff.ms``. Stopping it abandons a clean in progress within one
+batch's work (:class:`CleanAborted`), so a broker stops promptly however large the log.
 """
 
 from __future__ import annotations
@@ -73,6 +74,14 @@ READ_CHUNK = 8 * 1024 * 1024
 ENTRY_BYTES = 24  # Kafka's accounting per offset-map entry (hash + offset)
 _CRC = struct.Struct(">I")
 _NO_RECORDS = RecordIndex(b"", BatchHeader(0, 0, 0, 2, 0, 0, -1, 0, 0, -1, -1, -1, 0))
+
+
+class CleanAborted(Exception):
+    """A clean was told to stop (the cleaner is stopping) and abandoned its pass."""
+
+
+def _never() -> bool:
+    return False
 
 
 @dataclass
@@ -163,11 +172,14 @@ class _Batch:
     index: RecordIndex
 
 
-def _read(seg: LogSegment) -> list[_Batch]:
-    """Every batch of a closed segment, its records indexed (reading in large chunks)."""
+def _read(seg: LogSegment, should_stop: Callable[[], bool]) -> list[_Batch]:
+    """Every batch of a closed segment, its records indexed (reading in large chunks);
+    CleanAborted as soon as ``should_stop()`` (checked before each batch)."""
     out = []
     for _pos, chunk, off, size in scan(seg.read_at, 0, seg.size, HEADER_SIZE, READ_CHUNK,
                                        whole=True):
+        if should_stop():
+            raise CleanAborted(f"stopped reading segment {seg.base_offset}")
         raw = memoryview(chunk)[off:off + size]
         header = BatchHeader.parse(raw)
         if header.is_control:
@@ -193,14 +205,15 @@ class _Aborted:
 
 # ---- the clean ---------------------------------------------------------------------------
 def build_offset_map(log: Log, first_dirty: int, end: int, max_entries: int, aborted: _Aborted,
-                     parsed: dict[int, list[_Batch]]) -> tuple[dict[bytes | None, int], int]:
+                     parsed: dict[int, list[_Batch]],
+                     should_stop: Callable[[], bool]) -> tuple[dict[bytes | None, int], int]:
     """Key -> last offset over the dirty segments; returns the map and where it stops
     (``parsed`` keeps each segment read, by base offset, for the rewrite)."""
     offsets: dict[bytes | None, int] = {}
     segments = [s for s in log.segments[:-1] if first_dirty <= s.base_offset < end
                 or s.base_offset < first_dirty < s.next_offset]
     for i, seg in enumerate(segments):
-        batches = parsed[seg.base_offset] = _read(seg)
+        batches = parsed[seg.base_offset] = _read(seg, should_stop)
         before = dict(offsets) if len(offsets) > max_entries // 2 else None
         for b in batches:
             h = b.header
@@ -224,8 +237,15 @@ def build_offset_map(log: Log, first_dirty: int, end: int, max_entries: int, abo
     return offsets, end
 
 
-def clean(log: Log, now_ms: int, max_entries: int, range_: Cleanable | None = None) -> CleanStats | None:
-    """Clean ``log`` once if it has a cleanable range; the stats of what was done."""
+def clean(log: Log, now_ms: int, max_entries: int, range_: Cleanable | None = None,
+          should_stop: Callable[[], bool] = _never) -> CleanStats | None:
+    """Clean ``log`` once if it has a cleanable range; the stats of what was done.
+
+    ``should_stop`` is polled before each batch read or rewritten; once it returns True
+    the pass is abandoned with CleanAborted: the group being rewritten is dropped with its
+    ``cleaning/`` files before its swap (a swap, once committed, is finished), groups
+    swapped already stay (each is a whole clean of its segments) and the checkpoint is
+    not moved, so the next pass starts where this one did."""
     t0 = time.monotonic()
     range_ = range_ or cleanable(log, now_ms)
     if range_ is None:
@@ -233,13 +253,14 @@ def clean(log: Log, now_ms: int, max_entries: int, range_: Cleanable | None = No
     aborted = _Aborted(log, range_.end)
     parsed: dict[int, list[_Batch]] = {}
     offsets, end = build_offset_map(log, range_.first_dirty, range_.end, max_entries, aborted,
-                                    parsed)
+                                    parsed, should_stop)
     stats = CleanStats(range_.first_dirty, end)
     horizon = now_ms - log.config.delete_retention_ms
     groups = _groups(log, end)
     kept_in_txn: dict[int, bool] = {}
     for group in groups:
-        if not _clean_group(log, group, offsets, aborted, horizon, kept_in_txn, stats, parsed):
+        if not _clean_group(log, group, offsets, aborted, horizon, kept_in_txn, stats, parsed,
+                            should_stop):
             break  # the log changed under the clean (retention, truncation): next time
     write_checkpoint(log.dir, end)
     stats.seconds = time.monotonic() - t0
@@ -264,7 +285,7 @@ def _groups(log: Log, end: int) -> list[list[LogSegment]]:
 
 def _clean_group(log: Log, group: list[LogSegment], offsets: dict[bytes | None, int],
                  aborted: _Aborted, horizon: int, kept_in_txn: dict[int, bool], stats: CleanStats,
-                 parsed: dict[int, list[_Batch]]) -> bool:
+                 parsed: dict[int, list[_Batch]], should_stop: Callable[[], bool]) -> bool:
     base = group[0].base_offset
     replaced_end = group[-1].next_offset
     work = log.dir / CLEANING
@@ -278,7 +299,9 @@ def _clean_group(log: Log, group: list[LogSegment], offsets: dict[bytes | None, 
             out = bytearray()
             last = -1
             batches = parsed.pop(seg.base_offset, None)
-            for b in _read(seg) if batches is None else batches:
+            for b in _read(seg, should_stop) if batches is None else batches:
+                if should_stop():
+                    raise CleanAborted(f"stopped rewriting segment {seg.base_offset}")
                 stats.bytes_read += len(b.raw)
                 kept = _clean_batch(b, offsets, aborted, expired, kept_in_txn, stats)
                 if kept is not None:
@@ -296,6 +319,8 @@ def _clean_group(log: Log, group: list[LogSegment], offsets: dict[bytes | None, 
         cleaned.close()
         (work / RANGE).write_text(f"{base} {replaced_end}\n")
         fsync_dir(work)
+        if should_stop():  # the last moment to abandon: the swap below is finished once begun
+            raise CleanAborted(f"stopped before swapping in segment {base}")
     except BaseException:
         cleaned.close()
         shutil.rmtree(work, ignore_errors=True)
@@ -399,6 +424,15 @@ class LogCleaner:
     (it reads closed segments only, through their reader guard) and swaps the result in
     under the log's lock (:meth:`Log.replace_segments`). ``clean_now`` runs one pass on
     the caller's thread (tests and the benchmark).
+
+    Stopping: :meth:`stop` (any thread) sets ``_stopping`` first, and every clean polls
+    it before each batch it reads or rewrites and once more before each swap; a clean
+    that sees it raises CleanAborted after deleting its ``cleaning/`` files, never having
+    begun a swap (see :func:`clean`), and its thread ends. So ``stop`` returns within
+    about one batch's work, not a whole pass (a broker must stop within ~1 s of SIGTERM),
+    and the log is as it was, except for groups of segments that pass had already
+    swapped in whole; the checkpoint stays, so the next start cleans from the same place.
+    A stopped cleaner stays stopped: ``clean_once``/``clean_now`` then do nothing.
     """
 
     def __init__(self, logs: Callable[[], list[Log]], threads: int = 1, backoff_ms: int = 15_000,
@@ -410,6 +444,7 @@ class LogCleaner:
         self._clock = clock
         self._lock = threading.Lock()
         self._busy: set[Path] = set()
+        self._stopping = threading.Event()
         self.cleans = 0
         self._threads = [_CleanerThread(self, i) for i in range(threads)]
 
@@ -419,6 +454,7 @@ class LogCleaner:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()  # first: a clean in progress gives up at its next batch
         for t in self._threads:
             t.request_stop()
         for t in self._threads:
@@ -443,12 +479,18 @@ class LogCleaner:
 
     def clean_once(self) -> CleanStats | None:
         """Clean the dirtiest due log, if any."""
+        if self._stopping.is_set():
+            return None
         picked = self._pick()
         if picked is None:
             return None
         lg, range_ = picked
         try:
-            stats = clean(lg, self._clock(), self.max_entries, range_)
+            try:
+                stats = clean(lg, self._clock(), self.max_entries, range_, self._stopping.is_set)
+            except CleanAborted as e:
+                log.info("cleaning %s abandoned: the cleaner is stopping (%s)", lg.name, e)
+                return None
             self.cleans += 1
             if stats is not None:
                 log.info("cleaned %s: offsets %d-%d, %d segment(s), %d -> %d bytes, %d of %d "

@@ -1,16 +1,27 @@
-"""Log compaction on real segment files: what a clean keeps, and a crash at every step of
-its swap."""
+"""Log compaction on real segment files: what a clean keeps, a crash at every step of its
+swap, and a clean stopped mid-pass."""
 
 from __future__ import annotations
 
 import random
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from broker_sim.log import Log, LogConfig
-from broker_sim.log.cleaner import CLEANING, SWAP, LogCleaner, clean, cleanable, read_checkpoint
+from broker_sim.log.batch_scanner import batch_headers
+from broker_sim.log.cleaner import (
+    CLEANING,
+    RANGE,
+    SWAP,
+    CleanAborted,
+    LogCleaner,
+    clean,
+    cleanable,
+    read_checkpoint,
+)
 from broker_sim.protocol.errors import InvalidRecord
 from broker_sim.protocol.records.builder import RecordBatchBuilder
 from broker_sim.protocol.records.compression import LZ4
@@ -221,3 +232,69 @@ def test_the_cleaner_threads_clean_due_logs(open_log) -> None:
     cleaner = LogCleaner(lambda: [log], threads=1, backoff_ms=10, clock=lambda: 2_000_000)
     done = cleaner.clean_now()
     assert len(done) == 1 and len(everything(log)) == 21
+
+
+# ---- stopping mid-pass -------------------------------------------------------------------------
+def _files(dir: Path) -> dict[str, bytes]:
+    """Every file of a log directory, by path under it (subdirectories included)."""
+    return {str(p.relative_to(dir)): p.read_bytes() for p in sorted(dir.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("phase", ["offset map", "rewrite", "before the swap"])
+def test_a_clean_told_to_stop_leaves_the_log_as_it_was(open_log, phase: str) -> None:
+    log = open_log(COMPACT)
+    latest = fill(log, 20_000, 200)
+    last = seal(log, b"last")
+    assert len(log.segments) > 5
+    log.flush()
+    before, records = _files(log.dir), everything(log)
+    first = log.segments[0]
+    polls = 0
+
+    def should_stop() -> bool:  # a stop requested at a given point of the pass
+        nonlocal polls
+        polls += 1
+        if phase == "offset map":  # after two segments were read for the map
+            return polls > 2 * len(list(batch_headers(first.read_at, 0, first.size))) + 3
+        if phase == "rewrite":  # a few batches into writing the first cleaned segment
+            return (log.dir / CLEANING).is_dir() and polls % 5 == 0
+        return (log.dir / CLEANING / RANGE).exists()  # written, flushed, not yet swapped
+
+    with pytest.raises(CleanAborted):
+        clean(log, 2_000_000, MAP, should_stop=should_stop)
+    assert _files(log.dir) == before  # no cleaning/ or swap/ left, no segment touched
+    assert everything(log) == records and read_checkpoint(log.dir) == 0
+    stats = clean(log, 2_000_000, MAP)  # the next pass does the whole job
+    assert stats is not None and stats.first_dirty == 0
+    expected = sorted((offset, key, value) for key, (offset, value) in latest.items())
+    assert everything(log) == [*expected, (last, b"last", b"t")]
+
+
+def test_stopping_the_cleaner_abandons_a_long_clean_at_once(open_log) -> None:
+    """A real cleaner thread in the middle of a pass over one large segment (about a
+    second of work here): ``stop`` returns at once, with the log as it was."""
+    log = open_log(COMPACT.replace(segment_bytes=1 << 30, index_interval_bytes=4096))
+    latest = fill(log, 1_000_000, 5_000)
+    last = seal(log, b"last")
+    log.flush()
+    before = _files(log.dir)
+    cleaner = LogCleaner(lambda: [log], threads=1, backoff_ms=10, clock=lambda: 2_000_000).start()
+    try:
+        deadline = time.monotonic() + 10
+        while not cleaner._busy:  # the thread has picked the log: the pass is under way
+            assert time.monotonic() < deadline, "the cleaner never started"
+            time.sleep(0.005)
+        time.sleep(0.2)
+    finally:
+        started = time.monotonic()
+        cleaner.stop()
+        stopped_in = time.monotonic() - started
+    assert stopped_in < 0.3, stopped_in  # the whole pass takes ~1 s
+    assert not any(t.is_alive() for t in cleaner._threads)
+    assert cleaner.cleans == 0  # abandoned, not finished
+    assert _files(log.dir) == before
+    assert cleaner.clean_now() == []  # a stopped cleaner stays stopped
+    done = LogCleaner(lambda: [log], clock=lambda: 2_000_000).clean_now()  # the next start
+    assert len(done) == 1
+    expected = sorted((offset, key, value) for key, (offset, value) in latest.items())
+    assert everything(log) == [*expected, (last, b"last", b"t")]
