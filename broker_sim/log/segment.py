@@ -27,6 +27,7 @@ one class is what lets it be checked in one place. The walks over batches live i
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 import threading
@@ -48,6 +49,18 @@ _APPEND_FIELDS = struct.Struct(">qi23xq")  # base_offset, batch_length, max_time
 def segment_name(base_offset: int) -> str:
     """The file stem of a segment: its base offset as 20 zero-padded digits."""
     return f"{base_offset:020d}"
+
+
+def _copy_range(src: int, dst: int, offset: int, count: int) -> int:
+    """Copy up to ``count`` bytes at ``offset`` of ``src`` to the same offset of ``dst``;
+    how many were copied (in the kernel where it can: ``copy_file_range``)."""
+    if hasattr(os, "copy_file_range"):
+        try:
+            return os.copy_file_range(src, dst, count, offset, offset)
+        except OSError as e:
+            if e.errno not in (errno.ENOSYS, errno.EXDEV, errno.EINVAL, errno.EOPNOTSUPP):
+                raise
+    return os.pwrite(dst, os.pread(src, min(count, 1 << 20), offset), offset)
 
 
 class SegmentGone(Exception):
@@ -592,7 +605,7 @@ class LogSegment:
         try:
             copied = 0
             while copied < size:
-                n = os.copy_file_range(self._fd, fd, size - copied, copied, copied)
+                n = _copy_range(self._fd, fd, copied, size - copied)
                 if n == 0:
                     raise OSError(f"{self.log_path} ended at {copied} bytes, not {size}")
                 copied += n

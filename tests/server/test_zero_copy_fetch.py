@@ -1,6 +1,7 @@
 """Zero-copy fetch (``os.sendfile`` from the segment files), pinned from the outside.
 
-Every test runs real broker processes on ephemeral ports. The copying path is the same
+Every test runs real brokers on ephemeral ports: processes, or one in this process where
+the test must call its log itself (a truncation). The copying path is the same
 broker with ``fetch.zero.copy.enable=false`` on the same data directory, so the golden
 comparison replays the very Fetch requests kafka-python and librdkafka sent (recorded by
 a proxy between them and the zero-copy broker) against the copying broker and compares
