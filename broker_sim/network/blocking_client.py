@@ -19,6 +19,7 @@ from typing import Any
 
 from ..protocol import api
 from ..protocol.errors import NetworkException
+from ..protocol.framing import FrameDecoder, uninitialized_buffer
 
 _SIZE = struct.Struct(">i")
 
@@ -47,9 +48,16 @@ def read_exact(sock: socket.socket, n: int) -> bytearray:
     return buf
 
 
-def read_frame(sock: socket.socket) -> bytearray:
-    """One frame's body (the 4-byte big-endian size prefix read and dropped)."""
-    return read_exact(sock, _SIZE.unpack(read_exact(sock, 4))[0])
+def read_frame(sock: socket.socket) -> bytearray | memoryview:
+    """One frame's body (the 4-byte big-endian size prefix read and dropped). A large one
+    (a follower's fetch response) is received into a buffer that is not zero-filled first."""
+    size = _SIZE.unpack(read_exact(sock, 4))[0]
+    if size < FrameDecoder.DIRECT_FRAME_BYTES:
+        return read_exact(sock, size)
+    buf = uninitialized_buffer(size)
+    if not read_into(sock, buf):
+        raise ConnectionError("connection closed by peer")
+    return buf
 
 
 class BlockingConnection:

@@ -76,7 +76,7 @@ from typing import Any
 from ..common.shutdownable_thread import ShutdownableThread
 from ..protocol import api
 from ..protocol.errors import MalformedFrame, UnsupportedVersion
-from ..protocol.framing import FrameDecoder, FrameTooLarge
+from ..protocol.framing import FrameDecoder, FrameTooLarge, uninitialized_buffer
 from ..protocol.header import API_VERSIONS_KEY, RequestHeader
 from ..protocol.primitives import ExternalBytes, ExternalBytesChanged
 from ..protocol.schema import Data
@@ -89,8 +89,13 @@ from .session import Session
 
 log = logging.getLogger(__name__)
 
-_RECV_SIZE = 256 * 1024
+#: One ``recv`` while no large frame is being filled: many small requests at once, and
+#: little to move when it is the start of a produce request (the rest of which is
+#: received straight into the frame's own buffer).
+_RECV_SIZE = FrameDecoder.DIRECT_FRAME_BYTES
 _TLS_WRITE_SLICE = 256 * 1024
+#: What one read of a TLS connection takes at most (TLS is always fed through the decoder).
+_TLS_RECV_SIZE = 256 * 1024
 #: The version a bare SASL token (after SaslHandshake v0) is handed on with.
 RAW_SASL_VERSION = -1
 #: What may pass before a SASL connection has authenticated.
@@ -119,7 +124,7 @@ class Connection:
         self.id = conn_id
         self.sock = sock
         self.ip = ip
-        self.decoder = FrameDecoder(max_frame)
+        self.decoder = FrameDecoder(max_frame, uninitialized_buffer)
         #: The response being written: its parts in wire order (buffers and file ranges),
         #: the part being written and the position in it; None when nothing is pending.
         self.out: list[Any] | None = None
@@ -380,15 +385,15 @@ class Processor(ShutdownableThread):
 
     @staticmethod
     def _recv_tls(conn: Connection) -> bytes:
-        """Up to ``_RECV_SIZE`` bytes, then whatever TLS has decrypted beyond that: the
+        """Up to ``_TLS_RECV_SIZE`` bytes, then whatever TLS has decrypted beyond that: the
         selector only sees the kernel's buffer, not OpenSSL's. Raises SSLWantReadError
         when nothing at all is available yet."""
         sock: Any = conn.sock
-        chunks = [sock.recv(_RECV_SIZE)]
+        chunks = [sock.recv(_TLS_RECV_SIZE)]
         total = len(chunks[0])
-        while chunks[-1] and total < _RECV_SIZE:
+        while chunks[-1] and total < _TLS_RECV_SIZE:
             try:
-                chunks.append(sock.recv(_RECV_SIZE - total))
+                chunks.append(sock.recv(_TLS_RECV_SIZE - total))
             except _TLS_WAIT:
                 break
             total += len(chunks[-1])

@@ -40,9 +40,8 @@ class FrameDecoder:
     the kernel, none in Python.
 
     ``allocate(n)`` makes such a buffer (default ``bytearray``, which zero-fills it first;
-    a caller that only reads its frames may pass an allocator that does not, such as a
-    ``memoryview`` of ``numpy.empty``: a 4 MiB fetch response then costs one pass over its
-    memory, by the kernel, instead of two).
+    :func:`uninitialized_buffer` does not: a 4 MiB fetch response then costs one pass over
+    its memory, by the kernel, instead of two).
 
     Owned by one thread (the connection's network processor or the client's I/O thread).
     """
@@ -130,6 +129,16 @@ class FrameDecoder:
         if self._pos:
             del self._buf[: self._pos]
             self._pos = 0
+
+
+def uninitialized_buffer(size: int) -> memoryview:
+    """A writable buffer of ``size`` bytes that is not zero-filled (``numpy.empty``, which
+    reuses freed heap memory as it is), for a frame the kernel is about to fill
+    (``recv_into``) before anything reads it. numpy is imported on the first call only:
+    a broker that never sees a large frame does not pay for the import."""
+    import numpy as np
+
+    return np.empty(size, np.uint8).data
 
 
 #: Bytes an encoder reserves at the start of its buffer for :func:`close_frame`.

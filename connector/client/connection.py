@@ -52,8 +52,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from broker_sim.protocol import api
 from broker_sim.protocol.api import APIS, ApiKey
 from broker_sim.protocol.errors import (
@@ -62,7 +60,7 @@ from broker_sim.protocol.errors import (
     UnsupportedVersion,
     error_for_code,
 )
-from broker_sim.protocol.framing import FrameDecoder
+from broker_sim.protocol.framing import FrameDecoder, uninitialized_buffer
 
 from .config import ClientConfig
 from .errors import AuthenticationError, DisconnectError, IncompatibleBrokerError, NodeNotReadyError
@@ -120,12 +118,6 @@ def negotiate_versions(broker_api_keys: list[Any]) -> dict[int, int]:
     return versions
 
 
-def _response_buffer(size: int) -> memoryview:
-    """A large response's buffer, not zero-filled: responses are only read, and the kernel
-    writes every byte of it (``recv_into``) before anything reads it."""
-    return np.empty(size, np.uint8).data
-
-
 def _decode(request: InFlightRequest, payload: bytes | bytearray | memoryview) -> tuple[int, Any]:
     if request.api_key == ApiKey.API_VERSIONS and payload[4:6] == _UNSUPPORTED_VERSION:
         # KIP-511: the broker answered a version it does not know in a v0 body.
@@ -146,7 +138,7 @@ class BrokerConnection:
         self.api_versions: dict[int, int] = {}
         self.in_flight: deque[InFlightRequest] = deque()
         self._unsent: deque[tuple[memoryview, InFlightRequest | None]] = deque()
-        self._decoder = FrameDecoder(MAX_RESPONSE_SIZE, _response_buffer)
+        self._decoder = FrameDecoder(MAX_RESPONSE_SIZE, uninitialized_buffer)
         self._next_correlation_id = 0
         self._received_any = False
         #: What the TLS handshake waits for (selector events), while HANDSHAKING.
@@ -534,7 +526,7 @@ class BrokerConnection:
         self.api_versions = {}
         self._received_any = False
         self.handshake_events = selectors.EVENT_WRITE
-        self._decoder = FrameDecoder(MAX_RESPONSE_SIZE, _response_buffer)
+        self._decoder = FrameDecoder(MAX_RESPONSE_SIZE, uninitialized_buffer)
         pending = list(self.in_flight) + [r for _, r in self._unsent if r is not None]
         self.in_flight.clear()
         self._unsent.clear()
