@@ -47,24 +47,34 @@ which competes with Spark for the 2 cores.
 
 Where the time goes: on 2 cores shared by the JVM, two Python workers and the broker,
 the query is CPU-bound, so the ratio follows the ceiling's CPU over pyq's (plus the fixed
-~1 s of query start both pay). Both sources cost the JVM the same (Arrow batches into
-rows); the ceiling's whole tree took 3.9-4.6 s of CPU for 8,000,000 rows, pyq's 6.2-7.8 s
-plus 0.4-0.5 s in the broker. pyq's extra is the Python worker's fetch and decode. Per
-500,000 records of 100 B read by ``read_range`` outside Spark (cProfile and
-``process_time``): the worker ~0.11 s (220 ns/record; 0.155 s before the word-at-a-time
-decoder of :mod:`connector.client.columnar`), of which decoding ~0.09 s profiled — the
-varint fields 0.044 s (numpy over uint64 words), Arrow's ``take`` copying the values
-0.015 s, the record positions 0.008 s, CRC-32C 0.008 s, the header counts 0.006 s — and
-receiving the 4 MiB responses ~0.035 s (``recv`` and framing, a copy into the frame
-buffer); the broker ~0.045 s. In Spark pyq's extra CPU (~2.3-3.4 s for 8,000,000 rows)
-is more than that standalone figure predicts (~1.8 s); page faults on each response's
-fresh buffers and cache contention with the JVM are candidates, not measured yet.
-Fetch sizes: 1 MiB and 4 MiB responses cost the same client CPU, 16 MiB ones ~40% more
-(bigger buffers), so reads stay at 4 MiB (``connector.source.read.READ_FETCH_BYTES``:
-one Arrow batch of ~35,000 rows per response, like the ceiling's 32,768). One fetch is
-in flight while the previous response is decoded. Planning is negligible: a micro-batch's
-``latestOffset`` + ``partitions`` + ``commit`` take ~2.5 ms on 4 partitions (4 round
-trips: two Metadata, two ListOffsets), and triggerExecution minus addBatch is ~0.1 s.
+~1 s of query start both pay). Per 8,000,000 rows, measured per process from ``/proc``
+(2026-11-25): the JVM spends the same on both sources once its JIT is warm (2.2-2.6 CPU-s;
+3.9-4.2 in pyq's first round, which is why the first round's ratio is the lowest), the
+planning Python process ~1 s each, the broker 0.36-0.46 s (``sendfile``), and the Python
+workers 2.0-2.2 s for pyq against 0.33-0.40 s for the ceiling. Inside a pyq worker
+(``thread_time`` around ``read()``, per 2,000,000-row task): 0.39-0.45 s reading and
+decoding, 0.075-0.08 s handing the batches to the JVM (as much as the ceiling's worker
+spends). Reading costs ~205 ns per record inside Spark against ~150 ns for the same code
+alone (``read_range`` of 1,000,000 records, one partition: 0.16 s): the worker shares the
+cores and caches with the JVM. cProfile of the workers inside Spark (thread CPU, per
+4,000,000 records, 0.94 s in all): Arrow's ``take`` copying the values 0.13 s, ``recv_into``
+(the kernel's copy, page faults of fresh buffers included) 0.13 s, the vectorised varint
+fields (``_fields_fast``, ``_var3``, ``_zigzag``) 0.24 s, the record starts 0.06 s, CRC-32C
+0.06 s, the rest (header counts, numpy reductions, Arrow assembly) ~0.15 s. Receiving used
+to cost more: the frame decoder copied each 4 MiB response twice and zero-filled its buffer
+(0.39 s per 4,000,000 records); responses are now received in place into a buffer that is
+not zero-filled (0.13 s). What stands between this and 0.8: the ratio needs pyq's workers
+to spend at most ~1 CPU-s more than the ceiling's per 8,000,000 rows, and receiving alone
+(the kernel's copy, 0.25 s) plus the broker (0.4 s) take more than half of that; the numpy
+decoding (~1 s) would have to fall to a third, which a per-record loop in C could do and
+vectorised numpy, already at a handful of passes over each column, does not.
+Fetch sizes: 1 MiB, 2 MiB and 4 MiB responses cost the same inside Spark (measured again
+with in-place receiving), 16 MiB ones more, so reads stay at 4 MiB
+(``connector.source.read.READ_FETCH_BYTES``: one Arrow batch of ~35,000 rows per response,
+like the ceiling's 32,768). One fetch is in flight while the previous response is decoded.
+Planning is negligible: a micro-batch's ``latestOffset`` + ``partitions`` + ``commit`` take
+~2.5 ms on 4 partitions (4 round trips: two Metadata, two ListOffsets), and
+triggerExecution minus addBatch is ~0.1 s.
 
 Output: human-readable lines, then one JSON line (the last line)::
 

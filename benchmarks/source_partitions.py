@@ -11,7 +11,8 @@ What is measured (one run, one machine, Spark ``local[2]``):
   ``triggerExecution`` duration of Spark's query progress (planning, the tasks, the
   commit); the first micro-batch is left out (it pays for Python workers starting).
 * ``trigger_256_vs_4_partitions`` = mean trigger time over 256 partitions ÷ over 4
-  (target ≤ 2). ``--min-records-per-partition 0`` measures the unpacked source (one Spark
+  (target ≤ 2), per round; ``--rounds`` (3) rounds read both topics again from the start
+  with fresh checkpoints, and the JSON ratio is the median of the rounds' ratios. ``--min-records-per-partition 0`` measures the unpacked source (one Spark
   task per topic-partition) for comparison.
 
 Where the time goes: a micro-batch costs Spark a fixed amount per task (scheduling, a
@@ -78,6 +79,7 @@ def trigger_times(spark: Any, bootstrap: str, topic: str, checkpoint: Path,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--batches", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--min-records-per-partition", type=int, default=None,
                         help="the source option (default: the source's default)")
     args = parser.parse_args()
@@ -85,31 +87,40 @@ def main() -> None:
     broker = BrokerProcess(tmp / "broker")
     broker.start()
     spark = None
-    means: dict[int, float] = {}
+    per_round: list[float] = []
     figures: dict[str, Any] = {"batches": args.batches, "rows_per_batch": ROWS_PER_BATCH,
+                               "rounds": args.rounds,
                                "min_records_per_partition": args.min_records_per_partition}
     try:
         bootstrap = broker.bootstrap_servers
         spark, _ = bench_session("pyq-source-partitions-bench")
         for partitions in (4, 256):
-            topic = f"parts-{partitions}"
-            fill(bootstrap, topic, partitions, args.batches * ROWS_PER_BATCH)
-            times = trigger_times(spark, bootstrap, topic, tmp / f"ck-{partitions}",
-                                  args.min_records_per_partition)
-            steady = times[1:] or times
-            means[partitions] = statistics.mean(steady)
-            figures[f"trigger_s_{partitions}_partitions"] = [round(t, 3) for t in times]
-            figures[f"mean_trigger_s_{partitions}_partitions"] = round(means[partitions], 3)
-            print(f"{partitions:>3} partitions: mean trigger {means[partitions]:.3f} s over "
-                  f"{len(steady)} micro-batches of {ROWS_PER_BATCH} rows "
-                  f"(all: {', '.join(f'{t:.2f}' for t in times)})", flush=True)
+            fill(bootstrap, f"parts-{partitions}", partitions, args.batches * ROWS_PER_BATCH)
+        for i in range(args.rounds):  # each round reads both topics again from the start
+            means: dict[int, float] = {}
+            for partitions in (4, 256):
+                times = trigger_times(spark, bootstrap, f"parts-{partitions}",
+                                      tmp / f"ck-{partitions}-{i}", args.min_records_per_partition)
+                steady = times[1:] or times
+                means[partitions] = statistics.mean(steady)
+                figures.setdefault(f"trigger_s_{partitions}_partitions", []).append(
+                    [round(t, 3) for t in times])
+                figures.setdefault(f"mean_trigger_s_{partitions}_partitions", []).append(
+                    round(means[partitions], 3))
+                print(f"round {i + 1}: {partitions:>3} partitions: mean trigger "
+                      f"{means[partitions]:.3f} s over {len(steady)} micro-batches of "
+                      f"{ROWS_PER_BATCH} rows (all: {', '.join(f'{t:.2f}' for t in times)})",
+                      flush=True)
+            per_round.append(means[256] / means[4])
     finally:
         if spark is not None:
             spark.stop()
         broker.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    ratio = means[256] / means[4]
-    print(f"256 / 4 partitions: {ratio:.2f} (target <= 2)")
+    ratio = statistics.median(per_round)
+    figures["ratios_per_round"] = [round(r, 3) for r in per_round]
+    print(f"256 / 4 partitions per round: {', '.join(f'{r:.2f}' for r in per_round)}; "
+          f"median {ratio:.2f} (target <= 2)")
     print(json.dumps({"benchmark": "source_partitions",
                       "ratios": {"trigger_256_vs_4_partitions": round(ratio, 3)},
                       "figures": figures}))
