@@ -360,6 +360,18 @@ class GroupIdNotFound(KafkaError):
     code = 69
 
 
+class FetchSessionIdNotFound(KafkaError):
+    """Kafka error 70, ``FETCH_SESSION_ID_NOT_FOUND``."""
+    code = 70
+    retriable = True
+
+
+class InvalidFetchSessionEpoch(KafkaError):
+    """Kafka error 71, ``INVALID_FETCH_SESSION_EPOCH``."""
+    code = 71
+    retriable = True
+
+
 class FencedLeaderEpoch(KafkaError):
     """Kafka error 74, ``FENCED_LEADER_EPOCH``."""
     code = 74

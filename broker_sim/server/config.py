@@ -119,6 +119,7 @@ SIMPLE_PROPERTIES: dict[str, tuple[str, Any]] = {
     "connections.max.idle.ms": ("connections_max_idle_ms", int),
     "metrics.port": ("metrics_port", int),
     "fetch.zero.copy.enable": ("fetch_zero_copy", _parse_bool),
+    "max.incremental.fetch.session.cache.slots": ("fetch_session_cache_slots", int),
     "listener.security.protocol.map": ("listener_security_protocol_map", parse_protocol_map),
     "authorizer.class.name": ("authorizer_class_name", str.strip),
     "super.users": ("super_users", _parse_super_users),
@@ -192,6 +193,9 @@ class BrokerConfig:
     #: from the segment files (``os.sendfile``); false reads them into memory first (the
     #: copying path every TLS listener takes). The bytes on the wire are the same.
     fetch_zero_copy: bool = True
+    #: Incremental fetch sessions (KIP-227) held at once, for followers (0: none; every
+    #: follower fetch then names all its partitions).
+    fetch_session_cache_slots: int = 1000
     #: Any non-empty value turns on pyq's ACL authorizer (Kafka names a class here).
     authorizer_class_name: str = ""
     super_users: tuple[str, ...] = ()

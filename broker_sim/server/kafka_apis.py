@@ -63,6 +63,7 @@ from .consumer_group_apis import ConsumerGroupApis
 from .controller_client import ControllerClient
 from .delayed_delete_records import DeleteRecordsStatus
 from .delayed_produce import ProduceStatus
+from .fetch_session import FetchContext, FetchSessionCache
 from .group_apis import GroupApis
 from .metadata_cache import ZERO_UUID, MetadataCache
 from .producer_ids import ProducerIdManager
@@ -96,6 +97,7 @@ class KafkaApis:
         self.controller = controller
         self.refresh_metadata = refresh_metadata
         self.producer_ids = producer_ids
+        self.fetch_sessions = FetchSessionCache(config.fetch_session_cache_slots)
         self._handlers: dict[int, Callable[[Request], None]] = {
             ApiKey.PRODUCE: self.handle_produce,
             ApiKey.FETCH: self.handle_fetch,
@@ -303,26 +305,40 @@ class KafkaApis:
                     specs.append(spec)
                 else:
                     refused.append(FetchResult(spec, TopicAuthorizationFailed(f"Read on {t.topic!r}")))
+        context = FetchContext(specs)
+        if follower_ok and request.header.api_version >= 7:
+            forgotten = [(t.topic, p) for t in body.forgotten_topics_data for p in t.partitions]
+            context = self.fetch_sessions.context(body.replica_id, body.session_id,
+                                                  body.session_epoch, specs, forgotten)
+            if context.error is not None:
+                self._respond_fetch(request, [], context)
+                return
         zero_copy = (self.config.fetch_zero_copy and request.session is not None
                      and request.session.listener.ssl_context is None)
-        self.replica_manager.fetch(body.replica_id, specs, body.max_bytes, body.min_bytes, body.max_wait_ms,
-                                   lambda results: self._respond_fetch(request, refused + results),
+        self.replica_manager.fetch(body.replica_id, context.specs, body.max_bytes, body.min_bytes,
+                                   body.max_wait_ms,
+                                   lambda results: self._respond_fetch(request, refused + results, context),
                                    isolation=body.isolation_level, zero_copy=zero_copy)
 
-    def _respond_fetch(self, request: Request, results: list[FetchResult]) -> None:
+    def _respond_fetch(self, request: Request, results: list[FetchResult],
+                       context: FetchContext | None = None) -> None:
         """Answer a Fetch; zero-copy results become a response of parts whose record bytes
-        the processor sends straight from the segment files (``os.sendfile``)."""
+        the processor sends straight from the segment files (``os.sendfile``). An
+        incremental fetch session's response leaves out what its follower already knows."""
         h = request.header
         try:
+            if context is not None:
+                results, skipped = context.filter(results)
+                release_results(skipped)
             payload = api.encode_response_parts(h.api_key, h.api_version, h.correlation_id,
-                                                self.fetch_response(results))
+                                                self.fetch_response(results, context))
         except BaseException:
             release_results(results)
             raise
         self.channel.send_response(Response(request, payload))
 
     @staticmethod
-    def fetch_response(results: list[FetchResult]) -> Data:
+    def fetch_response(results: list[FetchResult], context: FetchContext | None = None) -> Data:
         by_topic: dict[str, list[Data]] = {}
         for r in results:
             by_topic.setdefault(r.spec.topic, []).append(Data(
@@ -332,7 +348,9 @@ class KafkaApis:
                 aborted_transactions=None if r.aborted is None else [
                     Data(producer_id=pid, first_offset=first) for pid, first in r.aborted],
                 preferred_read_replica=-1, records=r.records))
-        return Data(throttle_time_ms=0, error_code=0, session_id=0,
+        error = context.error if context is not None else None
+        return Data(throttle_time_ms=0, error_code=_code(error),
+                    session_id=context.session_id if context is not None and error is None else 0,
                     responses=[Data(topic=t, partitions=ps) for t, ps in by_topic.items()])
 
     def handle_list_offsets(self, request: Request) -> None:

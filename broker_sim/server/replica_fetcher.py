@@ -34,6 +34,7 @@ from ..network.blocking_client import BlockingConnection
 from ..protocol.api import ApiKey
 from ..protocol.errors import KafkaError, NetworkException, OffsetOutOfRange, error_for_code
 from ..protocol.messages.fetch import PartitionDataView
+from .fetch_session import FetchSessionBuilder
 from .partition import Partition
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,7 @@ class ReplicaFetcherThread(ShutdownableThread):
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._conn: BlockingConnection | None = None
+        self._session = FetchSessionBuilder()  # only this thread uses it
         #: Under ``_lock``: a round took its partition set and may be waiting at the leader;
         #: an add() meanwhile aborts it (``_interrupted``) so the new partition is not
         #: held up for ``max_wait_ms``.
@@ -157,6 +159,7 @@ class ReplicaFetcherThread(ShutdownableThread):
         return self._conn
 
     def _close(self) -> None:
+        self._session.reset()  # a response may have been lost: its epoch is unknown
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -232,17 +235,33 @@ class ReplicaFetcherThread(ShutdownableThread):
         f.truncated = True
 
     def _fetch(self, parts: dict[tuple[str, int], _Fetching]) -> None:
+        """One Fetch of ``parts`` in this thread's incremental fetch session (see
+        :mod:`.fetch_session`): only partitions whose fetch state changed are named, and
+        only partitions with news come back."""
+        wanted = {key: (f.partition.log_end_offset, f.partition.log_start_offset, f.leader_epoch,
+                        self.partition_max_bytes) for key, f in parts.items()}
+        session_id, epoch, named, forgotten = self._session.request(wanted)
         topics: dict[str, list[dict]] = {}
-        for (topic, index), f in parts.items():
-            topics.setdefault(topic, []).append({
-                "partition": index, "current_leader_epoch": f.leader_epoch,
-                "fetch_offset": f.partition.log_end_offset, "log_start_offset": f.partition.log_start_offset,
-                "partition_max_bytes": self.partition_max_bytes})
+        for key in named:
+            fetch_offset, log_start, leader_epoch, max_bytes = wanted[key]
+            topics.setdefault(key[0], []).append({
+                "partition": key[1], "current_leader_epoch": leader_epoch,
+                "fetch_offset": fetch_offset, "log_start_offset": log_start,
+                "partition_max_bytes": max_bytes})
+        dropped: dict[str, list[int]] = {}
+        for topic, index in forgotten:
+            dropped.setdefault(topic, []).append(index)
         body = {"replica_id": self.broker_id, "max_wait_ms": self._max_wait_ms(), "min_bytes": 1,
-                "max_bytes": self.fetch_max_bytes, "isolation_level": 0, "session_id": 0,
-                "session_epoch": -1, "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
-                "forgotten_topics_data": [], "rack_id": ""}
+                "max_bytes": self.fetch_max_bytes, "isolation_level": 0, "session_id": session_id,
+                "session_epoch": epoch, "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+                "forgotten_topics_data": [{"topic": t, "partitions": ps} for t, ps in dropped.items()],
+                "rack_id": ""}
         resp = self._connection().request(ApiKey.FETCH, FETCH_VERSION, body)
+        self._session.response(resp.error_code, resp.session_id)
+        if resp.error_code:
+            log.info("%s: fetch session %d answered %s; fetching in full again", self.name,
+                     session_id, error_for_code(resp.error_code).__name__)
+            return
         for t in resp.responses:
             for r in t.partitions:
                 key = (t.topic, r.partition_index)

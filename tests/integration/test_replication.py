@@ -192,3 +192,31 @@ def test_divergent_leader_truncates_when_it_returns_as_follower(cluster_factory)
         contents.append(b"".join(f.read_bytes() for f in files))
     assert contents[0] == contents[1] == contents[2]
     assert b"doomed" not in contents[leader_id]
+
+
+def test_idle_partitions_stay_in_sync_while_fetch_sessions_skip_them(cluster_factory):
+    """Followers fetch in incremental sessions: their requests stop naming idle partitions
+    and the leader's answers leave them out, yet the leader still counts each follower as
+    caught up on them (it reads every partition of the session), so writing to one topic
+    for several ``replica.lag.time.max.ms`` leaves the idle ones fully in sync, and what
+    was written reaches every replica."""
+    cluster = cluster_factory(3, overrides=FAST)
+    create(cluster.bootstrap_servers, "busy", 2, 3, {"min.insync.replicas": "3"})
+    for i in range(4):
+        create(cluster.bootstrap_servers, f"idle{i}", 3, 3)
+    for topic, n in [("busy", 2)] + [(f"idle{i}", 3) for i in range(4)]:
+        wait_for(lambda t=topic, k=n: fully_replicated(cluster, t, k), what=f"{topic} in sync")
+
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=5)
+    deadline = time.monotonic() + 3 * int(FAST["replica.lag.time.max.ms"]) / 1000
+    sent = 0
+    while time.monotonic() < deadline:
+        # acks=all with min.insync.replicas=3: each acknowledgement means all three
+        # replicas of the busy partition have the record
+        producer.send("busy", b"v%06d" % sent, partition=sent % 2).get(timeout=10)
+        sent += 1
+    producer.close()
+
+    for i in range(4):
+        assert fully_replicated(cluster, f"idle{i}", 3), f"idle{i} lost a replica from its ISR"
+    assert sorted(read_values(cluster.bootstrap_servers, "busy", 2)) == [b"v%06d" % i for i in range(sent)]

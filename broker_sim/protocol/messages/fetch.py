@@ -103,13 +103,21 @@ class FetchTopicView(Protocol):
     partitions: Sequence[FetchPartitionView]
 
 
+class ForgottenTopicView(Protocol):
+    topic: str
+    partitions: Sequence[int]
+
+
 class FetchRequestView(Protocol):
     replica_id: int
     max_wait_ms: int
     min_bytes: int
     max_bytes: int
     isolation_level: int
+    session_id: int
+    session_epoch: int
     topics: Sequence[FetchTopicView]
+    forgotten_topics_data: Sequence[ForgottenTopicView]
 
 
 class AbortedTransactionView(Protocol):
