@@ -313,11 +313,12 @@ def produce(bootstrap: str, topic: str, n: int, value_bytes: int, acks: str,
 
     with Phase("produce", n * value_bytes, pids) as phase:
         for _ in range(n):
-            try:
-                send(topic, value, on_delivery=delivered)
-            except BufferError:
-                producer.poll(0.01)
-                send(topic, value, on_delivery=delivered)
+            while True:
+                try:
+                    send(topic, value, on_delivery=delivered)
+                    break
+                except BufferError:  # librdkafka's queue is full: let deliveries drain it
+                    producer.poll(0.01)
         if producer.flush(120) != 0:
             raise RuntimeError("produce did not finish")
     if failed:
