@@ -1,6 +1,6 @@
 """kill -9 the spark-submit driver during sessionize, rerun it from the same checkpoint.
 
-The job reads 3,000 clicks in micro-batches of at most 300; its windows query writes each
+The job reads 1,500 clicks in micro-batches of at most 300; its windows query writes each
 batch's updated per-(user, window) running totals to an output topic. The driver JVM is
 killed with SIGKILL the moment the output topic grows (a batch's sink write has just been
 acknowledged, most likely before Spark committed that batch), then the same command runs
@@ -37,7 +37,7 @@ import sessionize  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
-EVENTS = 3000
+EVENTS = 1500
 
 
 def _output(bootstrap: str, topic: str, isolation: str = "read_uncommitted") -> list[dict]:

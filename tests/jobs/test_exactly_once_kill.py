@@ -1,10 +1,10 @@
 """kill -9 an exactly-once streaming query's driver at random points, again and again.
 
 ``eo_query.py`` (pyq -> ``value + '!'`` -> pyq, ``exactlyOnce``, micro-batches of 100
-records) runs under ``spark-submit``. Five times the driver is killed with SIGKILL a
+records) runs under ``spark-submit``. Three times the driver is killed with SIGKILL a
 random moment after the output topic grew — inside a task's write, between a task's
 write and the driver's commit, during the commit, or between micro-batches — and started
-again from its checkpoint; the sixth run goes to the end. Then:
+again from its checkpoint; the fourth run goes to the end. Then:
 
 * a read_committed reader of the output sees every input record's result exactly once;
 * a read_uncommitted reader sees those results and possibly rows of aborted transactions
@@ -30,8 +30,8 @@ from tests.wire import wait_for
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-RECORDS = 2000
-KILLS = 5
+RECORDS = 1500
+KILLS = 3
 
 
 def _read(bootstrap: str, topic: str, isolation: str) -> Counter[bytes]:
