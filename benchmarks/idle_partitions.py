@@ -10,7 +10,8 @@ What is measured (one run, one machine):
   ``--records`` (600,000) records of 100 bytes round-robin into a topic of 4 partitions,
   replication factor 3; first with no other topic on the cluster, then after
   ``--idle-topics`` (8) topics of 4 partitions each (32 idle partitions, replication factor
-  3) were created and are in sync.
+  3) were created and are in sync. Each write's topic is deleted after it, so every write
+  runs beside the same partitions.
 * **figure**: the brokers' CPU seconds (``utime + stime`` of the three processes) for each
   write; ``--rounds`` (3) writes per state, each into a fresh topic.
 
@@ -85,6 +86,9 @@ def measure(slots: int, records: int, idle_topics: int, rounds: int) -> dict[str
                 return sum(map(tree_cpu_seconds, pids)) - cpu0
             finally:
                 producer.close()
+                # every write runs beside the same partitions: its own and the idle ones
+                with Admin({"bootstrap.servers": bootstrap}) as admin:
+                    admin.delete_topics([name])
 
         out: dict[str, list[float]] = {"none": [], "idle": []}
         write("warm-up")

@@ -49,7 +49,11 @@ def run_kafka_python(args: argparse.Namespace) -> None:
         enable_auto_commit=False, max_poll_records=50)
     assigned: list[int] | None = None
     while not stopping:
-        batches = consumer.poll(timeout_ms=200)
+        # Not a short timeout: kafka-python 3.0 drops a (re)join whose SyncGroup answer
+        # arrives after the poll that sent it timed out (the next poll no longer sees a
+        # rejoin pending, so the assignment is never applied and heartbeats stay off until
+        # the session expires). poll() returns as soon as records arrive either way.
+        batches = consumer.poll(timeout_ms=2000)
         now = sorted(tp.partition for tp in consumer.assignment())
         if now != assigned:
             assigned = now
