@@ -17,7 +17,8 @@ What is measured (one run, one machine, Spark ``local[2]``):
   the topic is deleted after the round, so every round runs on a cluster holding the same
   partitions (each partition a follower replicates adds to the cost of every one of its
   fetches: with 8 more idle topics of 4 partitions the brokers spent ~55 % more CPU on the
-  same produce load, 0.45 -> 0.70 CPU-s for 600,000 records).
+  same produce load, 0.45 -> 0.70 CPU-s for 600,000 records, in a one-off measurement that
+  ``benchmarks/idle_partitions.py`` has not reproduced yet).
   ``--exactly-once`` measures ``exactlyOnce=true`` instead.
 * **Parquet**: ``df.write.mode("overwrite").parquet(dir)`` on local disk, no compression
   codec change (Spark's default, snappy): the cost Spark itself adds to write these rows.
