@@ -55,6 +55,11 @@ nothing beyond noise: ``kafka.batch.size`` 1,000,000 instead of 900 KiB (smaller
 cost the brokers more: 256 KiB doubles their CPU per GB), 5 requests in flight per
 partition instead of 3; earlier also fewer broker threads and ``MALLOC_MMAP_THRESHOLD_``.
 
+On 2026-11-26, on a slower day for this machine (loopback sockets moved about half as many
+MB/s as the day before), two runs gave 0.380, 0.341, 0.345 and 0.473, 0.399, 0.400 (medians
+0.345 and 0.400), the brokers burning 1.2-2.4 CPU-s per run; the commit before incremental
+fetch sessions gave 0.561, 0.331, 0.302 with the brokers at 1.2-2.3 CPU-s on the same day.
+
 Output: human-readable lines, then one JSON line (the last line)::
 
     {"benchmark": "sink", "ratios": {"vs_parquet": ...}, "figures": {...}}
