@@ -25,13 +25,15 @@ followers long-poll with ``min_bytes`` 1) carries an entry per partition each wa
 and encoded in Python at both ends, and the follower handles each entry of the answer.
 With sessions the idle partitions are named once, then left out of requests and answers;
 the leader still reads them on every fetch (to keep each follower's position and the ISR
-current). A one-off script before this benchmark existed (2026-11-25) put the cost of 32 idle partitions at +55 % broker CPU without sessions (0.45 ->
-0.70 CPU-s per 600,000 records) and ~+10 % with them. **This benchmark does not reproduce
-that yet**: its two runs on 2026-11-26 (quiet machine) gave, per write, 1.5-1.9 and
-3.1-3.5 CPU-s with sessions and no idle partition, 1.8-2.0 and 2.2-3.1 without; ratios
-1.92 and 0.94 with sessions, 1.51 and 2.31 without. The same configuration costs up to
-twice as much in one run as in another, so the ratios say nothing yet; what makes a run cheap or dear (the number of follower fetches per write is the
-suspect: each acks=all append wakes every follower's long poll) is not found.
+current). A one-off script before this benchmark existed (2026-11-25) put the cost of 32
+idle partitions at +55 % broker CPU without sessions (0.45 -> 0.70 CPU-s per 600,000
+records) and ~+10 % with them. **This benchmark does not reproduce that yet**: its two
+runs on 2026-11-26 (quiet machine) gave, per write, 1.5-1.9 and 3.1-3.5 CPU-s with
+sessions and no idle partition, 1.8-2.0 and 2.2-3.1 without; ratios 1.92 and 0.94 with
+sessions, 1.51 and 2.31 without. The same configuration costs up to twice as much in one
+run as in another, so the ratios say nothing yet; what makes a run cheap or dear (the
+number of follower fetches per write is the suspect: each acks=all append wakes every
+follower's long poll) is not found.
 
 Output: human-readable lines, then one JSON line (the last line)::
 

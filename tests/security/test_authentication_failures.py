@@ -109,8 +109,8 @@ def test_a_bad_login_fails_fast_and_clearly(secured: SecuredBroker, steady: Stea
 
 def test_kafka_python_and_librdkafka_are_refused_a_bad_password(secured: SecuredBroker,
                                                                 steady: SteadyProducer) -> None:
-    # kafka-python 3 retries a refused login until its bootstrap timeout (30 s by default),
-    # then raises KafkaTimeoutError; older releases raised SaslAuthenticationFailedError
+    # kafka-python 3.0 retries a refused login until bootstrap_timeout_ms (30 s by
+    # default) runs out, then raises KafkaTimeoutError
     with pytest.raises(kp_errors.KafkaError):
         KafkaProducer(**secured.kafka_python("SASL_SSL", "SCRAM-SHA-256", user=("alice", "nope")),
                       max_block_ms=5000, bootstrap_timeout_ms=5000)
