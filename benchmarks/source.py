@@ -55,7 +55,7 @@ workers 2.0-2.2 s for pyq against 0.33-0.40 s for the ceiling. Inside a pyq work
 (``thread_time`` around ``read()``, per 2,000,000-row task): 0.39-0.45 s reading and
 decoding, 0.075-0.08 s handing the batches to the JVM (as much as the ceiling's worker
 spends). Reading costs ~205 ns per record inside Spark against ~150 ns for the same code
-alone (``read_range`` of 1,000,000 records, one partition: 0.16 s): the worker shares the
+alone (reading one 1,000,000-record range of one partition: 0.16 s): the worker shares the
 cores and caches with the JVM. cProfile of the workers inside Spark (thread CPU, per
 4,000,000 records, 0.94 s in all): Arrow's ``take`` copying the values 0.13 s, ``recv_into``
 (the kernel's copy, page faults of fresh buffers included) 0.13 s, the vectorised varint

@@ -24,7 +24,7 @@ Modules, one concept each::
     offsets           ListOffsets (earliest, latest, by timestamp)
     delete_records    DeleteRecords: move partitions' log start offsets up
     offset_fetch      OffsetFetch bodies and answers for one group, at any version
-    fetcher           Fetcher: read [from, until) of a partition from its leader
+    fetcher           Fetcher: read [from, until) of partitions from their leaders
     config_admin      topic and broker configs (Describe/Alter/IncrementalAlterConfigs)
     admin             Admin: topics, configs, offsets, group offsets, cluster
 """
@@ -57,7 +57,7 @@ from .errors import (
     RecordTooLargeError,
     RequestTimeoutError,
 )
-from .fetcher import Fetcher
+from .fetcher import Fetcher, FetchRange
 from .group_admin import GroupDescription, GroupListing, MemberDescription
 from .group_member import CommitFailedError
 from .metadata import TopicPartition
@@ -69,7 +69,7 @@ __all__ = [
     "EARLIEST", "KAFKA_SCHEMA", "KAFKA_SCHEMA_WITH_HEADERS", "LATEST",
     "Admin", "AlterConfigOp", "AuthenticationError", "AdminConfig", "BufferExhaustedError", "ClientConfig", "ClientError",
     "ClusterDescription", "CommitFailedError", "ConfigEntry", "ConfigError", "ConfigSynonym", "Consumer", "ConsumerConfig",
-    "DisconnectError", "Fetcher", "FetcherConfig", "GroupDescription", "GroupListing",
+    "DisconnectError", "FetchRange", "Fetcher", "FetcherConfig", "GroupDescription", "GroupListing",
     "MemberDescription", "NoOffsetForPartitionError",
     "IncompatibleBrokerError", "KafkaError", "KafkaTimeoutError", "NewTopic",
     "NodeNotReadyError", "NotLeaderOrFollower", "OffsetAndMetadata", "OffsetAndTimestamp",

@@ -2,13 +2,15 @@
 
 A fetch response carries RecordBatch v2 batches; a consumer that wants Arrow (the Spark
 source yields ``pyarrow.RecordBatch``es) should not build a Python object per record only
-to take it apart again. :func:`decode_columns` works per *response*:
+to take it apart again. :func:`decode_columns` works per *response* (and
+:func:`decode_parts` over the record sets of several partitions at once, one pass for all:
+a response to a Fetch of many small ranges is decoded once, not once per partition):
 
 1. **per batch** (Python, a few per MiB): validate the CRC, skip control batches and
    batches wholly outside ``[start, until)``, decompress the records section, remember
    the batch's base offset, base/max timestamp and timestamp type. Uncompressed sections
-   are decoded where they are, in the fetch response (no copy); compressed ones are
-   joined into one buffer;
+   are decoded where they are, in the fetch response (no copy); compressed ones, and
+   the sections of several partitions, are joined into one buffer;
 2. **per record, positions only** (the one per-record Python loop, a handful of integer
    operations): walk the length prefixes to find where each record starts — a record's
    position depends on the previous record's length, so this chain cannot be vectorised
@@ -80,8 +82,11 @@ KAFKA_SCHEMA_WITH_HEADERS = KAFKA_SCHEMA.append(pa.field("headers", HEADERS_TYPE
 
 @dataclass
 class RecordColumns:
-    """Records of one partition as columns; row ``i`` of every column is one record.
+    """Records as columns; row ``i`` of every column is one record.
 
+    Rows of one partition (``topic``, ``partition``) unless ``part_of_row`` is set: then
+    they come from several (:func:`decode_parts`) and row ``i`` is a record of partition
+    ``parts[part_of_row[i]]`` (rows of one partition stay in offset order).
     ``keys``/``values`` are ``pyarrow.BinaryArray`` (int32 offsets, one data buffer,
     validity bitmap); :meth:`binary_buffers` exposes them as numpy arrays.
     ``timestamps`` are epoch milliseconds; ``timestamp_types`` 0 (CreateTime) or 1
@@ -96,12 +101,17 @@ class RecordColumns:
     keys: pa.Array
     values: pa.Array
     headers: list[list[tuple[str, bytes | None]]] | None = None
+    part_of_row: np.ndarray | None = None
+    parts: tuple[tuple[str, int], ...] = ()
 
     def __len__(self) -> int:
         return len(self.offsets)
 
     @property
     def next_offset(self) -> int:
+        """The offset after the last row (of one partition's columns)."""
+        if self.part_of_row is not None:
+            raise ValueError("columns of several partitions have no single next offset")
         return int(self.offsets[-1]) + 1 if len(self.offsets) else -1
 
     @staticmethod
@@ -113,16 +123,25 @@ class RecordColumns:
         bits = None if validity is None or array.null_count == 0 else np.frombuffer(validity, np.uint8)
         return bits, offs, np.frombuffer(data, np.uint8) if data is not None else np.empty(0, np.uint8)
 
-    def to_arrow(self, include_headers: bool = False) -> pa.RecordBatch:
-        """A RecordBatch with :data:`KAFKA_SCHEMA` (plus ``headers`` if asked for)."""
+    def _topics_and_partitions(self) -> tuple[pa.Array, pa.Array]:
         n = len(self)
+        if self.part_of_row is not None:
+            names = pa.array([t for t, _ in self.parts], pa.string())
+            numbers = np.array([p for _, p in self.parts], np.int32)
+            return (names.take(_primitive(pa.int32(), self.part_of_row)),
+                    _primitive(pa.int32(), numbers[self.part_of_row]))
         topic = self.topic.encode()
         topics = pa.Array.from_buffers(pa.string(), n, [
             None, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * len(topic)),
             pa.py_buffer(topic * n)])
+        return topics, _primitive(pa.int32(), np.full(n, self.partition, np.int32))
+
+    def to_arrow(self, include_headers: bool = False) -> pa.RecordBatch:
+        """A RecordBatch with :data:`KAFKA_SCHEMA` (plus ``headers`` if asked for)."""
+        n = len(self)
+        topics, partitions = self._topics_and_partitions()
         columns = [
-            self.keys, self.values, topics,
-            _primitive(pa.int32(), np.full(n, self.partition, np.int32)),
+            self.keys, self.values, topics, partitions,
             _primitive(pa.int64(), self.offsets),
             _primitive(TIMESTAMP_US_UTC, self.timestamps * 1000),
             _primitive(pa.int32(), self.timestamp_types.astype(np.int32)),
@@ -133,6 +152,19 @@ class RecordColumns:
                 [[{"key": k, "value": v} for k, v in h] for h in headers], type=HEADERS_TYPE))
             return pa.RecordBatch.from_arrays(columns, schema=KAFKA_SCHEMA_WITH_HEADERS)
         return pa.RecordBatch.from_arrays(columns, schema=KAFKA_SCHEMA)
+
+
+@dataclass(frozen=True)
+class RecordSetPart:
+    """One partition's fetched record set and the offsets wanted from it (:func:`decode_parts`)."""
+
+    topic: str
+    partition: int
+    records: Any
+    start: int
+    until: int
+    #: read_committed: sees every batch header in order, False drops the batch
+    keep: Callable[[BatchHeader], bool] | None = None
 
 
 def _primitive(type_: pa.DataType, values: np.ndarray) -> pa.Array:
@@ -170,39 +202,65 @@ def decode_columns(topic: str, partition: int, record_set: Any, start: int, unti
     :mod:`connector.client.aborted`) sees every batch header in order and drops a batch
     by answering False.
     """
+    return decode_parts([RecordSetPart(topic, partition, record_set, start, until, keep)],
+                        with_headers, check_crcs)
+
+
+def decode_parts(parts: list[RecordSetPart], with_headers: bool = False,
+                 check_crcs: bool = True) -> RecordColumns | None:
+    """The wanted records of several partitions' record sets as one set of columns.
+
+    One decoding pass over all of them: the per-call cost of the vectorised steps is paid
+    once, not per partition (it dominates for a few records each). One uncompressed part
+    is decoded in place; otherwise the records sections are joined into one buffer.
+    """
     sections: list[tuple[int, int]] = []
     batches: list[BatchHeader] = []
+    batch_part: list[int] = []
     compressed = False
-    for pos, header in iter_batch_headers(record_set, check_crcs):
-        if keep is not None and not keep(header):
-            continue
-        if (header.is_control or header.records_count == 0 or header.next_offset <= start
-                or header.base_offset >= until):
-            continue
-        sections.append((pos + HEADER_SIZE, pos + header.size))
-        compressed = compressed or header.compression != NONE
-        batches.append(header)
+    for k, part in enumerate(parts):
+        for pos, header in iter_batch_headers(part.records, check_crcs):
+            if part.keep is not None and not part.keep(header):
+                continue
+            if (header.is_control or header.records_count == 0 or header.next_offset <= part.start
+                    or header.base_offset >= part.until):
+                continue
+            sections.append((pos + HEADER_SIZE, pos + header.size))
+            compressed = compressed or header.compression != NONE
+            batches.append(header)
+            batch_part.append(k)
     if not batches:
         return None
+    first = parts[0]
+    which = "" if len(parts) == 1 else f" (and {len(parts) - 1} other partition(s))"
     try:
-        if not compressed:  # decode in place: no copy of the records
-            out = _decode(topic, partition, record_set, sections, batches, start, until,
-                          with_headers, padded=False)
-            if not isinstance(out, _NeedsPadding):
-                return out
-        view = memoryview(record_set)
-        chunks = [view[a:b] if h.compression == NONE else decompress(h.compression, view[a:b])
-                  for (a, b), h in zip(sections, batches, strict=True)]
+        if len(parts) == 1:
+            if not compressed:  # decode in place: no copy of the records
+                out = _decode(first.topic, first.partition, first.records, sections, batches,
+                              first.start, first.until, with_headers, padded=False)
+                if not isinstance(out, _NeedsPadding):
+                    return out
+            start: int | np.ndarray = first.start
+            until: int | np.ndarray = first.until
+        else:
+            start = np.array([parts[k].start for k in batch_part], np.int64)
+            until = np.array([parts[k].until for k in batch_part], np.int64)
+        views = [memoryview(part.records) for part in parts]
+        chunks = [views[k][a:b] if h.compression == NONE else decompress(h.compression, views[k][a:b])
+                  for (a, b), h, k in zip(sections, batches, batch_part, strict=True)]
         sections, pos = [], 0
         for chunk in chunks:
             sections.append((pos, pos + len(chunk)))
             pos += len(chunk)
         data = b"".join([*chunks, _PAD])
-        out = _decode(topic, partition, data, sections, batches, start, until, with_headers)
+        out = _decode(first.topic, first.partition, data, sections, batches, start, until,
+                      with_headers, batch_part=None if len(parts) == 1 else batch_part)
         assert not isinstance(out, _NeedsPadding)  # padded: never
+        if out is not None and len(parts) > 1:
+            out.parts = tuple((p.topic, p.partition) for p in parts)
         return out
     except (IndexError, ValueError) as e:
-        raise CorruptMessage(f"malformed records in {topic}-{partition}: {e}") from e
+        raise CorruptMessage(f"malformed records in {first.topic}-{first.partition}{which}: {e}") from e
 
 
 class _NeedsPadding:
@@ -455,10 +513,13 @@ def _header_counts(buf: np.ndarray, pos: np.ndarray,
 
 
 def _decode(topic: str, partition: int, data: Any, sections: list[tuple[int, int]],
-            batches: list[BatchHeader], start: int, until: int, with_headers: bool,
-            padded: bool = True) -> RecordColumns | _NeedsPadding | None:
+            batches: list[BatchHeader], start: int | np.ndarray, until: int | np.ndarray,
+            with_headers: bool, padded: bool = True,
+            batch_part: list[int] | None = None) -> RecordColumns | _NeedsPadding | None:
     """Decode the records sections ``data[a:b]`` of ``batches``. ``padded``: ``data`` ends
-    with :data:`_PAD`; else reads that would need it answer :data:`_NEEDS_PADDING`."""
+    with :data:`_PAD`; else reads that would need it answer :data:`_NEEDS_PADDING`.
+    ``start``/``until`` are one range, or one per batch; ``batch_part`` (several
+    partitions) gives each batch's part, which becomes the columns' ``part_of_row``."""
     buf = np.frombuffer(data, np.uint8)
     starts = _record_starts(data, buf, sections, batches)
     counts = np.array([h.records_count for h in batches], dtype=np.int64)
@@ -495,11 +556,16 @@ def _decode(topic: str, partition: int, data: Any, sections: list[tuple[int, int
         max_ts = np.repeat(np.array([h.max_timestamp for h in batches], np.int64), counts)
         timestamps = np.where(log_append == 1, max_ts, timestamps)
 
+    if isinstance(start, np.ndarray):  # one range per batch
+        start, until = np.repeat(start, counts), np.repeat(until, counts)
+    part_of_row = None if batch_part is None else np.repeat(np.array(batch_part, np.int32), counts)
     keep = (offsets >= start) & (offsets < until)
     if not keep.all():
         selected = np.flatnonzero(keep)
         if selected.size == 0:
             return None
+        if part_of_row is not None:
+            part_of_row = part_of_row[selected]
         offsets, timestamps, log_append = offsets[selected], timestamps[selected], log_append[selected]
         key_start, key_len = key_start[selected], key_len[selected]
         value_start, value_len = value_start[selected], value_len[selected]
@@ -515,7 +581,7 @@ def _decode(topic: str, partition: int, data: Any, sections: list[tuple[int, int
     data_buffer = pa.py_buffer(data)
     return RecordColumns(topic, partition, offsets, timestamps, log_append,
                          _binary(data_buffer, key_start, key_len),
-                         _binary(data_buffer, value_start, value_len), headers)
+                         _binary(data_buffer, value_start, value_len), headers, part_of_row)
 
 
 def _binary(data_buffer: pa.Buffer, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:

@@ -1,4 +1,4 @@
-"""Read an offset range ``[start, until)`` of one partition from its leader.
+"""Read offset ranges ``[start, until)`` of partitions from their leaders.
 
 This is exactly what a Spark source's executor does with a planned partition range:
 
@@ -14,6 +14,11 @@ Three ways to consume the same range, all over :meth:`Fetcher.fetch_record_sets`
   per-record objects (:mod:`connector.client.columnar`);
 * :meth:`Fetcher.iter_arrow` — the same as ``pyarrow.RecordBatch``.
 
+Many small ranges (a Spark task packing many partitions' few records each) are read
+together with :meth:`Fetcher.fetch_ranges`: one Fetch per leader names every unfinished
+range, so 256 ranges of 20 records cost a few round trips, not 256. The single-range
+methods are that loop with one range.
+
 The fetch loop, per response:
 
 * **long poll**: each Fetch asks for ``fetch.min.bytes`` and lets the broker wait up to
@@ -22,7 +27,8 @@ The fetch loop, per response:
   (or ``timeout_ms``), :class:`~connector.client.errors.KafkaTimeoutError` says how far it got.
 * **follow the leader**: NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, other
   ``invalid_metadata`` errors and disconnects refresh the metadata and retry at the same
-  offset, after ``retry.backoff.ms``.
+  offset, after ``retry.backoff.ms`` (the other ranges of the response keep what it
+  brought them).
 * **out of range**: OFFSET_OUT_OF_RANGE raises
   :class:`~connector.client.errors.OffsetOutOfRangeError` carrying the partition's current
   log start and end offsets (from ListOffsets), so the caller can apply its reset policy
@@ -40,7 +46,8 @@ caller's thread, see :mod:`connector.client.sync_client`). Use one per executor 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -81,6 +88,16 @@ def next_fetch_offset(record_set: Any, offset: int) -> int:
     return offset if last < 0 else max(offset, BatchHeader.parse(record_set, last).next_offset)
 
 
+@dataclass(frozen=True)
+class FetchRange:
+    """Offsets ``[start, until)`` of one partition, for :meth:`Fetcher.fetch_ranges`."""
+
+    topic: str
+    partition: int
+    start: int
+    until: int
+
+
 class Fetcher:
     def __init__(self, config: FetcherConfig | Mapping[str, Any] | None = None, *,
                  clock: Clock = SYSTEM_CLOCK, **options: Any) -> None:
@@ -103,85 +120,145 @@ class Fetcher:
                 timeout_ms: float | None = None
                 ) -> Iterator[tuple[memoryview | bytes, AbortedTransactions | None]]:
         """Each fetch's record set with, under read_committed, its aborted transactions."""
-        if start >= until:
-            return
-        tp = TopicPartition(topic, partition)
+        for answered in self.fetch_ranges([FetchRange(topic, partition, start, until)], timeout_ms):
+            for _index, _offset, records, aborted in answered:
+                yield records, aborted
+
+    def fetch_ranges(self, ranges: Sequence[FetchRange], timeout_ms: float | None = None,
+                     on_out_of_range: Callable[[int, OffsetOutOfRangeError], int | None] | None = None,
+                     ) -> Iterator[list[tuple[int, int, memoryview | bytes, AbortedTransactions | None]]]:
+        """Read several partitions' ranges at once: per response, ``(index in ranges, offset
+        fetched from, record set, aborted transactions)`` of each range it advanced. Records
+        of the set below the offset fetched from are not the range's: drop them.
+
+        Every unfinished range is named in one Fetch per leader (a range appears in one
+        request at a time, each partition at most once in ``ranges``), so many small ranges
+        cost a round trip per leader, not one each; the broker's ``fetch.max.bytes`` and
+        ``max.partition.fetch.bytes`` rules (KIP-74) apply per request, and a range the
+        response left out is asked for again in the next one. ``on_out_of_range(index,
+        error)`` answers OFFSET_OUT_OF_RANGE for one range with the offset to go on from
+        (None: that range is finished) or raises; without it the error is raised.
+        """
+        tps = [TopicPartition(r.topic, r.partition) for r in ranges]
+        if len(set(tps)) != len(tps):
+            raise ValueError("each partition may appear in only one range of a fetch")
         sync = self._sync
         stall_ms = self.config.default_api_timeout_ms if timeout_ms is None else timeout_ms
         deadline = sync.now() + stall_ms
-        offset = start
-        pending: tuple[int, RequestFuture] | None = None
-        high_watermark = -1
-        while offset < until:
-            if pending is None or pending[0] != offset:
-                pending = (offset, self._send_fetch(tp, offset, deadline))
-            future = pending[1]
-            pending = None
-            try:
-                body = sync.wait(future, deadline, f"records of {tp} from offset {offset} "
-                                 f"(high watermark {high_watermark}, range end {until})")
-            except KafkaTimeoutError:
-                raise
-            except Exception as e:
-                if not getattr(e, "retriable", False):
-                    raise
-                self._backoff(tp, e, deadline)
-                continue
-            data = self._partition_data(body, tp)
-            if data.error_code:
-                error = error_for_code(data.error_code)(f"fetch of {tp} at offset {offset}")
-                if isinstance(error, OffsetOutOfRange):
-                    raise self._out_of_range(tp, offset, data, deadline) from error
-                if not error.retriable:
+        position = [r.start for r in ranges]
+        unfinished = {i for i, r in enumerate(ranges) if r.start < r.until}
+        high_watermark = [-1] * len(ranges)
+        in_flight: dict[int, tuple[RequestFuture, dict[int, int]]] = {}  # node -> (future, asked)
+        while unfinished:
+            self._send_fetches(tps, position, unfinished, in_flight, deadline)
+            i = min(unfinished)
+            sync.poll_until(lambda: any(f.is_done for f, _ in in_flight.values()), deadline,
+                            f"records of {tps[i]} from offset {position[i]} (high watermark "
+                            f"{high_watermark[i]}, range end {ranges[i].until})"
+                            + (f" and {len(unfinished) - 1} other range(s)" if len(unfinished) > 1 else ""))
+            node, (future, asked) = next((n, f) for n, f in in_flight.items() if f[0].is_done)
+            del in_flight[node]
+            if future.exception is not None:
+                error = future.exception
+                if not getattr(error, "retriable", False):
                     raise error
-                self._backoff(tp, error, deadline)
+                self._backoff(tps[min(asked)], error, deadline)
                 continue
-            high_watermark = data.high_watermark
-            records = data.records
-            next_offset = next_fetch_offset(records, offset) if records is not None else offset
-            if records is None or next_offset <= offset:
-                continue  # nothing new yet: the broker already waited fetch.max.wait.ms
-            deadline = sync.now() + stall_ms
-            if next_offset < until:  # pipeline: the broker reads on while we decode
-                pending = (next_offset, self._send_fetch(tp, next_offset, deadline))
-            offset = next_offset
-            yield records, (AbortedTransactions(data.aborted_transactions)
-                            if self.config.read_committed else None)
+            answered: list[tuple[int, int, memoryview | bytes, AbortedTransactions | None]] = []
+            retry: tuple[int, BaseException] | None = None
+            for index, data in self._partition_data(future.value, tps, asked):
+                offset = asked[index]
+                tp = tps[index]
+                if data.error_code:
+                    error = error_for_code(data.error_code)(f"fetch of {tp} at offset {offset}")
+                    if isinstance(error, OffsetOutOfRange):
+                        lost = self._out_of_range(tp, offset, data, deadline)
+                        if on_out_of_range is None:
+                            raise lost from error
+                        resume = on_out_of_range(index, lost)
+                        if resume is None or resume >= ranges[index].until:
+                            unfinished.discard(index)
+                        else:
+                            position[index] = resume
+                        continue
+                    if not error.retriable:
+                        raise error
+                    retry = (index, error)
+                    continue
+                high_watermark[index] = data.high_watermark
+                records = data.records
+                next_offset = next_fetch_offset(records, offset) if records is not None else offset
+                if records is None or next_offset <= offset:
+                    continue  # nothing new yet: the broker already waited fetch.max.wait.ms
+                position[index] = next_offset
+                if next_offset >= ranges[index].until:
+                    unfinished.discard(index)
+                answered.append((index, offset, records,
+                                 AbortedTransactions(data.aborted_transactions)
+                                 if self.config.read_committed else None))
+            if retry is not None:
+                self._backoff(tps[retry[0]], retry[1], deadline)
+            if answered:
+                deadline = sync.now() + stall_ms
+                if unfinished and retry is None:  # pipeline: the broker reads on while we decode
+                    self._send_fetches(tps, position, unfinished, in_flight, deadline)
+                yield answered
 
-    def _send_fetch(self, tp: TopicPartition, offset: int, deadline: float) -> RequestFuture:
+    def _send_fetches(self, tps: list[TopicPartition], position: list[int], unfinished: set[int],
+                      in_flight: dict[int, tuple[RequestFuture, dict[int, int]]],
+                      deadline: float) -> None:
+        """One Fetch to each leader with no Fetch in flight, naming its unfinished ranges
+        that are in no request yet."""
         sync = self._sync
         cfg = self.config
         while True:
-            node = sync.leader_for(tp, deadline)
+            asked = {i for _, a in in_flight.values() for i in a}
+            by_node: dict[int, list[int]] = {}
+            for i in sorted(unfinished - asked):
+                by_node.setdefault(sync.leader_for(tps[i], deadline), []).append(i)
             try:
-                sync.await_ready(node, deadline)
+                for node, indexes in by_node.items():
+                    if node in in_flight:
+                        continue  # asked for in that node's next request
+                    sync.await_ready(node, deadline)
+                    topics: dict[str, list[dict[str, int]]] = {}
+                    for i in indexes:
+                        topics.setdefault(tps[i].topic, []).append({
+                            "partition": tps[i].partition, "current_leader_epoch": -1,
+                            "fetch_offset": position[i], "log_start_offset": -1,
+                            "partition_max_bytes": cfg.max_partition_fetch_bytes})
+                    body = {"replica_id": -1, "max_wait_ms": cfg.fetch_max_wait_ms,
+                            "min_bytes": cfg.fetch_min_bytes, "max_bytes": cfg.fetch_max_bytes,
+                            "isolation_level": 1 if cfg.read_committed else 0,
+                            "session_id": 0, "session_epoch": -1,
+                            "topics": [{"topic": t, "partitions": p} for t, p in topics.items()],
+                            "forgotten_topics_data": [], "rack_id": ""}
+                    future = sync.client.send(node, ApiKey.FETCH, body, sync.now(),
+                                              timeout_ms=cfg.request_timeout_ms + cfg.fetch_max_wait_ms)
+                    in_flight[node] = (future, {i: position[i] for i in indexes})
+                return
             except KafkaTimeoutError:
                 raise
             except Exception as e:
                 if not getattr(e, "retriable", False):
                     raise
-                self._backoff(tp, e, deadline)
-                continue
-            body = {"replica_id": -1, "max_wait_ms": cfg.fetch_max_wait_ms,
-                    "min_bytes": cfg.fetch_min_bytes, "max_bytes": cfg.fetch_max_bytes,
-                    "isolation_level": 1 if cfg.read_committed else 0,
-                    "session_id": 0, "session_epoch": -1,
-                    "topics": [{"topic": tp.topic, "partitions": [{
-                        "partition": tp.partition, "current_leader_epoch": -1,
-                        "fetch_offset": offset, "log_start_offset": -1,
-                        "partition_max_bytes": cfg.max_partition_fetch_bytes}]}],
-                    "forgotten_topics_data": [], "rack_id": ""}
-            return sync.client.send(node, ApiKey.FETCH, body, sync.now(),
-                                    timeout_ms=cfg.request_timeout_ms + cfg.fetch_max_wait_ms)
+                self._backoff(tps[min(unfinished - asked)], e, deadline)
 
     @staticmethod
-    def _partition_data(body: FetchResponseView, tp: TopicPartition) -> PartitionDataView:
+    def _partition_data(body: FetchResponseView, tps: list[TopicPartition],
+                        asked: dict[int, int]) -> Iterator[tuple[int, PartitionDataView]]:
+        """(range index, partition data) of every partition ``asked`` in the request."""
+        index = {(tps[i].topic, tps[i].partition): i for i in asked}
+        seen: set[int] = set()
         for t in body.responses:
-            if t.topic == tp.topic:
-                for p in t.partitions:
-                    if p.partition_index == tp.partition:
-                        return p
-        raise error_for_code(3)(f"fetch response has no data for {tp}")
+            for p in t.partitions:
+                i = index.get((t.topic, p.partition_index))
+                if i is not None:
+                    seen.add(i)
+                    yield i, p
+        if len(seen) < len(asked):
+            missing = ", ".join(str(tps[i]) for i in sorted(asked) if i not in seen)
+            raise error_for_code(3)(f"fetch response has no data for {missing}")
 
     def _backoff(self, tp: TopicPartition, error: BaseException, deadline: float) -> None:
         sync = self._sync

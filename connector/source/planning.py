@@ -20,8 +20,9 @@ so the same (start, end) always gives the same input partitions.
 **Packing small ranges.** Every input partition is a Spark task, with a fixed cost (tens of
 milliseconds in a Python data source) however few records it reads. Ranges smaller than
 ``minRecordsPerPartition`` are packed together — only with ranges whose partitions have the
-same preferred leader (first replica), so that a task fetches from one broker — in order,
-until a pack holds that many records. Larger ranges stay alone. The packing depends only on
+same preferred leader (first replica), so that a task fetches from one broker, with one
+Fetch request for all its ranges (:mod:`connector.source.read`) — in order, until a pack
+holds that many records. Larger ranges stay alone. The packing depends only on
 the ranges and the replica assignment, so a replayed (start, end) is packed the same way.
 
 >>> [[(r.partition, r.size) for r in pack] for pack in pack_ranges(

@@ -1,15 +1,20 @@
 """Executor side: read one planned input partition into Arrow record batches.
 
 An :class:`InputRange` names a topic-partition, a new-data range ``[start, end)`` and
-single offsets to deliver again (retries, each with its attempt number). ``read()`` runs
-on an executor: it fetches from the partition's leader with our client's columnar path
-(no Python object per record) and yields ``pyarrow.RecordBatch``es matching the Spark
-schema exactly. The same ``InputRange`` always yields the same rows, so a re-executed task
-or a replayed micro-batch reads exactly what the first attempt read.
+single offsets to deliver again (retries, each with its attempt number). One Spark task
+reads one range or several small ones packed together (see
+:mod:`connector.source.planning`): :func:`read_ranges` runs on an executor and fetches
+them all at once with our client's columnar path (no Python object per record) — one
+Fetch per leader names every unfinished range, and each response is decoded in one pass
+into one ``pyarrow.RecordBatch`` matching the Spark schema exactly, whatever the number
+of partitions it holds. The same ``InputRange`` always yields the same rows, so a
+re-executed task or a replayed micro-batch reads exactly what the first attempt read
+(rows of different partitions may interleave differently; one partition's stay in order).
 
 Out of range while reading (retention deleted part of the range after it was planned):
 with ``failOnDataLoss`` the task fails with a message naming the topic, the partition and
 the lost offsets; without it, the rows still in the log are returned and the loss logged.
+The other ranges of the task are not disturbed either way.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +54,11 @@ class DataLossDuringRead(RuntimeError):
     pass
 
 
-def _with_attempt(batch: Any, attempt: int) -> Any:
-    import numpy as np
+def _with_attempt(batch: Any, attempts: np.ndarray) -> Any:
     import pyarrow as pa
 
     column = pa.Array.from_buffers(pa.int32(), batch.num_rows,
-                                   [None, pa.py_buffer(np.full(batch.num_rows, attempt, np.int32))])
+                                   [None, pa.py_buffer(np.ascontiguousarray(attempts, np.int32))])
     return pa.RecordBatch.from_arrays(batch.columns + [column],
                                       schema=batch.schema.append(pa.field("attempt", pa.int32())))
 
@@ -85,65 +91,91 @@ def _fetcher(r: InputRange) -> Any:
     return Fetcher(options)
 
 
+@dataclass
+class _Piece:
+    """Offsets ``[start, end)`` of one range delivered with one attempt number: a run of
+    retries, or the new range (attempt 0)."""
+
+    range: InputRange
+    start: int
+    end: int
+    attempt: int
+    recovered: bool = False  # went past lost offsets once already (failOnDataLoss=false)
+
+
+def _pieces(r: InputRange) -> list[_Piece]:
+    pieces = [_Piece(r, o0, o1, a) for o0, o1, a in _runs(r.retries)]
+    if r.end > r.start:
+        pieces.append(_Piece(r, r.start, r.end, 0))
+    return pieces
+
+
 def read_ranges(ranges: tuple[InputRange, ...]) -> Iterator[Any]:
-    """One Spark task's ranges (packed small ones, or one), in order, over one fetcher."""
+    """One Spark task's ranges (packed small ones, or one) over one fetcher: yield their
+    rows as Arrow record batches, one per fetch response, as they arrive.
+
+    Batches are yielded while the next fetch is in flight (not collected first), so Spark
+    consumes one while the broker serves the next, and memory stays at a few fetches. A
+    partition's pieces (retry runs, then its new range) are read in rounds: the first
+    piece of every range together, then the second ones, and so on.
+    """
     if not ranges:
         return
-    fetcher = _fetcher(ranges[0])  # every range of a query has the same client options
+    first = ranges[0]  # a query's ranges share their client and row options
+    if any((r.include_headers, r.include_attempt, r.poll_timeout_ms)
+           != (first.include_headers, first.include_attempt, first.poll_timeout_ms) for r in ranges):
+        raise ValueError("the ranges of one input partition must share their read options")
+    by_range = [_pieces(r) for r in ranges]
+    fetcher = _fetcher(first)
     try:
-        for r in ranges:
-            yield from read_range(r, fetcher)
+        for round_ in range(max((len(p) for p in by_range), default=0)):
+            pieces = [p[round_] for p in by_range if round_ < len(p)]
+            yield from _read_pieces(fetcher, pieces)
     finally:
         fetcher.close()
 
 
-def read_range(r: InputRange, fetcher: Any = None) -> Iterator[Any]:
-    """Yield the range's rows as Arrow record batches, one per fetch response, as they arrive.
+def _read_pieces(fetcher: Any, pieces: list[_Piece]) -> Iterator[Any]:
+    """Read pieces of different partitions together (see :func:`read_ranges`)."""
+    from connector.client import FetchRange, OffsetOutOfRangeError
+    from connector.client.columnar import RecordSetPart, decode_parts
 
-    Batches are yielded while the next fetch is in flight (not collected first), so Spark
-    consumes one while the broker serves the next, and memory stays at a few fetches.
-    ``done`` tracks the offset below which every row has been yielded: an out-of-range
-    error part-way through resumes from there (or from the log start, if later), so no row
-    is yielded twice and the lost offsets reported are exactly the ones never delivered.
-    """
-    from connector.client import OffsetOutOfRangeError
+    first = pieces[0].range
 
-    own = fetcher is None
-    if own:
-        fetcher = _fetcher(r)
-    try:
-        pieces = [(o0, o1, a) for o0, o1, a in _runs(r.retries)]
-        if r.end > r.start:
-            pieces.append((r.start, r.end, 0))
-        for start, end, attempt in pieces:
-            done = start
-            recovered = False
-            while done < end:
-                try:
-                    for columns in fetcher.iter_columns(r.topic, r.partition, done, end,
-                                                        with_headers=r.include_headers,
-                                                        timeout_ms=r.poll_timeout_ms):
-                        batch = columns.to_arrow(r.include_headers)
-                        done = columns.next_offset
-                        yield _with_attempt(batch, attempt) if r.include_attempt else batch
-                    break
-                except OffsetOutOfRangeError as e:
-                    if recovered:
-                        raise
-                    log_start, log_end = e.log_start_offset, e.log_end_offset
-                    lost_end = min(end, log_start) if log_start > done else end
-                    message = (f"{r.topic}-{r.partition}: offsets [{done}, {lost_end}) are no "
-                               f"longer available (log start {log_start}, log end {log_end})")
-                    if attempt:  # a retried record that is gone: nothing to deliver again
-                        log.warning("%s; the retry is dropped", message)
-                        break
-                    if r.fail_on_data_loss or log_start < 0:
-                        raise DataLossDuringRead(message + "; set failOnDataLoss=false to continue") from e
-                    log.warning("%s; continuing from %d (failOnDataLoss=false)", message, log_start)
-                    if log_start >= end:
-                        break
-                    done = max(done, log_start)
-                    recovered = True
-    finally:
-        if own:
-            fetcher.close()
+    def out_of_range(index: int, e: OffsetOutOfRangeError) -> int | None:
+        """Where ``pieces[index]`` goes on after OFFSET_OUT_OF_RANGE at ``e.offset`` (every
+        row below it was yielded), None if nowhere; raises under failOnDataLoss."""
+        piece = pieces[index]
+        r, done, end = piece.range, e.offset, piece.end
+        if piece.recovered:
+            raise e
+        log_start, log_end = e.log_start_offset, e.log_end_offset
+        lost_end = min(end, log_start) if log_start > done else end
+        message = (f"{r.topic}-{r.partition}: offsets [{done}, {lost_end}) are no "
+                   f"longer available (log start {log_start}, log end {log_end})")
+        if piece.attempt:  # a retried record that is gone: nothing to deliver again
+            log.warning("%s; the retry is dropped", message)
+            return None
+        if r.fail_on_data_loss or log_start < 0:
+            raise DataLossDuringRead(message + "; set failOnDataLoss=false to continue") from e
+        log.warning("%s; continuing from %d (failOnDataLoss=false)", message, log_start)
+        piece.recovered = True
+        return None if log_start >= end else max(done, log_start)
+
+    wanted = [FetchRange(p.range.topic, p.range.partition, p.start, p.end) for p in pieces]
+    attempts = np.array([p.attempt for p in pieces], np.int32)
+    check_crcs = fetcher.config.check_crcs
+    for answered in fetcher.fetch_ranges(wanted, first.poll_timeout_ms, out_of_range):
+        parts = [RecordSetPart(wanted[i].topic, wanted[i].partition, records, offset,
+                               wanted[i].until, None if aborted is None else aborted.keeps)
+                 for i, offset, records, aborted in answered]
+        columns = decode_parts(parts, first.include_headers, check_crcs)
+        if columns is None or not len(columns):
+            continue
+        batch = columns.to_arrow(first.include_headers)
+        if first.include_attempt:
+            index = [i for i, _, _, _ in answered]
+            rows = (np.full(len(columns), attempts[index[0]], np.int32)
+                    if columns.part_of_row is None else attempts[index][columns.part_of_row])
+            batch = _with_attempt(batch, rows)
+        yield batch

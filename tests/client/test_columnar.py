@@ -16,7 +16,13 @@ from broker_sim.protocol.records import (
     assign_offsets,
     iter_records,
 )
-from connector.client.columnar import KAFKA_SCHEMA, KAFKA_SCHEMA_WITH_HEADERS, decode_columns
+from connector.client.columnar import (
+    KAFKA_SCHEMA,
+    KAFKA_SCHEMA_WITH_HEADERS,
+    RecordSetPart,
+    decode_columns,
+    decode_parts,
+)
 
 CODECS = sorted(CODEC_NAMES)
 
@@ -66,6 +72,41 @@ def test_columns_equal_the_record_reader(codec, start, until):
     assert cols.values.to_pylist() == [r.value for r in want]
     assert cols.headers == [[tuple(h) for h in r.headers] for r in want]
     assert cols.next_offset == want[-1].offset + 1
+
+
+@pytest.mark.parametrize("codecs", [[0, 0, 0], [0, 4, 1]], ids=["plain", "mixed-codecs"])
+def test_several_partitions_decode_in_one_pass_to_each_ones_rows(codecs):
+    """decode_parts over three partitions' record sets (each with its own range) gives
+    exactly the rows decode_columns gives for each alone, each row tagged with its own
+    topic and partition, one partition's rows in offset order."""
+    rng = random.Random(7)
+    wanted = [("a", 0, 17, 41), ("a", 5, 0, 10**9), ("b", 0, 60, 156)]
+    parts = [RecordSetPart(t, p, record_set(rng, codec), lo, hi)
+             for (t, p, lo, hi), codec in zip(wanted, codecs, strict=True)]
+    cols = decode_parts(parts, with_headers=True)
+    batch = cols.to_arrow(include_headers=True)
+    assert batch.schema == KAFKA_SCHEMA_WITH_HEADERS
+    got = batch.to_pylist()
+    alone = []
+    for part in parts:
+        one = decode_columns(part.topic, part.partition, part.records, part.start, part.until,
+                             with_headers=True)
+        alone += one.to_arrow(include_headers=True).to_pylist()
+    assert sorted(got, key=lambda r: (r["topic"], r["partition"], r["offset"])) == alone
+    for t, p, _, _ in wanted:
+        offsets = [r["offset"] for r in got if (r["topic"], r["partition"]) == (t, p)]
+        assert offsets == sorted(offsets) and offsets
+    with pytest.raises(ValueError, match="several partitions"):
+        _ = cols.next_offset
+
+
+def test_decode_parts_skips_parts_with_nothing_in_range():
+    rng = random.Random(3)
+    rs = record_set(rng, 0)
+    parts = [RecordSetPart("t", 0, rs, 500, 600), RecordSetPart("t", 1, rs, 10, 12)]
+    batch = decode_parts(parts).to_arrow()
+    assert [(r["partition"], r["offset"]) for r in batch.to_pylist()] == [(1, 10), (1, 11)]
+    assert decode_parts([RecordSetPart("t", 0, rs, 500, 600)]) is None
 
 
 def test_arrow_batch_has_sparks_kafka_schema():
