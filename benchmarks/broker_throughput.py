@@ -25,7 +25,10 @@ What is measured, on 127.0.0.1, every broker its own OS process:
   answered by frames of the average Fetch response size librdkafka received, one at a
   time. It moves only bytes (no encoding, no log, no disk): the ceiling of what a Python
   process pushes through loopback TCP in this topology. Its phases are short, so each
-  cell takes the median of 3.
+  cell takes the median of 3. *socket+file* (a figure, ``produce_vs_socket_file``): the
+  same produce analog against a second server that also appends every frame to a file
+  (one ``write`` per frame, the files kept until the cell's socket phases end): what a
+  Python process that receives and stores the bytes can do, without a log's work.
 * **raw fetch** (acks=1 cells): the broker's fetch path without a client's work: Fetch
   v11 for every partition, one request at a time, each response read whole into a
   preallocated buffer like the socket baseline's frames (``raw_fetch_vs_socket``). The gap
@@ -82,7 +85,21 @@ suites running, load average ~4):
   checks). Followers' fetches are zero-copy on the leader and their appends write the
   received frame's bytes without a copy.
 
-On 2026-11-26 the headline cell alone (3 runs, quiet machine, but loopback sockets moving
+Storing the bytes, on this machine (a VM whose freed memory goes back to its host within
+seconds): writing 1 GB into the page cache costs ~2.0-2.5 CPU-s in the kernel when its
+pages are new to the guest and ~0.27 s when they were freed a moment ago (a plain
+``write`` loop: 400-500 MB/s, then 3,760 MB/s at once after deleting the file, 400-700
+MB/s again 3-30 s later). The broker's appends take whichever pages the kernel gives, so
+its produce CPU per GB moves with that: 1.6-1.8 s/GB in 512 MB cells, 3.7-4.2 s/GB (3-4
+of it system time, 61 % of ``perf`` samples in ``copy_folio_from_iter_atomic``) in 1 GB
+ones on 2026-11-26. The socket+file baseline spent 0.5-0.57 s/GB (1,750-1,900 MB/s) in the
+same runs: it writes right after the cell's topic was deleted, so much of its page cache
+is warm, and ``produce_vs_socket_file`` flatters it rather than the broker. Three runs of the headline cell that day: ``produce_vs_socket``
+0.134, 0.145, 0.118 (551, 520, 583 MB/s against a socket baseline of 3,570-4,960 MB/s,
+faster than the day before), ``produce_vs_socket_file`` 0.314, 0.286, 0.306,
+``fetch_vs_socket`` 0.326, 0.447, 0.357 (raw fetch 0.526, 0.616, 0.483).
+
+Earlier on 2026-11-26 the headline cell alone (3 runs, quiet machine, but loopback sockets moving
 about half the MB/s of the day before: 2,100-2,500 MB/s in the produce analog) gave
 ``produce_vs_socket`` 0.174, 0.252, 0.261 and ``fetch_vs_socket`` 0.505, 0.727, 0.578
 (raw fetch 1.107, 0.777, 0.643): the ratios move with the machine's socket speed.
@@ -98,6 +115,7 @@ Output: human-readable lines, then one JSON line (the last line)::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -164,8 +182,12 @@ class Phase(Timed):
 
 
 # ---- plain socket server (runs in its own process) ---------------------------------------
-def serve_socket() -> None:
-    """Accept connections one after another; answer each frame with the requested reply."""
+def serve_socket(store: str | None = None) -> None:
+    """Accept connections one after another; answer each frame with the requested reply.
+
+    With ``store`` (a directory) each connection's frames are also appended to a file of
+    their own there (the benchmark removes them after a cell's socket phases, so each phase
+    fills as much new page cache as the broker did)."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -175,25 +197,34 @@ def serve_socket() -> None:
     hdr_view = memoryview(hdr)
     inbuf = bytearray(1 << 20)
     out = bytearray(4 + (1 << 20))
-    while True:
+    for n in itertools.count():
         conn, _ = listener.accept()
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        path = os.path.join(store, f"frames-{n}") if store else None
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600) if path else -1
         with conn:
             while read_into(conn, hdr_view):
                 (size,) = _HDR.unpack_from(hdr)
                 if size > len(inbuf):
                     inbuf = bytearray(size)
-                read_into(conn, memoryview(inbuf)[:size])
+                frame = memoryview(inbuf)[:size]
+                read_into(conn, frame)
+                while fd >= 0 and frame:  # one write, but a regular file may take less
+                    frame = frame[os.write(fd, frame):]
                 (reply,) = _HDR.unpack_from(inbuf)
                 if 4 + reply > len(out):
                     out = bytearray(4 + reply)
                 _HDR.pack_into(out, 0, reply)
                 conn.sendall(memoryview(out)[: 4 + reply])
+        if path:
+            os.close(fd)
 
 
 class SocketServer:
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, __file__, "--serve-socket"],
+    def __init__(self, store: Path | None = None) -> None:
+        self.directory = store
+        self.proc = subprocess.Popen([sys.executable, __file__, "--serve-socket"]
+                                     + (["--store", str(store)] if store else []),
                                      stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -441,7 +472,7 @@ class Cell:
 
 
 def run_cell(cell: Cell, run: int, bootstrap: str, pids: list[int], rf: int,
-             ports: list[int], sock: SocketServer, total: int) -> None:
+             ports: list[int], sock: SocketServer, store: SocketServer, total: int) -> None:
     n = max(1, total // cell.value_bytes)
     nbytes = n * cell.value_bytes
     topic = f"bench-{cell.name}-r{run}"
@@ -460,28 +491,38 @@ def run_cell(cell: Cell, run: int, bootstrap: str, pids: list[int], rf: int,
     delete_topic(bootstrap, topic)
     produce_frame = round(request_size) if request_size else 1 << 20
     fetch_frame = round(response_size) if response_size else 1 << 20
-    sps, sfs = [], []
+    sps, sss, sfs = [], [], []
     for _ in range(SOCKET_REPEATS):  # short phases: the median of a few
         with Phase("socket produce", nbytes, [sock.pid]) as sp:
             socket_produce(sock.port, nbytes, produce_frame)
+        with Phase("socket+file produce", nbytes, [store.pid]) as ss:
+            socket_produce(store.port, nbytes, produce_frame)
         with Phase("socket fetch", nbytes, [sock.pid]) as sf:
             socket_fetch(sock.port, nbytes, fetch_frame)
         sps.append(sp)
+        sss.append(ss)
         sfs.append(sf)
-    sp = sorted(sps, key=lambda ph: ph.wall)[SOCKET_REPEATS // 2]
-    sf = sorted(sfs, key=lambda ph: ph.wall)[SOCKET_REPEATS // 2]
+    assert store.directory is not None
+    for stored in store.directory.iterdir():
+        stored.unlink()
+    sp, ss, sf = (sorted(phases, key=lambda ph: ph.wall)[SOCKET_REPEATS // 2]
+                  for phases in (sps, sss, sfs))
     print(sp.line() + f"   frames {produce_frame:,} B, median of {SOCKET_REPEATS}")
+    print(ss.line() + f"   frames {produce_frame:,} B, median of {SOCKET_REPEATS}")
     print(sf.line() + f"   frames {fetch_frame:,} B, median of {SOCKET_REPEATS}")
     ratios = {"produce_vs_socket": round(prod.mb_s / sp.mb_s, 4),
+              "produce_vs_socket_file": round(prod.mb_s / ss.mb_s, 4),
               "fetch_vs_socket": round(fet.mb_s / sf.mb_s, 4)}
     if raw is not None:
         ratios["raw_fetch_vs_socket"] = round(raw.mb_s / sf.mb_s, 4)
-    print(f"  produce {ratios['produce_vs_socket']:.3f}x socket, "
+    print(f"  produce {ratios['produce_vs_socket']:.3f}x socket "
+          f"({ratios['produce_vs_socket_file']:.3f}x socket+file), "
           f"fetch {ratios['fetch_vs_socket']:.3f}x socket"
           + (f", raw fetch {ratios['raw_fetch_vs_socket']:.3f}x socket" if raw else ""))
     cell.runs.append({"produce": prod.figures(), "fetch": fet.figures(),
                       **({"raw_fetch": raw.figures()} if raw else {}),
-                      "socket_produce": sp.figures(), "socket_fetch": sf.figures(),
+                      "socket_produce": sp.figures(), "socket_file_produce": ss.figures(),
+                      "socket_fetch": sf.figures(),
                       "produce_frame_bytes": produce_frame, "fetch_frame_bytes": fetch_frame,
                       **ratios})
 
@@ -500,9 +541,10 @@ def main() -> None:
     parser.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
                         help="a broker option for every broker (e.g. fetch.zero.copy.enable=false)")
     parser.add_argument("--serve-socket", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--store", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_socket:
-        serve_socket()
+        serve_socket(args.store)
         return
 
     from broker_sim.cluster import LocalCluster
@@ -519,7 +561,9 @@ def main() -> None:
           f"broker overrides {overrides or 'none'}")
     cells = {a: [Cell(v, p, a) for v in values for p in parts] for a in acks_list}
     tmp = Path(tempfile.mkdtemp(prefix="pyq-bench-"))
+    (tmp / "socket-file").mkdir()
     sock = SocketServer()
+    store = SocketServer(tmp / "socket-file")
     try:
         for acks in acks_list:
             if acks == "1":
@@ -533,11 +577,13 @@ def main() -> None:
             try:
                 for run in range(args.runs):
                     for cell in cells[acks]:
-                        run_cell(cell, run, bootstrap, pids, rf, _ports(bootstrap), sock, total)
+                        run_cell(cell, run, bootstrap, pids, rf, _ports(bootstrap), sock, store,
+                                 total)
             finally:
                 stop()
     finally:
         sock.stop()
+        store.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
     all_cells = [c for a in acks_list for c in cells[a]]
@@ -547,6 +593,8 @@ def main() -> None:
         fig = {
             "produce_mb_s": c.median("produce", "mb_s"), "fetch_mb_s": c.median("fetch", "mb_s"),
             "socket_produce_mb_s": c.median("socket_produce", "mb_s"),
+            "socket_file_produce_mb_s": c.median("socket_file_produce", "mb_s"),
+            "produce_vs_socket_file": c.median("produce_vs_socket_file"),
             "socket_fetch_mb_s": c.median("socket_fetch", "mb_s"),
             "produce_vs_socket": c.median("produce_vs_socket"),
             "fetch_vs_socket": c.median("fetch_vs_socket"),
@@ -563,7 +611,8 @@ def main() -> None:
             fig["raw_fetch_vs_socket"] = c.median("raw_fetch_vs_socket")
         figures[c.name] = fig
         print(f"  {c.name:16s} produce {fig['produce_mb_s']:7.1f} ({fig['produce_vs_socket']:.3f}x"
-              f" socket; {fig['broker_cpu_share_produce']:.2f}/{fig['client_cpu_share_produce']:.2f})"
+              f" socket, {fig['produce_vs_socket_file']:.3f}x socket+file; "
+              f"{fig['broker_cpu_share_produce']:.2f}/{fig['client_cpu_share_produce']:.2f})"
               f"   fetch {fig['fetch_mb_s']:7.1f} ({fig['fetch_vs_socket']:.3f}x socket; "
               f"{fig['broker_cpu_share_fetch']:.2f}/{fig['client_cpu_share_fetch']:.2f})"
               + (f"   raw fetch {fig['raw_fetch_mb_s']:7.1f} ({fig['raw_fetch_vs_socket']:.3f}x)"
