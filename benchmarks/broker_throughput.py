@@ -99,6 +99,14 @@ is warm, and ``produce_vs_socket_file`` flatters it rather than the broker. Thre
 faster than the day before), ``produce_vs_socket_file`` 0.314, 0.286, 0.306,
 ``fetch_vs_socket`` 0.326, 0.447, 0.357 (raw fetch 0.526, 0.616, 0.483).
 
+The full grid the same day (3 runs, 512 MB per cell; medians, MB/s, ratio to the socket
+baseline and to socket+file): acks=1 produce 293 (0.111, 0.162) / 347 (0.094, 0.194) /
+560 (0.158, 0.304) / 534 (0.160, 0.294) for 1k-1p / 1k-4p / 16k-1p / 16k-4p, fetch 585
+(0.344) / 540 (0.251) / 982 (0.442) / 889 (0.438), raw fetch 0.641 / 0.555 / 0.569 /
+0.522; acks=all produce 127 (0.045) / 167 (0.049) / 127 (0.048) / 192 (0.056), fetch
+0.289 / 0.248 / 0.470 / 0.536. Headline runs: produce 0.158, 0.187, 0.148; fetch 0.516,
+0.438, 0.442.
+
 Earlier on 2026-11-26 the headline cell alone (3 runs, quiet machine, but loopback sockets moving
 about half the MB/s of the day before: 2,100-2,500 MB/s in the produce analog) gave
 ``produce_vs_socket`` 0.174, 0.252, 0.261 and ``fetch_vs_socket`` 0.505, 0.727, 0.578

@@ -12,28 +12,29 @@ What is measured (one run, one machine):
   ``--idle-topics`` (8) topics of 4 partitions each (32 idle partitions, replication factor
   3) were created and are in sync. Each write's topic is deleted after it, so every write
   runs beside the same partitions.
-* **figure**: the brokers' CPU seconds (``utime + stime`` of the three processes) for each
-  write; ``--rounds`` (3) writes per state, each into a fresh topic.
+* **figures**, per write: the three brokers' user and system CPU seconds (``/proc``) and
+  the Fetch requests they answered (their metrics endpoints, ``pyq_requests_total``; no
+  consumer runs, so these are the followers' fetches); ``--rounds`` (3) writes per state,
+  each into a fresh topic.
 
 Ratios (the JSON's ``ratios``, medians over the rounds): ``idle_vs_none_with_sessions`` =
-broker CPU for the same write with the idle partitions ÷ without them, sessions on (1.0:
-idle partitions cost nothing); ``idle_vs_none_without_sessions``, the same with sessions
-off (the cost sessions remove).
+the brokers' **user** CPU per follower fetch with the idle partitions ÷ without them,
+sessions on (1.0: idle partitions cost nothing); ``idle_vs_none_without_sessions``, the
+same with sessions off (the cost sessions remove). Per fetch and user time only, because
+the two other things a write costs swing from run to run with no relation to idle
+partitions: how many fetches the followers make (each acks=all append wakes every
+follower's long poll, so it follows the write's pace), and the kernel's page-cache copy of
+the appended bytes, which on this machine (a VM that hands freed memory back to its host)
+costs ~2-2.5 CPU-s per GB into memory new to the guest and ~0.27 into memory freed a
+moment before. Those two made the first version of this benchmark, which divided whole
+CPU per write, give ratios 1.92 and 0.94 with sessions and 1.51 and 2.31 without in two
+runs on one day.
 
-Where the time goes: without sessions each follower fetch (one per leader append, as
-followers long-poll with ``min_bytes`` 1) carries an entry per partition each way, decoded
-and encoded in Python at both ends, and the follower handles each entry of the answer.
-With sessions the idle partitions are named once, then left out of requests and answers;
-the leader still reads them on every fetch (to keep each follower's position and the ISR
-current). A one-off script before this benchmark existed (2026-11-25) put the cost of 32
-idle partitions at +55 % broker CPU without sessions (0.45 -> 0.70 CPU-s per 600,000
-records) and ~+10 % with them. **This benchmark does not reproduce that yet**: its two
-runs on 2026-11-26 (quiet machine) gave, per write, 1.5-1.9 and 3.1-3.5 CPU-s with
-sessions and no idle partition, 1.8-2.0 and 2.2-3.1 without; ratios 1.92 and 0.94 with
-sessions, 1.51 and 2.31 without. The same configuration costs up to twice as much in one
-run as in another, so the ratios say nothing yet; what makes a run cheap or dear (the
-number of follower fetches per write is the suspect: each acks=all append wakes every
-follower's long poll) is not found.
+Where the time goes: without sessions each follower fetch carries an entry per partition
+each way, decoded and encoded in Python at both ends, and the follower handles each entry
+of the answer. With sessions the idle partitions are named once, then left out of requests
+and answers; the leader still reads them on every fetch (to keep each follower's position
+and the ISR current).
 
 Output: human-readable lines, then one JSON line (the last line)::
 
@@ -50,27 +51,64 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prometheus_client.parser import text_string_to_metric_families
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._cluster import wait_in_sync  # noqa: E402
-from benchmarks._proc import tree_cpu_seconds  # noqa: E402
 from broker_sim.cluster import LocalCluster  # noqa: E402
 from connector.client import Admin, NewTopic, Producer  # noqa: E402
 
 PARTITIONS = 4
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def measure(slots: int, records: int, idle_topics: int, rounds: int) -> dict[str, list[float]]:
-    """Broker CPU seconds of each write, without and with the idle topics."""
+def _cpu(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process, all its threads."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        stat = f.read()
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    return int(fields[11]) / _CLK_TCK, int(fields[12]) / _CLK_TCK
+
+
+def _fetches(port: int) -> float:
+    """Fetch requests a broker answered so far (its metrics endpoint)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    return sum(sample.value for family in text_string_to_metric_families(text)
+               for sample in family.samples
+               if sample.name == "pyq_requests_total" and sample.labels.get("api") == "Fetch")
+
+
+@dataclass
+class Write:
+    """What one write cost the three brokers."""
+
+    user_s: float
+    system_s: float
+    fetches: float  # follower fetches answered (no consumer runs)
+
+    @property
+    def user_ms_per_fetch(self) -> float:
+        return 1000 * self.user_s / max(self.fetches, 1)
+
+
+def measure(slots: int, records: int, idle_topics: int, rounds: int) -> dict[str, list[Write]]:
+    """What each write cost, without and with the idle topics."""
     tmp = Path(tempfile.mkdtemp(prefix="pyq-idle-partitions-"))
     cluster = LocalCluster(tmp / "cluster", 3,
-                           overrides={"max.incremental.fetch.session.cache.slots": str(slots)}).start()
+                           overrides={"max.incremental.fetch.session.cache.slots": str(slots),
+                                      "metrics.port": "0"}).start()
     try:
         bootstrap = cluster.bootstrap_servers
         ports = [b.port for b in cluster.brokers]
         pids = [b.pid for b in cluster.brokers]
+        metrics = [b.metrics_port for b in cluster.brokers]
+        assert all(metrics), "every broker's metrics endpoint is on"
 
         def create(name: str) -> None:
             with Admin({"bootstrap.servers": bootstrap}) as admin:
@@ -79,25 +117,31 @@ def measure(slots: int, records: int, idle_topics: int, rounds: int) -> dict[str
 
         value = os.urandom(100)
 
-        def write(name: str) -> float:
+        def snapshot() -> tuple[float, float, float]:
+            cpu = [_cpu(pid) for pid in pids]
+            return (sum(u for u, _ in cpu), sum(s for _, s in cpu),
+                    sum(_fetches(port) for port in metrics if port))
+
+        def write(name: str) -> Write:
             create(name)
             producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
                                  "batch.size": 900 * 1024, "linger.ms": 20})
             try:
                 producer.partitions_for(name)
                 time.sleep(0.5)  # the followers' first fetches of the new topic are done
-                cpu0 = sum(map(tree_cpu_seconds, pids))
+                before = snapshot()
                 for i in range(records):
                     producer.send(name, value, partition=i % PARTITIONS)
                 producer.flush()
-                return sum(map(tree_cpu_seconds, pids)) - cpu0
+                after = snapshot()
+                return Write(*(a - b for a, b in zip(after, before, strict=True)))
             finally:
                 producer.close()
                 # every write runs beside the same partitions: its own and the idle ones
                 with Admin({"bootstrap.servers": bootstrap}) as admin:
                     admin.delete_topics([name])
 
-        out: dict[str, list[float]] = {"none": [], "idle": []}
+        out: dict[str, list[Write]] = {"none": [], "idle": []}
         write("warm-up")
         for i in range(rounds):
             out["none"].append(write(f"none-{i}"))
@@ -122,13 +166,21 @@ def main() -> None:
                                "idle_partitions": args.idle_topics * PARTITIONS,
                                "rounds": args.rounds}
     for name, slots in (("with_sessions", 1000), ("without_sessions", 0)):
-        cpu = measure(slots, args.records, args.idle_topics, args.rounds)
-        ratio = statistics.median(cpu["idle"]) / statistics.median(cpu["none"])
+        writes = measure(slots, args.records, args.idle_topics, args.rounds)
+        per_fetch = {k: statistics.median(w.user_ms_per_fetch for w in ws) for k, ws in writes.items()}
+        ratio = per_fetch["idle"] / per_fetch["none"]
         ratios[f"idle_vs_none_{name}"] = round(ratio, 3)
-        figures[f"broker_cpu_s_{name}"] = {k: [round(v, 3) for v in vs] for k, vs in cpu.items()}
-        print(f"{name.replace('_', ' ')}: broker CPU per write {', '.join(f'{v:.2f}' for v in cpu['none'])}"
-              f" s with no other topic, {', '.join(f'{v:.2f}' for v in cpu['idle'])} s with "
-              f"{args.idle_topics * PARTITIONS} idle partitions: {ratio:.2f}x", flush=True)
+        figures[name] = {k: [{"user_s": round(w.user_s, 3), "system_s": round(w.system_s, 3),
+                              "fetches": int(w.fetches),
+                              "user_ms_per_fetch": round(w.user_ms_per_fetch, 3)} for w in ws]
+                         for k, ws in writes.items()}
+        for k, ws in writes.items():
+            label = "no other topic" if k == "none" else f"{args.idle_topics * PARTITIONS} idle partitions"
+            print(f"{name.replace('_', ' ')}, {label}: per write " + "; ".join(
+                f"user {w.user_s:.2f} s, system {w.system_s:.2f} s, {w.fetches:.0f} fetches, "
+                f"{w.user_ms_per_fetch:.2f} user-ms/fetch" for w in ws), flush=True)
+        print(f"{name.replace('_', ' ')}: user CPU per follower fetch, idle / none = {ratio:.2f}x",
+              flush=True)
     print(json.dumps({"benchmark": "idle_partitions", "ratios": ratios, "figures": figures}))
 
 
