@@ -1,6 +1,6 @@
 """kill -9 the spark-submit driver during sessionize, rerun it from the same checkpoint.
 
-The job reads 1,500 clicks in micro-batches of at most 300; its windows query writes each
+The job reads 1,500 clicks in micro-batches of at most 750 (two); its windows query writes each
 batch's updated per-(user, window) running totals to an output topic. The driver JVM is
 killed with SIGKILL the moment the output topic grows (a batch's sink write has just been
 acknowledged, most likely before Spark committed that batch), then the same command runs
@@ -87,7 +87,7 @@ def test_driver_killed_mid_run_then_rerun_from_checkpoint(shared_broker, tmp_pat
                "--conf", "spark.sql.shuffle.partitions=2", "jobs/sessionize.py",
                "--bootstrap-servers", bootstrap, "--input-topic", topic, "--output-topic", output,
                "--dead-letter-topic", f"{group}-dlq", "--group-id", group,
-               "--max-offsets-per-trigger", "300", "--exactly-once", exactly_once,
+               "--max-offsets-per-trigger", "750", "--exactly-once", exactly_once,
                "--parquet-dir", str(tmp_path / "events"), "--checkpoint-dir", str(checkpoint),
                "--trigger", "available-now"]
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
