@@ -116,8 +116,9 @@ def read_ranges(ranges: tuple[InputRange, ...]) -> Iterator[Any]:
 
     Batches are yielded while the next fetch is in flight (not collected first), so Spark
     consumes one while the broker serves the next, and memory stays at a few fetches. A
-    partition's pieces (retry runs, then its new range) are read in rounds: the first
-    piece of every range together, then the second ones, and so on.
+    partition's pieces (retry runs, then its new range; from one range or several) are
+    read in rounds: the first piece of every partition together, then the second ones,
+    and so on.
     """
     if not ranges:
         return
@@ -125,11 +126,15 @@ def read_ranges(ranges: tuple[InputRange, ...]) -> Iterator[Any]:
     if any((r.include_headers, r.include_attempt, r.poll_timeout_ms)
            != (first.include_headers, first.include_attempt, first.poll_timeout_ms) for r in ranges):
         raise ValueError("the ranges of one input partition must share their read options")
-    by_range = [_pieces(r) for r in ranges]
+    # a partition may have several ranges in one task (retry runs packed beside its new
+    # range): its pieces go in order, one per round, as a fetch names a partition once
+    by_partition: dict[tuple[str, int], list[_Piece]] = {}
+    for r in ranges:
+        by_partition.setdefault((r.topic, r.partition), []).extend(_pieces(r))
     fetcher = _fetcher(first)
     try:
-        for round_ in range(max((len(p) for p in by_range), default=0)):
-            pieces = [p[round_] for p in by_range if round_ < len(p)]
+        for round_ in range(max((len(p) for p in by_partition.values()), default=0)):
+            pieces = [p[round_] for p in by_partition.values() if round_ < len(p)]
             yield from _read_pieces(fetcher, pieces)
     finally:
         fetcher.close()
