@@ -59,6 +59,14 @@ On 2026-11-26, on a slower day for this machine (loopback sockets moved about ha
 MB/s as the day before), two runs gave 0.380, 0.341, 0.345 and 0.473, 0.399, 0.400 (medians
 0.345 and 0.400), the brokers burning 1.2-2.4 CPU-s per run; the commit before incremental
 fetch sessions gave 0.561, 0.331, 0.302 with the brokers at 1.2-2.3 CPU-s on the same day.
+A later session the same day: 0.404, 0.487, 0.412 (brokers 2.31, 1.44, 1.22 CPU-s; the
+commit before the receive changes, 7509773~1, gave 0.294, 0.332, 0.397 with 2.42, 1.36,
+0.88 just before: no regression), then 0.512, 0.565, 0.456 and 0.719, 0.432, 0.512
+(medians 0.412, 0.512, 0.512; brokers 0.77-0.97 CPU-s). The brokers' CPU per run follows
+the page cache: on this machine (a VM that returns freed memory to its host) writing into
+pages new to the guest costs ~2-2.5 CPU-s per GB in the kernel, into pages freed moments
+before ~0.27 (see ``benchmarks/broker_throughput.py``), and the three replicas write
+3 x 110 MB per run.
 
 Output: human-readable lines, then one JSON line (the last line)::
 

@@ -75,6 +75,10 @@ like the ceiling's 32,768). One fetch is in flight while the previous response i
 Planning is negligible: a micro-batch's ``latestOffset`` + ``partitions`` + ``commit`` take
 ~2.5 ms on 4 partitions (4 round trips: two Metadata, two ListOffsets), and
 triggerExecution minus addBatch is ~0.1 s.
+Runs on 2026-11-26, after the read path moved to one Fetch for all of a task's ranges (a
+task here holds one range, read as before): ``vs_arrow_ceiling`` 0.661/0.724/0.742,
+0.680/0.686/0.618, 0.712/0.734/0.733 (medians 0.724, 0.680, 0.733); ``vs_tuple_source``
+medians 2.605, 2.366, 2.624.
 
 Output: human-readable lines, then one JSON line (the last line)::
 
