@@ -9,12 +9,15 @@ from pathlib import Path
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+def proc_user_system_seconds(pid: int) -> tuple[float, float]:
+    """(utime, stime) of a process (all its threads), in seconds."""
+    fields = _stat(pid)
+    return int(fields[11]) / _CLK_TCK, int(fields[12]) / _CLK_TCK  # fields 14 and 15
+
+
 def proc_cpu_seconds(pid: int) -> float:
     """utime + stime of a process (all its threads), in seconds."""
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        stat = f.read()
-    fields = stat[stat.rindex(b")") + 2 :].split()  # fields from 3 (state) on
-    return (int(fields[11]) + int(fields[12])) / _CLK_TCK  # fields 14 and 15
+    return sum(proc_user_system_seconds(pid))
 
 
 def tree_cpu_seconds(root: int) -> float:

@@ -60,19 +60,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._cluster import wait_in_sync  # noqa: E402
+from benchmarks._proc import proc_user_system_seconds  # noqa: E402
 from broker_sim.cluster import LocalCluster  # noqa: E402
 from connector.client import Admin, NewTopic, Producer  # noqa: E402
 
 PARTITIONS = 4
-_CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def _cpu(pid: int) -> tuple[float, float]:
-    """(user, system) CPU seconds of a process, all its threads."""
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        stat = f.read()
-    fields = stat[stat.rindex(b")") + 2 :].split()
-    return int(fields[11]) / _CLK_TCK, int(fields[12]) / _CLK_TCK
 
 
 def _fetches(port: int) -> float:
@@ -118,7 +110,7 @@ def measure(slots: int, records: int, idle_topics: int, rounds: int) -> dict[str
         value = os.urandom(100)
 
         def snapshot() -> tuple[float, float, float]:
-            cpu = [_cpu(pid) for pid in pids]
+            cpu = [proc_user_system_seconds(pid) for pid in pids]
             return (sum(u for u, _ in cpu), sum(s for _, s in cpu),
                     sum(_fetches(port) for port in metrics if port))
 
