@@ -141,6 +141,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._cluster import wait_in_sync  # noqa: E402
 from benchmarks._proc import Timed  # noqa: E402
+from broker_sim.lifeline import Lifeline, hold  # noqa: E402
 from broker_sim.network.blocking_client import read_into  # noqa: E402
 
 ACK_BYTES = 64
@@ -195,7 +196,9 @@ def serve_socket(store: str | None = None) -> None:
 
     With ``store`` (a directory) each connection's frames are also appended to a file of
     their own there (the benchmark removes them after a cell's socket phases, so each phase
-    fills as much new page cache as the broker did)."""
+    fills as much new page cache as the broker did). It dies with the benchmark, however
+    that ends (the broker's lifeline)."""
+    hold()
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -231,9 +234,13 @@ def serve_socket(store: str | None = None) -> None:
 class SocketServer:
     def __init__(self, store: Path | None = None) -> None:
         self.directory = store
+        self._lifeline = Lifeline()
         self.proc = subprocess.Popen([sys.executable, __file__, "--serve-socket"]
                                      + (["--store", str(store)] if store else []),
-                                     stdout=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, text=True,
+                                     env=self._lifeline.child_env(),
+                                     pass_fds=self._lifeline.pass_fds)
+        self._lifeline.started()
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line.startswith("port "):
@@ -250,6 +257,7 @@ class SocketServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self._lifeline.close()
 
 
 def _connect(port: int) -> socket.socket:
