@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: test test-fast demo lint bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py connector/client/_record_scan.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'

@@ -1,4 +1,5 @@
-"""Columnar decoding gives exactly what the record-by-record reader gives, per codec."""
+"""Columnar decoding gives exactly what the record-by-record reader gives, per codec, with
+the C record scanner and with the numpy path alike (every test here runs with both)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from broker_sim.protocol.records import (
     assign_offsets,
     iter_records,
 )
+from connector.client import columnar
 from connector.client.columnar import (
     KAFKA_SCHEMA,
     KAFKA_SCHEMA_WITH_HEADERS,
@@ -25,6 +27,21 @@ from connector.client.columnar import (
 )
 
 CODECS = sorted(CODEC_NAMES)
+C_SCAN = columnar._SCAN
+
+
+@pytest.fixture(autouse=True, params=["c", "numpy"])
+def scanner(request, monkeypatch):
+    """Each test once with the C scanner (built with the package) and once without it."""
+    if request.param == "numpy":
+        monkeypatch.setattr(columnar, "_SCAN", None)
+    return request.param
+
+
+def test_the_package_is_built_with_its_c_scanner(scanner):
+    # `pip install` compiles connector/client/_record_scan.c; without it every read
+    # silently takes the slower numpy path.
+    assert C_SCAN is not None, "connector.client._record_scan is not built"
 
 
 def batch(records: list[tuple], base_offset: int, codec: int = 0, log_append: bool = False,
@@ -269,3 +286,42 @@ def test_record_sets_ending_in_tiny_or_header_heavy_records(last):
         assert cols.values.to_pylist() == [r.value for r in want]
         assert cols.keys.to_pylist() == [r.key for r in want]
         assert cols.headers == [[tuple(h) for h in r.headers] for r in want]
+
+
+def _as_rows(cols):
+    if cols is None:
+        return None
+    return (cols.offsets.tolist(), cols.timestamps.tolist(), cols.keys.to_pylist(),
+            cols.values.to_pylist(), cols.headers)
+
+
+def test_c_scanner_and_numpy_agree_on_damaged_records(scanner):
+    # Untrusted bytes: flip bytes of the records (CRC checks off, so the damage reaches the
+    # scanners) and both paths must give the same rows or both raise CorruptMessage;
+    # neither may read outside the buffer (the C one would crash the process).
+    if scanner == "numpy" or C_SCAN is None:
+        pytest.skip("compares the two paths once")
+    rng = random.Random(7)
+    records = [(1_700_000_000_000 + rng.randrange(10**7), rng.choice([None, b"k", b"key-%d" % i]),
+                rng.choice([None, b"", b"v" * rng.randrange(1, 140)]),
+                [] if i % 5 else [("h", b"x")]) for i in range(60)]
+    rs = batch(records[:35], 0) + batch(records[35:], 35)  # small records: damage hits fields
+    outcomes = {"same rows": 0, "both corrupt": 0}
+    for trial in range(400):
+        damaged = bytearray(rs)
+        for _ in range(rng.choice([1, 1, 2, 4])):
+            pos = rng.randrange(61, len(damaged))  # past the first batch header
+            damaged[pos] = rng.randrange(256) if trial % 2 else damaged[pos] ^ 0x80
+        got = []
+        for scan in (C_SCAN, None):
+            columnar._SCAN = scan
+            try:
+                got.append(_as_rows(decode_columns("t", 0, bytes(damaged), 0, 10**9,
+                                                   with_headers=True, check_crcs=False)))
+            except CorruptMessage:
+                got.append("corrupt")
+            finally:
+                columnar._SCAN = C_SCAN
+        assert got[0] == got[1], f"trial {trial}: C {got[0]!r:.200} numpy {got[1]!r:.200}"
+        outcomes["both corrupt" if got[0] == "corrupt" else "same rows"] += 1
+    assert min(outcomes.values()) > 20, outcomes  # both kinds of outcome were exercised
