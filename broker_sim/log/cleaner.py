@@ -52,10 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import google_crc32c
-
 from ..common import ShutdownableThread
-from ..protocol.records.batch_header import _HEADER, CRC_START, HEADER_SIZE, BatchHeader
+from ..protocol.records.batch_header import _HEADER, CRC_START, HEADER_SIZE, BatchHeader, crc32c
 from ..protocol.records.compression import NONE, compress
 from ..protocol.records.reader import RecordIndex, records_section
 from .batch_scanner import batch_headers, scan
@@ -370,7 +368,7 @@ def _rebuild(header: BatchHeader, records: bytes, count: int) -> bytes:
                       header.last_offset_delta, header.base_timestamp, header.max_timestamp,
                       header.producer_id, header.producer_epoch, header.base_sequence, count)
     out[HEADER_SIZE:] = body
-    _CRC.pack_into(out, CRC_START - 4, google_crc32c.value(bytes(out[CRC_START:])))
+    _CRC.pack_into(out, CRC_START - 4, crc32c(memoryview(out)[CRC_START:]))
     return bytes(out)
 
 

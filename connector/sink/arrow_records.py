@@ -23,7 +23,6 @@ at once without copying the records section twice.
 
 from __future__ import annotations
 
-import google_crc32c
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,6 +34,7 @@ from broker_sim.protocol.records.batch_header import (
     LOG_OVERHEAD,
     MAGIC,
     TRANSACTIONAL_MASK,
+    crc32c,
 )
 from broker_sim.protocol.records.compression import NONE, compress
 from connector.client.partitioner import murmur2
@@ -220,7 +220,7 @@ def build_batch(records: bytes, count: int, timestamp_ms: int, producer_id: int,
         records = compress(compression, records)
     header = _header(len(records), attributes, count, timestamp_ms, producer_id, producer_epoch,
                      base_sequence)
-    crc = google_crc32c.extend(google_crc32c.value(bytes(header[CRC_START:])), records)
+    crc = crc32c(records, crc32c(memoryview(header)[CRC_START:]))
     header[CRC_START - 4:CRC_START] = crc.to_bytes(4, "big")
     return bytes(header) + records
 
@@ -234,8 +234,8 @@ def encode_batch(keys: pa.Array | None, values: pa.Array, timestamp_ms: int, pro
     size = len(records) + 1  # + the last record's header count
     header = _header(size, TRANSACTIONAL_MASK if transactional else 0, len(values), timestamp_ms,
                      producer_id, producer_epoch, base_sequence)
-    crc = google_crc32c.extend(google_crc32c.value(bytes(header[CRC_START:])), records)
-    header[CRC_START - 4:CRC_START] = google_crc32c.extend(crc, b"\x00").to_bytes(4, "big")
+    crc = crc32c(records, crc32c(memoryview(header)[CRC_START:]))
+    header[CRC_START - 4:CRC_START] = crc32c(b"\x00", crc).to_bytes(4, "big")
     batch = bytearray(HEADER_SIZE + size)
     batch[:HEADER_SIZE] = header
     batch[HEADER_SIZE:-1] = records

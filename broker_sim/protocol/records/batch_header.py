@@ -32,7 +32,7 @@ from __future__ import annotations
 import struct
 from typing import Any, NamedTuple
 
-import google_crc32c
+import crc32c as _crc32c
 
 from ..errors import CorruptMessage
 
@@ -52,8 +52,11 @@ TRANSACTIONAL_MASK = 0x10
 CONTROL_MASK = 0x20
 
 
-def crc32c(data: Any) -> int:
-    return google_crc32c.value(bytes(data) if isinstance(data, memoryview) else data)
+def crc32c(data: Any, value: int = 0) -> int:
+    """CRC-32C of any buffer (bytes, bytearray, memoryview, numpy), read where it lies,
+    continuing from ``value``; C with the CPU's CRC instruction, the GIL released for
+    large buffers."""
+    return _crc32c.crc32c(data, value)
 
 
 class BatchHeader(NamedTuple):

@@ -30,8 +30,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import google_crc32c
-
 from ..errors import UnsupportedCompressionType
 from ..primitives import write_varint
 from .batch_header import (
@@ -43,6 +41,7 @@ from .batch_header import (
     MAGIC,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
+    crc32c,
 )
 from .compression import CODEC_NAMES, NONE, compress
 
@@ -237,6 +236,6 @@ class RecordBatchBuilder:
             self.base_sequence,
             count,
         )
-        crc = google_crc32c.extend(google_crc32c.value(bytes(header[CRC_START:])), records)
+        crc = crc32c(records, crc32c(memoryview(header)[CRC_START:]))
         header[CRC_START - 4 : CRC_START] = crc.to_bytes(4, "big")
         return bytes(header) + records
