@@ -30,6 +30,7 @@ import sys
 import threading
 from pathlib import Path
 
+from .common.allocator import keep_freed_buffers
 from .controller.scram_credentials import credential_from_spec
 from .lifeline import hold
 from .security.scram import ScramCredential
@@ -196,6 +197,7 @@ def run_cluster(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     hold()  # started by a ManagedProcess: stop when that parent dies
+    keep_freed_buffers()  # this process is the broker's own: reuse its request buffers warm
     if argv and argv[0] == "controller":
         return run_controller(argv[1:])
     if argv and argv[0] == "cluster":
