@@ -1,5 +1,6 @@
 # Every target creates its own virtualenv and installs the project from pyproject.toml,
-# so `make test` and `make demo` work on a fresh machine with only Python 3 and Java 17.
+# so `make test` and `make demo` work on a fresh machine with only Python 3 (with its headers),
+# a C compiler and Java 17.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
