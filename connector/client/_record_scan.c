@@ -56,6 +56,24 @@ static int read_varint(const uint8_t *data, int64_t *pos, int64_t end, int64_t *
     return SCAN_PAST_RECORD;
 }
 
+/* A length-prefixed field (key or value: length -1 is a null) at data[*pos] within the
+ * record: its start and length; *pos moves past it. */
+static int read_slice(const uint8_t *data, int64_t *pos, int64_t record_end, int64_t *start,
+                      int64_t *len)
+{
+    int rc = read_varint(data, pos, record_end, len);
+    if (rc)
+        return rc;
+    *start = *pos;
+    if (*len < -1)
+        return SCAN_BAD_LENGTH;
+    if (*len > record_end - *pos)
+        return SCAN_PAST_RECORD;
+    if (*len > 0)
+        *pos += *len;
+    return 0;
+}
+
 #define TRY(call) do { int rc_ = (call); if (rc_) { *err_pos = pos; return rc_; } } while (0)
 
 /*
@@ -75,7 +93,8 @@ int64_t pyq_scan_records(const uint8_t *data, int64_t data_len, const int64_t *s
             return SCAN_SECTION;
         }
         for (int64_t r = 0; r < count; r++, i++) {
-            int64_t length, ts_delta, offset_delta, key_len, value_len, header_count;
+            int64_t length, ts_delta, offset_delta, key_start, key_len, value_start, value_len;
+            int64_t header_count;
             if (i >= capacity) {
                 *err_pos = pos;
                 return SCAN_COUNT;
@@ -89,30 +108,8 @@ int64_t pyq_scan_records(const uint8_t *data, int64_t data_len, const int64_t *s
             pos += 1; /* attributes */
             TRY(read_varint(data, &pos, record_end, &ts_delta));
             TRY(read_varint(data, &pos, record_end, &offset_delta));
-            TRY(read_varint(data, &pos, record_end, &key_len));
-            int64_t key_start = pos;
-            if (key_len < -1) {
-                *err_pos = pos;
-                return SCAN_BAD_LENGTH;
-            }
-            if (key_len > record_end - pos) {
-                *err_pos = pos;
-                return SCAN_PAST_RECORD;
-            }
-            if (key_len > 0)
-                pos += key_len;
-            TRY(read_varint(data, &pos, record_end, &value_len));
-            int64_t value_start = pos;
-            if (value_len < -1) {
-                *err_pos = pos;
-                return SCAN_BAD_LENGTH;
-            }
-            if (value_len > record_end - pos) {
-                *err_pos = pos;
-                return SCAN_PAST_RECORD;
-            }
-            if (value_len > 0)
-                pos += value_len;
+            TRY(read_slice(data, &pos, record_end, &key_start, &key_len));
+            TRY(read_slice(data, &pos, record_end, &value_start, &value_len));
             int64_t header_pos = pos;
             TRY(read_varint(data, &pos, record_end, &header_count));
             if (header_count < 0) {
