@@ -50,24 +50,24 @@ the query is CPU-bound, so the ratio follows the ceiling's CPU over pyq's (plus 
 ~1 s of query start both pay). Per 8,000,000 rows, measured per process from ``/proc``
 (2026-11-25): the JVM spends the same on both sources once its JIT is warm (2.2-2.6 CPU-s;
 3.9-4.2 in pyq's first round, which is why the first round's ratio is the lowest), the
-planning Python process ~1 s each, the broker 0.36-0.46 s (``sendfile``), and the Python
-workers 2.0-2.2 s for pyq against 0.33-0.40 s for the ceiling. Inside a pyq worker
-(``thread_time`` around ``read()``, per 2,000,000-row task): 0.39-0.45 s reading and
-decoding, 0.075-0.08 s handing the batches to the JVM (as much as the ceiling's worker
-spends). Reading costs ~205 ns per record inside Spark against ~150 ns for the same code
-alone (reading one 1,000,000-record range of one partition: 0.16 s): the worker shares the
-cores and caches with the JVM. cProfile of the workers inside Spark (thread CPU, per
-4,000,000 records, 0.94 s in all): Arrow's ``take`` copying the values 0.13 s, ``recv_into``
-(the kernel's copy, page faults of fresh buffers included) 0.13 s, the vectorised varint
-fields (``_fields_fast``, ``_var3``, ``_zigzag``) 0.24 s, the record starts 0.06 s, CRC-32C
-0.06 s, the rest (header counts, numpy reductions, Arrow assembly) ~0.15 s. Receiving used
-to cost more: the frame decoder copied each 4 MiB response twice and zero-filled its buffer
-(0.39 s per 4,000,000 records); responses are now received in place into a buffer that is
-not zero-filled (0.13 s). What stands between this and 0.8: the ratio needs pyq's workers
-to spend at most ~1 CPU-s more than the ceiling's per 8,000,000 rows, and receiving alone
-(the kernel's copy, 0.25 s) plus the broker (0.4 s) take more than half of that; the numpy
-decoding (~1 s) would have to fall to a third, which a per-record loop in C could do and
-vectorised numpy, already at a handful of passes over each column, does not.
+planning Python process ~1 s each, the broker 0.36-0.46 s (``sendfile``; 0.44-0.68 s in
+the runs of 2026-11-26), and the Python workers 2.0-2.2 s for pyq against 0.33-0.40 s for
+the ceiling when the per-record decoding was numpy. Since the per-record pass is C
+(``connector.client.columnar.RecordScan``, 2026-11-26), a pyq task of 2,000,000 rows
+spends 0.23-0.34 s of thread CPU reading and decoding inside Spark (``thread_time``
+around ``read()``; 0.39-0.45 s with numpy) and 0.06-0.11 s handing the batches to the
+JVM, as the ceiling's worker does. Outside Spark the same read takes 0.28-0.36 CPU-s
+(0.44-0.50 with numpy in the same runs); its cProfile: ``recv_into`` 0.053 s (the
+kernel's copy into each response's buffer), the C scan of the records 0.038 s, the
+``memcpy`` of the values into Arrow's buffer 0.025 s, CRC-32C 0.015 s (read where the
+batches lie: the CRC library used to need a copy of each), Python around them (the
+fetcher, framing, numpy offsets and Arrow assembly, per response) ~0.1 s. What stands
+between this and 0.8: pyq's side still burns ~1-1.5 CPU-s more than the ceiling's per
+8,000,000 rows on a machine where both are CPU-bound: the workers' ~1 s above the
+ceiling's (receiving 840 MB from a socket is a third of it) and the broker's 0.5 s, which
+an in-memory source does not have. Giving the Spark workers the broker's malloc
+thresholds (``MALLOC_MMAP_THRESHOLD_``/``MALLOC_TRIM_THRESHOLD_``, one run) made both
+sources faster and the ratio no different (0.71).
 Fetch sizes: 1 MiB, 2 MiB and 4 MiB responses cost the same inside Spark (measured again
 with in-place receiving), 16 MiB ones more, so reads stay at 4 MiB
 (``connector.source.read.READ_FETCH_BYTES``: one Arrow batch of ~35,000 rows per response,
@@ -79,6 +79,12 @@ Runs on 2026-11-26, after the read path moved to one Fetch for all of a task's r
 task here holds one range, read as before): ``vs_arrow_ceiling`` 0.661/0.724/0.742,
 0.680/0.686/0.618, 0.712/0.734/0.733 (medians 0.724, 0.680, 0.733); ``vs_tuple_source``
 medians 2.605, 2.366, 2.624.
+
+Runs on 2026-11-26 with the C record scan: 0.683/0.819/0.875, 0.662/0.809/0.854,
+0.746/0.743/0.584 (medians 0.819, 0.809, 0.743; the first before CRC-32C stopped
+copying), then 0.623/0.814/0.706, 0.684/0.735/0.636, 0.696/0.747/0.764 (medians 0.706,
+0.684, 0.747); ``vs_tuple_source`` medians 3.16, 2.86, 2.37, 2.97, 2.36, 2.74. The
+ceiling's own time moved 3.2-5.5 s between rounds in these runs.
 
 Output: human-readable lines, then one JSON line (the last line)::
 
