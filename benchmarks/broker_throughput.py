@@ -69,15 +69,21 @@ suites running, load average ~4):
   zeroing a fresh buffer for every ``pread``), 17% ``memmove`` (the records copied into
   the response buffer), 19% copying to and from user space: ~0.7 CPU s/GB at the commit
   before zero-copy (184bf71), 0.2-0.3 with it.
-* **produce** (16 KiB, 1 partition, acks=1): ~1.0-1.1 broker CPU s/GB (1.3-1.9 at
-  184bf71 in the same session); ``produce_vs_socket`` 0.19-0.23, below its 0.3 target: 41%
-  ``copy_folio_from_iter_atomic`` (the ``pwrite`` into the page cache, unavoidable),
-  17% interpreter, 5% ``memmove`` (the first up-to-256 KiB chunk of a request is received
-  into a scratch buffer and moved into the frame's own buffer; the rest is received in
-  place; before, every request was copied four times in Python), 2.6% CRC-32C. The
-  broker's share reaches ~0.9 of a core and no further: a connection's requests are
-  handled one at a time (the processor mutes it), each passing processor -> handler ->
-  processor threads under one GIL, and the socket server has no page cache to fill.
+* **produce** (16 KiB, 1 partition, acks=1), ``perf`` of the broker on 2026-11-26 in a
+  cell whose page cache was warm: 24-27% ``pwrite`` (the page-cache copy and ext4's
+  delayed allocation), 14-24% ``recv`` (the kernel's copy; before the broker kept its
+  freed request buffers, 14% of all samples were page faults zeroing a fresh buffer for
+  every 1 MiB request: 1-68 faults per MB, now ~1.4), 28-34% interpreter, 4.5-5% CRC-32C
+  (read where the batch lies; the CRC library used to need a copy of each batch first),
+  the rest thread wake-ups. The broker's share reaches ~0.9 of a core and no further: a
+  connection's requests are handled one at a time (the processor mutes it), each passing
+  processor -> handler -> processor threads under one GIL, and the socket server has no
+  page cache to fill. With those two changes the broker spent 0.74-1.07 CPU s/GB in the
+  grid's headline cells (1.3-1.7 the same day before them) and produced 848-1,184 MB/s
+  (500-560 before). What is left is CPU on 2 cores: librdkafka's producer needs 0.6-0.9
+  CPU s/GB and the broker 0.7-1.1, ~1.5-2 core-seconds per GB in all, so this
+  topology tops out near 1,000-1,200 MB/s; ``produce_vs_socket`` 0.3 needs 1,200-1,500
+  MB/s against a socket baseline of 4,000-5,000 MB/s.
 * **acks=all** (3 brokers + controller on 2 cores, RF 3): ~4.7 broker CPU s/GB over the
   cluster, CPU-bound (share ~1.0-1.3). 58% kernel (page-cache writes on three replicas
   10%, receive copies 9%, loopback softirqs), 28% interpreter (three brokers' request
@@ -106,6 +112,19 @@ baseline and to socket+file): acks=1 produce 293 (0.111, 0.162) / 347 (0.094, 0.
 0.522; acks=all produce 127 (0.045) / 167 (0.049) / 127 (0.048) / 192 (0.056), fetch
 0.289 / 0.248 / 0.470 / 0.536. Headline runs: produce 0.158, 0.187, 0.148; fetch 0.516,
 0.438, 0.442.
+
+Later on 2026-11-26, after CRC-32C stopped copying each batch and broker processes
+kept their freed request buffers (and with the C record scan on the client side), the
+full grid (3 runs, 512 MB per cell; medians, MB/s, ratio to socket and to socket+file):
+acks=1 produce 451 (0.095, 0.481) / 414 (0.121, 0.492) / 1,014 (0.257, 1.124) / 1,019
+(0.243, 1.026), fetch 759 (0.258) / 586 (0.238) / 1,116 (0.419) / 1,288 (0.482), raw fetch
+0.463 / 0.568 / 0.536 / 0.646; acks=all produce 158 (0.035) / 199 (0.043) / 184 (0.045) /
+256 (0.054), fetch 0.288 / 0.214 / 0.376 / 0.355. Headline runs: produce 0.190, 0.257,
+0.267 (848, 1,014, 1,184 MB/s against 3,950-4,470), fetch 0.419, 0.441, 0.419 (raw fetch
+0.536, 0.494, 0.601). In the headline fetch cells librdkafka used 0.70-0.89 of a core
+(0.51-0.80 CPU s/GB) and the broker 0.48-0.72 (0.43-0.64 CPU s/GB): the broker's fetch
+path alone (raw fetch) moves 0.49-0.60 of the socket baseline's MB/s, and the consumer's
+own work takes that to 0.42-0.44.
 
 Earlier on 2026-11-26 the headline cell alone (3 runs, quiet machine, but loopback sockets moving
 about half the MB/s of the day before: 2,100-2,500 MB/s in the produce analog) gave
