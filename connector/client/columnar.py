@@ -680,8 +680,8 @@ class RecordScan:
     work where the extension is not built (running from a source tree) and is what the
     tests compare this one with.
 
-    Threading: stateless; ctypes releases the GIL for each call, so a fetch thread runs
-    while a response is scanned. The buffers passed in must stay alive and unchanged for
+    Threading: stateless; ctypes releases the GIL for each call, so the process's other
+    Python threads run while a response is scanned. The buffers passed in must stay alive and unchanged for
     the call (they are numpy arrays or Arrow buffers held by the caller).
     """
 
