@@ -2,10 +2,10 @@
 
 Every large request (a produce of ``batch.size`` 1 MiB and more) is received into a buffer
 of its own (:meth:`~broker_sim.protocol.framing.FrameDecoder.direct_buffer`) that lives
-until its append is done. glibc serves such
-sizes with ``mmap`` until its dynamic threshold has grown, and hands freed heap above its
-trim threshold back to the kernel; either way the next buffer is memory the kernel must
-fault in and zero page by page while ``recv`` fills it. Measured on a 1 MiB-request
+until its append is done. glibc serves such sizes with ``mmap`` until its dynamic
+threshold has grown, and hands freed heap above its trim threshold back to the kernel;
+either way the next buffer is memory the kernel must fault in and zero page by page while
+``recv`` fills it. Measured on a 1 MiB-request
 produce stream, 1-68 page faults per MB received and 14 % of the broker's ``perf``
 samples in those faults; with the thresholds below, about one fault per MB.
 

@@ -54,8 +54,8 @@ CONTROL_MASK = 0x20
 
 def crc32c(data: Any, value: int = 0) -> int:
     """CRC-32C of any buffer (bytes, bytearray, memoryview, numpy), read where it lies,
-    continuing from ``value``; C with the CPU's CRC instruction, the GIL released for
-    large buffers."""
+    continuing from ``value``: C, with the CPU's CRC instruction where it has one, the GIL
+    released for large buffers."""
     return _crc32c.crc32c(data, value)
 
 
