@@ -44,7 +44,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import struct
 import threading
 import time
 from collections.abc import Callable
@@ -53,7 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..common import ShutdownableThread
-from ..protocol.records.batch_header import _HEADER, CRC_START, HEADER_SIZE, BatchHeader, crc32c
+from ..protocol.records.batch_header import _HEADER, HEADER_SIZE, BatchHeader, seal_crc
 from ..protocol.records.compression import NONE, compress
 from ..protocol.records.reader import RecordIndex, records_section
 from .batch_scanner import batch_headers, scan
@@ -70,7 +69,6 @@ CHECKPOINT = "cleaner-offset-checkpoint"
 CLEANING, SWAP, RANGE = "cleaning", "swap", "range"
 READ_CHUNK = 8 * 1024 * 1024
 ENTRY_BYTES = 24  # Kafka's accounting per offset-map entry (hash + offset)
-_CRC = struct.Struct(">I")
 _NO_RECORDS = RecordIndex(b"", BatchHeader(0, 0, 0, 2, 0, 0, -1, 0, 0, -1, -1, -1, 0))
 
 
@@ -368,7 +366,7 @@ def _rebuild(header: BatchHeader, records: bytes, count: int) -> bytes:
                       header.last_offset_delta, header.base_timestamp, header.max_timestamp,
                       header.producer_id, header.producer_epoch, header.base_sequence, count)
     out[HEADER_SIZE:] = body
-    _CRC.pack_into(out, CRC_START - 4, crc32c(memoryview(out)[CRC_START:]))
+    seal_crc(out)
     return bytes(out)
 
 

@@ -29,12 +29,11 @@ import pyarrow.compute as pc
 
 from broker_sim.protocol.records.batch_header import (
     _HEADER,
-    CRC_START,
     HEADER_SIZE,
     LOG_OVERHEAD,
     MAGIC,
     TRANSACTIONAL_MASK,
-    crc32c,
+    seal_crc,
 )
 from broker_sim.protocol.records.compression import NONE, compress
 from connector.client.partitioner import murmur2
@@ -220,8 +219,7 @@ def build_batch(records: bytes, count: int, timestamp_ms: int, producer_id: int,
         records = compress(compression, records)
     header = _header(len(records), attributes, count, timestamp_ms, producer_id, producer_epoch,
                      base_sequence)
-    crc = crc32c(records, crc32c(memoryview(header)[CRC_START:]))
-    header[CRC_START - 4:CRC_START] = crc.to_bytes(4, "big")
+    seal_crc(header, records)
     return bytes(header) + records
 
 
@@ -234,8 +232,7 @@ def encode_batch(keys: pa.Array | None, values: pa.Array, timestamp_ms: int, pro
     size = len(records) + 1  # + the last record's header count
     header = _header(size, TRANSACTIONAL_MASK if transactional else 0, len(values), timestamp_ms,
                      producer_id, producer_epoch, base_sequence)
-    crc = crc32c(records, crc32c(memoryview(header)[CRC_START:]))
-    header[CRC_START - 4:CRC_START] = crc32c(b"\x00", crc).to_bytes(4, "big")
+    seal_crc(header, records, b"\x00")
     batch = bytearray(HEADER_SIZE + size)
     batch[:HEADER_SIZE] = header
     batch[HEADER_SIZE:-1] = records

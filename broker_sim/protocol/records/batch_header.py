@@ -149,6 +149,17 @@ def iter_batches(buf: Any) -> Any:
         pos += size
 
 
+def seal_crc(header: bytearray, *records: Any) -> None:
+    """Write a batch's CRC-32C into its CRC field. ``header`` is the batch from its start
+    (the 61 header bytes, or the whole batch); the CRC covers it from the attributes on,
+    then ``records`` (the rest of the records section, in pieces), each read where it
+    lies."""
+    crc = crc32c(memoryview(header)[CRC_START:])
+    for piece in records:
+        crc = crc32c(piece, crc)
+    header[CRC_START - 4 : CRC_START] = crc.to_bytes(4, "big")
+
+
 def assign_offsets(buf: bytearray | memoryview, pos: int, base_offset: int, leader_epoch: int) -> None:
     """Patch a batch's base offset and partition leader epoch in place (CRC unaffected)."""
     _Q.pack_into(buf, pos, base_offset)

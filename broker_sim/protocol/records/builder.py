@@ -35,13 +35,12 @@ from ..primitives import write_varint
 from .batch_header import (
     _HEADER,
     CONTROL_MASK,
-    CRC_START,
     HEADER_SIZE,
     LOG_OVERHEAD,
     MAGIC,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
-    crc32c,
+    seal_crc,
 )
 from .compression import CODEC_NAMES, NONE, compress
 
@@ -236,6 +235,5 @@ class RecordBatchBuilder:
             self.base_sequence,
             count,
         )
-        crc = crc32c(records, crc32c(memoryview(header)[CRC_START:]))
-        header[CRC_START - 4 : CRC_START] = crc.to_bytes(4, "big")
+        seal_crc(header, records)
         return bytes(header) + records
