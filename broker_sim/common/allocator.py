@@ -19,7 +19,6 @@ allocator alone. Other C libraries than glibc are left as they are.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 import platform
 
@@ -35,10 +34,7 @@ def keep_freed_buffers() -> bool:
     """Set glibc's thresholds (see the module docstring); False where that is not glibc."""
     if platform.libc_ver()[0] != "glibc":
         return False
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return False
-    libc = ctypes.CDLL(name)
+    libc = ctypes.CDLL(None)  # the process's own symbols, glibc's among them (no lookup)
     ok = bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
         libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
     if not ok:
