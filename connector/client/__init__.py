@@ -29,41 +29,88 @@ Modules, one concept each::
     admin             Admin: topics, configs, offsets, group offsets, cluster
 """
 
-from broker_sim.protocol.errors import (
-    KafkaError,
-    NotLeaderOrFollower,
-    OffsetOutOfRange,
-    PyqError,
-    UnknownTopicOrPartition,
-    error_for_code,
-)
+from __future__ import annotations
 
-from .admin import Admin, ClusterDescription, NewTopic, OffsetAndMetadata, TopicDescription
-from .columnar import KAFKA_SCHEMA, KAFKA_SCHEMA_WITH_HEADERS, RecordColumns
-from .config import AdminConfig, ClientConfig, ConsumerConfig, FetcherConfig, ProducerConfig
-from .config_admin import AlterConfigOp, ConfigEntry, ConfigSynonym
-from .consumer import Consumer, NoOffsetForPartitionError
-from .errors import (
-    AuthenticationError,
-    BufferExhaustedError,
-    ClientError,
-    ConfigError,
-    DisconnectError,
-    IncompatibleBrokerError,
-    KafkaTimeoutError,
-    NodeNotReadyError,
-    OffsetOutOfRangeError,
-    ProducerClosedError,
-    RecordTooLargeError,
-    RequestTimeoutError,
-)
-from .fetcher import Fetcher, FetchRange
-from .group_admin import GroupDescription, GroupListing, MemberDescription
-from .group_member import CommitFailedError
-from .metadata import TopicPartition
-from .offsets import EARLIEST, LATEST, OffsetAndTimestamp
-from .producer import Producer
-from .record_future import RecordFuture, RecordMetadata
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from broker_sim.protocol.errors import (
+        KafkaError,
+        NotLeaderOrFollower,
+        OffsetOutOfRange,
+        PyqError,
+        UnknownTopicOrPartition,
+        error_for_code,
+    )
+
+    from .admin import Admin, ClusterDescription, NewTopic, OffsetAndMetadata, TopicDescription
+    from .columnar import KAFKA_SCHEMA, KAFKA_SCHEMA_WITH_HEADERS, RecordColumns
+    from .config import AdminConfig, ClientConfig, ConsumerConfig, FetcherConfig, ProducerConfig
+    from .config_admin import AlterConfigOp, ConfigEntry, ConfigSynonym
+    from .consumer import Consumer, NoOffsetForPartitionError
+    from .errors import (
+        AuthenticationError,
+        BufferExhaustedError,
+        ClientError,
+        ConfigError,
+        DisconnectError,
+        IncompatibleBrokerError,
+        KafkaTimeoutError,
+        NodeNotReadyError,
+        OffsetOutOfRangeError,
+        ProducerClosedError,
+        RecordTooLargeError,
+        RequestTimeoutError,
+    )
+    from .fetcher import Fetcher, FetchRange
+    from .group_admin import GroupDescription, GroupListing, MemberDescription
+    from .group_member import CommitFailedError
+    from .metadata import TopicPartition
+    from .offsets import EARLIEST, LATEST, OffsetAndTimestamp
+    from .producer import Producer
+    from .record_future import RecordFuture, RecordMetadata
+
+#: Where each name of this package lives. The package imports a module only when one of
+#: its names is first asked for: a Spark query's planning process needs the admin client,
+#: not the producer, the consumer or the columnar decoder (which imports pyarrow.compute),
+#: and every streaming query start pays for what that process imports.
+_WHERE = {
+    **dict.fromkeys(("KafkaError", "NotLeaderOrFollower", "OffsetOutOfRange", "PyqError",
+                     "UnknownTopicOrPartition", "error_for_code"), "broker_sim.protocol.errors"),
+    **dict.fromkeys(("Admin", "ClusterDescription", "NewTopic", "OffsetAndMetadata",
+                     "TopicDescription"), ".admin"),
+    **dict.fromkeys(("KAFKA_SCHEMA", "KAFKA_SCHEMA_WITH_HEADERS", "RecordColumns"), ".columnar"),
+    **dict.fromkeys(("AdminConfig", "ClientConfig", "ConsumerConfig", "FetcherConfig",
+                     "ProducerConfig"), ".config"),
+    **dict.fromkeys(("AlterConfigOp", "ConfigEntry", "ConfigSynonym"), ".config_admin"),
+    **dict.fromkeys(("Consumer", "NoOffsetForPartitionError"), ".consumer"),
+    **dict.fromkeys(("AuthenticationError", "BufferExhaustedError", "ClientError", "ConfigError",
+                     "DisconnectError", "IncompatibleBrokerError", "KafkaTimeoutError",
+                     "NodeNotReadyError", "OffsetOutOfRangeError", "ProducerClosedError",
+                     "RecordTooLargeError", "RequestTimeoutError"), ".errors"),
+    **dict.fromkeys(("Fetcher", "FetchRange"), ".fetcher"),
+    **dict.fromkeys(("GroupDescription", "GroupListing", "MemberDescription"), ".group_admin"),
+    "CommitFailedError": ".group_member",
+    "TopicPartition": ".metadata",
+    **dict.fromkeys(("EARLIEST", "LATEST", "OffsetAndTimestamp"), ".offsets"),
+    "Producer": ".producer",
+    **dict.fromkeys(("RecordFuture", "RecordMetadata"), ".record_future"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value  # the next look-up finds it without this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))
+
 
 __all__ = [
     "EARLIEST", "KAFKA_SCHEMA", "KAFKA_SCHEMA_WITH_HEADERS", "LATEST",

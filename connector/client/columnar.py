@@ -746,7 +746,7 @@ class RecordScan:
 
 def _load_scan() -> RecordScan | None:
     try:
-        from . import _record_scan  # type: ignore[attr-defined]
+        from . import _record_scan
     except ImportError:  # a source tree where the extension was not built
         return None
     return RecordScan(_record_scan.__file__)

@@ -29,10 +29,11 @@ and without decompressing: the broker stores the bytes it received.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import struct
+from pathlib import Path
 from typing import Any, NamedTuple
-
-import crc32c as _crc32c
 
 from ..errors import CorruptMessage
 
@@ -50,6 +51,30 @@ COMPRESSION_MASK = 0x07
 TIMESTAMP_TYPE_MASK = 0x08
 TRANSACTIONAL_MASK = 0x10
 CONTROL_MASK = 0x20
+
+
+def _crc32c_extension() -> Any:
+    """The ``crc32c`` package's C extension module, loaded without running the package's
+    ``__init__``, which looks its own version up with ``importlib.metadata``: that walks
+    every ``sys.path`` entry, and a Spark Python worker's path holds Spark's jars and zips
+    (0.17-0.38 s in each such process, and every streaming query starts one to plan it).
+    Any other layout of the package is imported the ordinary way."""
+    spec = importlib.util.find_spec("crc32c")  # finds the package without running it
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = Path(location) / f"_crc32c{suffix}"
+            if path.is_file():
+                ext_spec = importlib.util.spec_from_file_location("crc32c._crc32c", path)
+                if ext_spec is not None and ext_spec.loader is not None:
+                    module = importlib.util.module_from_spec(ext_spec)
+                    ext_spec.loader.exec_module(module)
+                    return module
+    import crc32c
+
+    return crc32c
+
+
+_crc32c = _crc32c_extension()
 
 
 def crc32c(data: Any, value: int = 0) -> int:
