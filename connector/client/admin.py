@@ -204,7 +204,17 @@ class Admin:
                 "allow_auto_topic_creation": False,
                 "include_cluster_authorized_operations": False,
                 "include_topic_authorized_operations": False}
-        return Cluster.from_response(self._sync.request_any(ApiKey.METADATA, body, deadline))
+        answer = self._sync.request_any(ApiKey.METADATA, body, deadline)
+        metadata = self._sync.metadata
+        if topics and metadata.topics <= set(topics):
+            # The answer covers every topic the client's metadata tracks, so it becomes the
+            # client's metadata: a request about these topics right after (ListOffsets,
+            # DeleteRecords) finds their leaders there instead of asking again, which would
+            # wait retry.backoff.ms after this answer (the planning of every streaming
+            # query asks for a topic's partitions, then for their offsets).
+            metadata.add_topics(*topics)
+            return metadata.update(answer, self._sync.now())
+        return Cluster.from_response(answer)
 
     def _controller(self, deadline: float) -> int:
         cluster = self._sync.refresh_metadata([], deadline)

@@ -114,6 +114,19 @@ class Cluster:
         return cls(brokers, partitions, errors, body.cluster_id, body.controller_id,
                    topic_ids=ids)
 
+    def keeping(self, previous: Cluster, topics: Iterable[str]) -> Cluster:
+        """This snapshot, plus what ``previous`` knew of ``topics`` (which this one does
+        not mention): their partitions, errors and ids, with this snapshot's brokers."""
+        topics = [t for t in topics if t not in self._by_topic and t not in self.topic_errors]
+        partitions = [p for ps in self._by_topic.values() for p in ps]
+        partitions += [p for t in topics for p in previous._by_topic.get(t, ())]
+        errors = {**{t: previous.topic_errors[t] for t in topics if t in previous.topic_errors},
+                  **self.topic_errors}
+        ids = {**{t: previous._topic_ids[t] for t in topics if t in previous._topic_ids},
+               **self._topic_ids}
+        return Cluster(self.brokers.values(), partitions, errors, self.cluster_id,
+                       self.controller_id, topic_ids=ids)
+
     @property
     def topics(self) -> set[str]:
         return set(self._by_topic)
@@ -251,9 +264,17 @@ class Metadata:
     def update(self, body: Any, now: float) -> Cluster:
         cluster = Cluster.from_response(body)
         with self._cond:
+            # A broker answers every topic asked for, if only with an error: a tracked topic
+            # this answer does not mention was added after its request went out (or another
+            # component's answer covered it meanwhile). What the previous snapshot knew of
+            # it stays, and a refresh that asks for it is still due.
+            unasked = [t for t in self._topics
+                       if t not in cluster.topics and t not in cluster.topic_errors]
+            if unasked:
+                cluster = cluster.keeping(self.cluster, unasked)
             self.cluster = cluster
             # Topics that exist but have leaderless partitions stay "needing" an update.
-            self._need_update = any(
+            self._need_update = bool(unasked) or any(
                 p.leader < 0 for t in self._topics for p in cluster.partitions_for_topic(t))
             self._last_success_ms = now
             self._last_error = None

@@ -88,3 +88,25 @@ def test_a_new_topic_requests_an_update_and_is_asked_for():
     md.add_topics("new")
     assert md.update_requested()
     assert md.request_body()["topics"] == [{"name": "new"}]
+
+
+def test_an_answer_to_a_request_sent_before_a_topic_was_added_keeps_what_was_known_of_it():
+    md = Metadata(ClientConfig(bootstrap_servers="h"))
+    md.add_topics("t")
+    md.update(metadata_response({("t", 0): 0, ("t", 1): 1}), 0)
+    assert not md.update_requested()
+    # A request that went out without "t" (e.g. the bootstrap refresh) answers late: only "u".
+    md.update(metadata_response({("u", 0): 1}), 10)
+    c = md.cluster
+    assert c.leader_for(TopicPartition("t", 1)) == 1 and c.partition_count("t") == 2
+    assert c.leader_for(TopicPartition("u", 0)) == 1
+    assert md.update_requested()  # and "t" is asked for again
+    assert {"name": "t"} in md.request_body()["topics"]
+    # An answer that does mention it wins, errors included.
+    md.update(roundtrip_response(3, 8, {
+        "throttle_time_ms": 0, "cluster_id": None, "controller_id": 0,
+        "brokers": [{"node_id": 0, "host": "h", "port": 1, "rack": None}],
+        "topics": [{"error_code": 3, "name": "t", "is_internal": False, "partitions": []}]}), 20)
+    assert md.cluster.partition_count("t") is None
+    assert isinstance(md.cluster.topic_error("t"), UnknownTopicOrPartition)
+    assert not md.update_requested()
