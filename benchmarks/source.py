@@ -76,9 +76,18 @@ Fetch sizes: 1 MiB, 2 MiB and 4 MiB responses cost the same inside Spark (measur
 with in-place receiving), 16 MiB ones more, so reads stay at 4 MiB
 (``connector.source.read.READ_FETCH_BYTES``: one Arrow batch of ~35,000 rows per response,
 like the ceiling's 32,768). One fetch is in flight while the previous response is decoded.
-Planning is negligible: a micro-batch's ``latestOffset`` + ``partitions`` + ``commit`` take
-~2.5 ms on 4 partitions (4 round trips: two Metadata, two ListOffsets), and
-triggerExecution minus addBatch is ~0.1 s.
+A micro-batch's ``latestOffset`` + ``partitions`` + ``commit`` take ~2.5 ms on 4
+partitions (4 round trips: two Metadata, two ListOffsets), and triggerExecution minus
+addBatch is ~0.1 s. Query start is not negligible: with 40,000 rows (5 rounds, 2026-11-26)
+pyq's queries took 2.33-3.12 s and the ceiling's 1.91-2.48. Both wait ~1.5-1.9 s for Spark
+to start the query and the Python process that plans it; pyq's process then spent
+0.35-0.42 s importing the planning modules (0.17-0.38 s of it in the ``crc32c`` package's
+``__init__``, whose ``importlib.metadata`` version lookup walks the Spark jars and zips on
+that process's ``sys.path``, ~0.1 s in client modules planning never uses) and 0.11 s in
+``prepareForTriggerAvailableNow`` (its ListOffsets waited ``retry.backoff.ms`` for a second
+Metadata refresh). Since then the imports take 0.17-0.21 s under Spark's ``sys.path``
+(``api`` and ``config`` of the codec and client are most of it) and
+``prepareForTriggerAvailableNow`` 3-8 ms.
 Runs on 2026-11-26, after the read path moved to one Fetch for all of a task's ranges (a
 task here holds one range, read as before): ``vs_arrow_ceiling`` 0.661/0.724/0.742,
 0.680/0.686/0.618, 0.712/0.734/0.733 (medians 0.724, 0.680, 0.733); ``vs_tuple_source``
@@ -89,6 +98,14 @@ Runs on 2026-11-26 with the C record scan: 0.683/0.819/0.875, 0.662/0.809/0.854,
 copying), then 0.623/0.814/0.706, 0.684/0.735/0.636, 0.696/0.747/0.764 (medians 0.706,
 0.684, 0.747); ``vs_tuple_source`` medians 3.16, 2.86, 2.37, 2.97, 2.36, 2.74. The
 ceiling's own time moved 3.2-5.5 s between rounds in these runs.
+
+Later on 2026-11-26, with the lighter query start (a slower day: the ceiling took 4.8-6.0
+s): 0.715/0.769/0.956, 0.730/0.883/0.902, 0.576/0.822/0.759 (medians 0.769, 0.883, 0.759;
+the first round lowest in all three), then with the untimed full warm-up round:
+0.887/0.741/0.773, 0.735/0.834/0.913, 0.787/0.752/0.882 (medians 0.773, 0.834, 0.787);
+``vs_tuple_source`` medians 2.72, 2.68, 2.73, then 3.05, 2.92, 2.88. With every source
+warm, pyq's side still spent 0.35-2.3 Spark CPU-s more than the ceiling's per 8,000,000
+rows (the workers' reading), plus the broker's 0.6-0.8 s.
 
 Output: human-readable lines, then one JSON line (the last line)::
 
