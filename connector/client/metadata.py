@@ -13,6 +13,12 @@ snapshot and decides when to fetch the next one:
 * **by age**: every ``metadata.max.age.ms`` even when nothing went wrong, so new
   partitions and moved leaders are noticed.
 
+An answer to a request sent before a topic was tracked does not mention it: the new
+snapshot keeps what the previous one knew of that topic (:meth:`Cluster.keeping`), the
+topic is listed in ``Metadata.unasked`` until an answer names it, and a refresh stays due.
+An admin client's own Metadata answer for named topics may become the snapshot when it
+covers every tracked topic.
+
 The network client asks :meth:`Metadata.time_to_next_update` on every poll and sends the
 request itself (to the least loaded broker), then calls :meth:`Metadata.update` or
 :meth:`Metadata.failed_update`.
@@ -184,6 +190,8 @@ class Metadata:
         self.cluster = Cluster.bootstrap(config.bootstrap_servers)
         self._cond = threading.Condition()
         self._topics: set[str] = set(topics)
+        #: Tracked topics the current snapshot knows only from an earlier answer.
+        self.unasked: frozenset[str] = frozenset()
         self._need_update = True
         self._version = 0
         self._last_attempt_ms = -float("inf")
@@ -273,6 +281,7 @@ class Metadata:
             if unasked:
                 cluster = cluster.keeping(self.cluster, unasked)
             self.cluster = cluster
+            self.unasked = frozenset(unasked)
             # Topics that exist but have leaderless partitions stay "needing" an update.
             self._need_update = bool(unasked) or any(
                 p.leader < 0 for t in self._topics for p in cluster.partitions_for_topic(t))

@@ -148,9 +148,10 @@ class SyncClient:
                 raise e
             cluster = self.metadata.cluster
             # A request already in flight before the topics were added answers without them:
-            # ask again until the answer covers every topic (present, or with its error).
-            if all(t in cluster.topics or cluster.topic_error(t) is not None for t in topics) \
-                    or self.now() >= deadline_ms:
+            # ask again until an answer names every topic (present, or with its error).
+            unasked = self.metadata.unasked
+            if all((t in cluster.topics or cluster.topic_error(t) is not None)
+                   and t not in unasked for t in topics) or self.now() >= deadline_ms:
                 return cluster
 
     def await_topic(self, topic: str, deadline_ms: float) -> int | None:

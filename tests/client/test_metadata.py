@@ -94,13 +94,13 @@ def test_an_answer_to_a_request_sent_before_a_topic_was_added_keeps_what_was_kno
     md = Metadata(ClientConfig(bootstrap_servers="h"))
     md.add_topics("t")
     md.update(metadata_response({("t", 0): 0, ("t", 1): 1}), 0)
-    assert not md.update_requested()
+    assert not md.update_requested() and md.unasked == frozenset()
     # A request that went out without "t" (e.g. the bootstrap refresh) answers late: only "u".
     md.update(metadata_response({("u", 0): 1}), 10)
     c = md.cluster
     assert c.leader_for(TopicPartition("t", 1)) == 1 and c.partition_count("t") == 2
     assert c.leader_for(TopicPartition("u", 0)) == 1
-    assert md.update_requested()  # and "t" is asked for again
+    assert md.update_requested() and md.unasked == {"t"}  # and "t" is asked for again
     assert {"name": "t"} in md.request_body()["topics"]
     # An answer that does mention it wins, errors included.
     md.update(roundtrip_response(3, 8, {
@@ -109,4 +109,4 @@ def test_an_answer_to_a_request_sent_before_a_topic_was_added_keeps_what_was_kno
         "topics": [{"error_code": 3, "name": "t", "is_internal": False, "partitions": []}]}), 20)
     assert md.cluster.partition_count("t") is None
     assert isinstance(md.cluster.topic_error("t"), UnknownTopicOrPartition)
-    assert not md.update_requested()
+    assert not md.update_requested() and md.unasked == frozenset()
