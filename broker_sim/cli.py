@@ -49,10 +49,18 @@ def _scram(specs: list[str], prog: str) -> list[tuple[str, str, ScramCredential]
 
 
 def _wait_for_signal() -> None:
+    """Return once SIGTERM or SIGINT arrived.
+
+    Python runs signal handlers in the main thread only, between bytecodes. The kernel may
+    deliver the signal to any of the process's threads (the lifeline sends it from its own),
+    and then nothing interrupts a main thread blocked in an untimed wait: the handler would
+    wait for a wake-up that never comes. So the main thread wakes every 0.2 s to run it.
+    """
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    stop.wait()
+    while not stop.wait(0.2):
+        pass
 
 
 def _logging(level: str) -> None:
