@@ -123,7 +123,7 @@ class Cluster:
     def keeping(self, previous: Cluster, topics: Iterable[str]) -> Cluster:
         """This snapshot, plus what ``previous`` knew of ``topics`` (which this one does
         not mention): their partitions, errors and ids, with this snapshot's brokers."""
-        topics = [t for t in topics if t not in self._by_topic and t not in self.topic_errors]
+        topics = list(topics)
         partitions = [p for ps in self._by_topic.values() for p in ps]
         partitions += [p for t in topics for p in previous._by_topic.get(t, ())]
         errors = {**{t: previous.topic_errors[t] for t in topics if t in previous.topic_errors},
