@@ -45,10 +45,9 @@ log = logging.getLogger(__name__)
 ENV = "PYQ_LIFELINE"
 _PR_SET_PDEATHSIG = 1
 #: After the parent is gone and SIGTERM was sent: exit hard if still alive this much later.
-#: A clean stop takes 0.02-0.3 s; in rare runs (about 1 in 20 kill -9s of a loaded
-#: ``pyq-broker cluster``, the SIGTERM arriving within ~50 ms of a broker's "listening on")
-#: the broker never ran its handler, for a reason not found yet, and went on heartbeating:
-#: an orphan must not linger, so the backstop is short.
+#: A clean stop takes 0.02-0.3 s; this is the backstop for one that hangs, so that an orphan
+#: never lingers. (It was first reached by a handler that deadlocked on the second of the two
+#: SIGTERMs a child gets when its parent dies: see ``broker_sim.cli._wait_for_signal``.)
 _HARD_EXIT_AFTER_S = 1.5
 
 

@@ -74,6 +74,52 @@ def test_kill_9_of_the_cluster_command_leaves_no_process(tmp_path):
         proc.wait(10)
 
 
+def test_a_signal_arriving_while_the_servers_handler_runs_still_stops_it():
+    """A server whose parent dies gets two SIGTERMs (the parent-death signal and the
+    lifeline's); Python may run the second handler inside the first, in the main thread. Here
+    a profile hook sends another SIGTERM at every call the running handler makes: a handler
+    that takes a lock (``threading.Event.set`` did) waits for itself forever."""
+    program = textwrap.dedent("""
+        import os, signal, sys, threading
+        from broker_sim.cli import _wait_for_signal
+
+        sent = 0
+
+        def in_handler(frame):
+            handler = signal.getsignal(signal.SIGTERM)
+            code = getattr(handler, "__code__", None)
+            while frame is not None:
+                if frame.f_code is code:
+                    return True
+                frame = frame.f_back
+            return False
+
+        def another_sigterm_at_each_call(frame, event, arg):
+            global sent
+            if event in ("call", "c_call") and sent < 20 and in_handler(frame):
+                sent += 1
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        def first_sigterm():
+            while signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+                threading.Event().wait(0.001)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=first_sigterm, daemon=True).start()
+        sys.setprofile(another_sigterm_at_each_call)
+        _wait_for_signal()
+        sys.setprofile(None)
+        print("stopped", flush=True)
+    """)
+    try:
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                              timeout=10)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the server's signal handler deadlocked on a signal arriving while it ran")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "stopped\n"
+
+
 @pytest.mark.cluster
 def test_an_embedded_clusters_processes_die_with_its_owner(tmp_path):
     owner = textwrap.dedent(f"""
