@@ -529,20 +529,21 @@ def consume_group(args: argparse.Namespace) -> int:
         # Ctrl-C ends the current round, not whatever the consumer is in the middle of (a
         # KeyboardInterrupt inside its network I/O could leave a half-read response behind
         # and the commit and LeaveGroup after it waiting out their timeouts); a second
-        # Ctrl-C interrupts at once
-        interrupted = threading.Event()
+        # Ctrl-C interrupts at once. The handler takes no lock (a threading.Event would):
+        # Python may run the second Ctrl-C's handler inside the first's
+        interrupted: list[int] = []
 
         def on_sigint(signum: int, frame: Any) -> None:
-            if interrupted.is_set():
+            if interrupted:
                 raise KeyboardInterrupt
-            interrupted.set()
+            interrupted.append(signum)
 
         previous = _install_sigint(on_sigint)
         try:
             # consumer.poll waits for records itself: no pause between rounds
             count = consume(reader.poll, emit, args.max, args.timeout_ms, SYSTEM_CLOCK,
                             lambda ms: None,
-                            finished=lambda: reader.finished or interrupted.is_set())
+                            finished=lambda: reader.finished or bool(interrupted))
         except BaseException:
             # a second Ctrl-C or a closed pipe: still commit what was printed, if the group
             # lets us
@@ -553,7 +554,7 @@ def consume_group(args: argparse.Namespace) -> int:
             _install_sigint(previous)
         reader.commit()
     print(f"consumed {count} records", file=sys.stderr)
-    return 130 if interrupted.is_set() else 0
+    return 130 if interrupted else 0
 
 
 def _install_sigint(handler: Any) -> Any:
