@@ -131,6 +131,14 @@ about half the MB/s of the day before: 2,100-2,500 MB/s in the produce analog) g
 ``produce_vs_socket`` 0.174, 0.252, 0.261 and ``fetch_vs_socket`` 0.505, 0.727, 0.578
 (raw fetch 1.107, 0.777, 0.643): the ratios move with the machine's socket speed.
 
+On 2026-11-27 the headline cell alone, three invocations of 3 runs each (medians of each):
+``produce_vs_socket`` 0.200, 0.174, 0.222 (776, 600, 982 MB/s against a socket baseline of
+3,450-4,420 MB/s), ``fetch_vs_socket`` 0.401, 0.455, 0.400 (909, 903, 1,022 MB/s), raw
+fetch 0.644, 0.568, 0.649. Over the nine produce runs the broker spent 0.84-1.93 CPU
+s/GB (median 1.11) and librdkafka's producer 0.63-1.76 (median 0.88): at ~2 core-seconds
+per GB the 2 cores cap the cell near 1,000 MB/s, and 0.3 of that day's socket baseline is
+1,040-1,320 MB/s (the medians; single runs 2,580-4,550).
+
 MB are 10**6 bytes. The page cache is warm for the fetch phase (the data was just
 written), as it would be for a consumer that keeps up.
 

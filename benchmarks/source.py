@@ -54,7 +54,7 @@ the query is CPU-bound, so the ratio follows the ceiling's CPU over pyq's (plus 
 ~1 s of query start both pay). Per 8,000,000 rows, measured per process from ``/proc``
 (2026-11-25): the JVM spends the same on both sources once its JIT is warm (2.2-2.6 CPU-s;
 3.9-4.2 in pyq's first round, which is why the first round's ratio is the lowest), the
-planning Python process ~1 s each, the broker 0.36-0.46 s (``sendfile``; 0.44-0.68 s in
+planning Python process ~1 s each (2.1-2.4 s on 2026-11-27, below), the broker 0.36-0.46 s (``sendfile``; 0.44-0.68 s in
 the runs of 2026-11-26), and the Python workers 2.0-2.2 s for pyq against 0.33-0.40 s for
 the ceiling when the per-record decoding was numpy. Since the per-record pass is C
 (``connector.client.columnar.RecordScan``, 2026-11-26), a pyq task of 2,000,000 rows
@@ -106,6 +106,20 @@ the first round lowest in all three), then with the untimed full warm-up round:
 ``vs_tuple_source`` medians 2.72, 2.68, 2.73, then 3.05, 2.92, 2.88. With every source
 warm, pyq's side still spent 0.35-2.3 Spark CPU-s more than the ceiling's per 8,000,000
 rows (the workers' reading), plus the broker's 0.6-0.8 s.
+
+On 2026-11-27: 0.623/0.848/0.743, 0.853/0.836/0.898, 0.726/0.742/0.770 (medians 0.743,
+0.853, 0.742); ``vs_tuple_source`` medians 2.56, 3.00, 2.90. A fourth run took each query's
+CPU per process (``/proc``, warm rounds, per 8,000,000 rows; ratios 0.736/0.887/0.795): the JVM 4.7-5.8 s for pyq
+and 4.6-5.7 s for the ceiling, the same within a round; the process that plans the query
+(reaped by the JVM when the query ends) 2.2-2.4 s and 2.1-2.2 s, nearly all of it Spark's
+own start-up; the Python workers 1.8-2.1 s for pyq against 0.6-0.7 s for the ceiling; and
+pyq's broker 0.6-0.75 s. So pyq's side needs ~2 CPU-s more than an in-memory source, ~1 s
+of wall time on 2 cores: the workers' ~1.2-1.4 s above the ceiling's (outside Spark
+``read_ranges`` of 2,000,000 rows takes 0.25-0.30 thread CPU-s: ``recv_into`` 0.08, the C
+scan 0.046, the values' gather 0.033, CRC-32C 0.018, the Python around them ~0.08) and the
+broker's (one ``sendfile`` per 4 MiB response, ~20 system calls per fetch; two thirds of
+its CPU is the kernel's TCP and loopback work). Rounds: pyq 6.0-6.9 s, the ceiling
+4.8-5.6 s.
 
 Output: human-readable lines, then one JSON line (the last line)::
 
