@@ -75,6 +75,11 @@ fresh pages in for each request), three runs gave 0.669, 0.618, 0.632 / 0.530, 0
 0.395 / 0.782, 0.552, 0.567 (medians 0.632, 0.507, 0.567: the target met in all three),
 the brokers at 0.55-0.79 CPU-s per round (0.77-2.31 in the runs above).
 
+Three runs on 2026-11-27 (no change on the sink's path since): 0.380, 0.610, 0.541 /
+0.425, 0.662, 0.418 / 0.603, 0.604, 0.448 (medians 0.541, 0.425, 0.603), the brokers at
+0.65-1.0 CPU-s per round; the Parquet write took 0.65-1.55 s a round, faster in each
+later round of a run, pyq's 1.28-4.05 s, slowest in each first one.
+
 Output: human-readable lines, then one JSON line (the last line)::
 
     {"benchmark": "sink", "ratios": {"vs_parquet": ...}, "figures": {...}}

@@ -121,6 +121,10 @@ broker's (one ``sendfile`` per 4 MiB response, ~20 system calls per fetch; two t
 its CPU is the kernel's TCP and loopback work). Rounds: pyq 6.0-6.9 s, the ceiling
 4.8-5.6 s.
 
+Three more runs later on 2026-11-27 (nothing on the read path changed): 0.727/0.708/0.803,
+0.844/0.837/0.704, 0.803/0.863/0.773 (medians 0.727, 0.837, 0.803); ``vs_tuple_source``
+3.13, 2.97, 2.66.
+
 Output: human-readable lines, then one JSON line (the last line)::
 
     {"benchmark": "source", "ratios": {"vs_arrow_ceiling": ..., "vs_tuple_source": ...},

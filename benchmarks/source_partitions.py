@@ -31,6 +31,9 @@ Measured 2026-11-26 after that change, three runs of three rounds: 4 partitions
 0.28-0.42 s per trigger, 256 partitions 0.29-0.44 s; ratios 0.99/1.22/1.14, 1.07/1.14/1.23,
 1.08/1.28/1.05 (medians 1.14, 1.14, 1.08).
 
+Three runs on 2026-11-27: 0.913/1.137/1.165, 0.932/1.186/1.174, 0.973/1.036/1.186 (medians
+1.137, 1.174, 1.036).
+
 Output: human-readable lines, then one JSON line (the last line)::
 
     {"benchmark": "source_partitions", "ratios": {"trigger_256_vs_4_partitions": ...}, "figures": {...}}
