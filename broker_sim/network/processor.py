@@ -101,9 +101,11 @@ RAW_SASL_VERSION = -1
 #: What may pass before a SASL connection has authenticated.
 _PRE_AUTH_APIS = frozenset({API_VERSIONS_KEY, api.ApiKey.SASL_HANDSHAKE, api.ApiKey.SASL_AUTHENTICATE})
 _TLS_WAIT = (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError, InterruptedError)
-#: Handshake failures that mean the peer does not speak TLS at all (a plaintext client).
+#: Handshake failures that mean the peer does not speak TLS at all (a plaintext client)
+#: and after which OpenSSL sends no alert of its own. Not PACKET_LENGTH_TOO_LONG: OpenSSL
+#: answers it with record_overflow itself, and a second fatal alert after it is wrong.
 _NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "HTTP_REQUEST", "UNKNOWN_PROTOCOL",
-                      "PACKET_LENGTH_TOO_LONG", "RECORD_LAYER_FAILURE"})
+                      "RECORD_LAYER_FAILURE"})
 #: A TLS fatal alert, protocol_version (70), as a bare record: what a TLS server answers a
 #: peer that does not speak TLS, so a plaintext Kafka client can say "this is a TLS port"
 #: instead of retrying. OpenSSL closes without it; we write these seven bytes ourselves.
