@@ -11,12 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from broker_sim.coordinator.group import GroupConfig, GroupCoordinator
+from broker_sim.coordinator.group import GroupConfig, GroupCoordinator, consumer_records, records
 from broker_sim.coordinator.group.consumer_protocol import ConsumerHeartbeat, HeartbeatAnswer
 from broker_sim.coordinator.group.group import CommittedOffset
 from broker_sim.protocol.errors import (
     FencedMemberEpoch,
     GroupIdNotFound,
+    IllegalGeneration,
     InconsistentGroupProtocol,
     InvalidRequest,
     StaleMemberEpoch,
@@ -215,6 +216,69 @@ def test_offset_commits_of_a_member_carry_its_current_epoch(h) -> None:
     assert h.coordinator.fetch_offsets("g", None, "m", m.epoch + 1)[0] == StaleMemberEpoch.code
     m.leave()
     assert commit("", -1) == 0  # empty again: tools may reset offsets
+
+
+def commit_codes(h: GroupHarness, member: Member, epoch: int, partitions: list[int],
+                 transaction: tuple[int, int] | None = None) -> set[int]:
+    out = Outcome()
+    h.coordinator.commit_offsets("g", member.member_id, None, epoch,
+                                 {("t", p): CommittedOffset(7) for p in partitions}, out,
+                                 transaction)
+    return set(out.value.values())
+
+
+def test_a_commit_sent_before_an_epoch_bump_counts_for_the_partitions_the_member_kept(h) -> None:
+    """KIP-1251: the member's commit raced the heartbeat that moved it to a new epoch."""
+    first = Member(h, "first")
+    first.beat()
+    old = first.epoch
+    second = Member(h, "second")
+    second.beat()
+    first.beat()  # told to give three up, at its old epoch
+    kept = sorted(p for _, p in first.owned)
+    revoking = sorted(set(range(6)) - set(kept))
+    assert commit_codes(h, first, old, revoking) == {0}  # still its own while it revokes
+    first.beat()  # reports them gone: moves to the new epoch
+    settle([first, second])
+    assert first.epoch > old and sorted(p for _, p in second.owned) == revoking
+
+    def check() -> None:
+        assert commit_codes(h, first, old, kept) == {0}  # held since the old epoch
+        assert commit_codes(h, first, first.epoch, kept) == {0}
+        assert commit_codes(h, first, old, revoking) == {StaleMemberEpoch.code}  # second's now
+        assert commit_codes(h, first, old, kept + revoking[:1]) == {StaleMemberEpoch.code}
+        assert commit_codes(h, first, first.epoch + 1, kept) == {StaleMemberEpoch.code}
+        assert commit_codes(h, second, second.epoch, revoking) == {0}
+        assert commit_codes(h, second, old, revoking) == {StaleMemberEpoch.code}
+        # a transactional commit is refused as Kafka refuses it, ILLEGAL_GENERATION
+        assert commit_codes(h, first, old, revoking, transaction=(1000, 0)) \
+            == {IllegalGeneration.code}
+        # OffsetFetch still wants the current epoch
+        assert h.coordinator.fetch_offsets("g", None, "first", old)[0] == StaleMemberEpoch.code
+
+    check()
+    h.restart_coordinator()  # the assignment epochs are in the log: a new coordinator agrees
+    check()
+
+
+def test_a_current_assignment_record_without_assignment_epochs_counts_from_the_member_epoch(
+        ) -> None:
+    """A record written before KIP-1251: its partitions count as given at the member's
+    epoch, so only commits at that epoch cover them."""
+    ids = {TOPIC_ID: "t"}
+    raw = {
+        records.consumer_key(records.CONSUMER_MEMBER_KEY_VERSION, "g", "m"):
+            records.consumer_value(records.CONSUMER_MEMBER_KEY_VERSION, {
+                "client_id": "c", "client_host": "h", "subscribed_topic_names": ["t"]}),
+        records.consumer_key(records.CURRENT_ASSIGNMENT_KEY_VERSION, "g", "m"):
+            records.consumer_value(records.CURRENT_ASSIGNMENT_KEY_VERSION, {
+                "member_epoch": 5, "previous_member_epoch": 4, "state": 0,
+                "assigned_partitions": [{"topic_id": TOPIC_ID, "partitions": [0, 1]}],
+                "partitions_pending_revocation": []}),
+    }
+    m = consumer_records.restore("g", raw, ids, lambda member: ("t",)).members["m"]
+    assert m.assignment_epochs == {("t", 0): 5, ("t", 1): 5}
+    assert m.may_commit(5, [("t", 0)]) and not m.may_commit(4, [("t", 0)])
 
 
 def test_one_group_uses_one_protocol_at_a_time(h) -> None:

@@ -15,6 +15,14 @@ A partition is handed to its new owner only after its previous owner has given i
 ``owners`` maps every partition a member holds or is still revoking to that member, and
 reconciliation leaves a partition unassigned while another member is in ``owners`` for it.
 
+Each partition a member holds carries its **assignment epoch** (KIP-1251): the member epoch
+at which the member was given it, kept while the member keeps the partition across later
+epochs and while it revokes it. An offset commit at the member's current epoch covers
+anything; one at an older epoch — a commit sent before the heartbeat answer that moved the
+member on had arrived — covers only partitions the member has held since that epoch
+(:meth:`ConsumerMember.may_commit`). Without it such a commit was refused although no other
+member could have owned those partitions in between.
+
 States, as ListGroups and ConsumerGroupDescribe name them: Empty (no members), Assigning
 (the group epoch is ahead of the assignment epoch), Reconciling (a member has not reached
 the assignment epoch), Stable.
@@ -26,6 +34,7 @@ by that group's lock, like everything else in a group.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 #: topic name -> partitions.
@@ -67,11 +76,24 @@ class ConsumerMember:
     heartbeat_satisfied: bool = False
     #: the epoch at which a revocation deadline was armed (None: no deadline pending).
     revocation_epoch: int | None = None
+    #: (topic, partition) -> the member epoch at which it was given to the member, for
+    #: exactly the partitions it holds or still revokes (``owned_partitions``).
+    assignment_epochs: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def owned_partitions(self) -> set[tuple[str, int]]:
         out = {(t, p) for t, ps in self.assigned.items() for p in ps}
         out.update((t, p) for t, ps in self.pending_revocation.items() for p in ps)
         return out
+
+    def may_commit(self, epoch: int, partitions: Iterable[tuple[str, int]]) -> bool:
+        """May an offset commit sent at ``epoch`` cover ``partitions``? At the member's epoch,
+        yes; above it, never; below it, only partitions held since ``epoch`` or earlier."""
+        if epoch == self.member_epoch:
+            return True
+        if epoch > self.member_epoch:
+            return False
+        held = self.assignment_epochs
+        return all(tp in held and held[tp] <= epoch for tp in partitions)
 
 
 def count(assignment: Assignment) -> int:

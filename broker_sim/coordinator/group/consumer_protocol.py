@@ -337,8 +337,10 @@ class ConsumerProtocol:
                     f"member {static.member_id}; it must leave (or time out) first")
             log.info("group %s: static member %s returns as %s", cg.group_id, hb.instance_id,
                      member_id)
+            # what it keeps counts as held since epoch 0, as in Kafka (KIP-1251)
             return replace(static, member_id=member_id, member_epoch=0, previous_member_epoch=0,
-                           revocation_epoch=None), static
+                           revocation_epoch=None,
+                           assignment_epochs=dict.fromkeys(static.owned_partitions(), 0)), static
         if static is None:
             raise UnknownMemberId(f"static member {hb.instance_id} is not in group {cg.group_id}")
         if static.member_id != member_id:

@@ -7,7 +7,8 @@ into the records still to write (a tombstone for a key that is gone), rememberin
 ``ConsumerGroup.written`` what the log holds; :func:`restore` rebuilds a group from what a
 new coordinator read back. Partitions are named by topic id in the log and by topic name
 in memory; a topic whose id is unknown when the group is restored (it was deleted) is
-dropped.
+dropped. A member's current assignment carries each partition's assignment epoch
+(KIP-1251) in a tagged field, as Kafka 4.3 writes it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,18 @@ Keyed = dict[bytes, bytes | None]
 def _partitions(assignment: Assignment, ids: Mapping[str, uuid.UUID]) -> list[dict[str, Any]]:
     return [{"topic_id": ids[t], "partitions": sorted(ps)}
             for t, ps in sorted(assignment.items()) if t in ids and ps]
+
+
+def _held(assignment: Assignment, epochs: Mapping[tuple[str, int], int],
+          ids: Mapping[str, uuid.UUID], default: int) -> list[dict[str, Any]]:
+    """Partitions a member holds, each with its assignment epoch."""
+    out = []
+    for t, ps in sorted(assignment.items()):
+        if t in ids and ps:
+            parts = sorted(ps)
+            out.append({"topic_id": ids[t], "partitions": parts,
+                        "assignment_epochs": [epochs.get((t, p), default) for p in parts]})
+    return out
 
 
 def group_state(cg: ConsumerGroup) -> Keyed:
@@ -60,8 +73,9 @@ def member_state(cg: ConsumerGroup, member_id: str, ids: Mapping[str, uuid.UUID]
         keys[r.CURRENT_ASSIGNMENT_KEY_VERSION]: r.consumer_value(r.CURRENT_ASSIGNMENT_KEY_VERSION, {
             "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch,
             "state": _STATE_VALUE[m.state],
-            "assigned_partitions": _partitions(m.assigned, ids),
-            "partitions_pending_revocation": _partitions(m.pending_revocation, ids)}),
+            "assigned_partitions": _held(m.assigned, m.assignment_epochs, ids, m.member_epoch),
+            "partitions_pending_revocation": _held(m.pending_revocation, m.assignment_epochs,
+                                                   ids, m.member_epoch)}),
     }
     if target:
         out[keys[r.TARGET_MEMBER_KEY_VERSION]] = r.consumer_value(r.TARGET_MEMBER_KEY_VERSION, {
@@ -118,6 +132,18 @@ def restore(group_id: str, raw: Mapping[bytes, bytes], names: Mapping[uuid.UUID,
         return {names[tp.topic_id]: frozenset(tp.partitions) for tp in tps
                 if tp.topic_id in names}
 
+    def epochs(tps: Any, default: int) -> dict[tuple[str, int], int]:
+        """Assignment epochs; a record without them (written before KIP-1251) gives each
+        partition the member's epoch, so only commits at that epoch cover it."""
+        out: dict[tuple[str, int], int] = {}
+        for tp in tps:
+            if tp.topic_id in names:
+                given = tp.assignment_epochs
+                if given is None or len(given) != len(tp.partitions):
+                    given = [default] * len(tp.partitions)
+                out.update(((names[tp.topic_id], p), e) for p, e in zip(tp.partitions, given, strict=True))
+        return out
+
     for member_id, parts in members.items():
         meta = parts.get(r.CONSUMER_MEMBER_KEY_VERSION)
         if meta is None:
@@ -136,6 +162,9 @@ def restore(group_id: str, raw: Mapping[bytes, bytes], names: Mapping[uuid.UUID,
             m.state = _STATE_OF.get(current.state, MemberState.STABLE)
             m.assigned = named(current.assigned_partitions)
             m.pending_revocation = named(current.partitions_pending_revocation)
+            default = max(m.member_epoch, 0)
+            m.assignment_epochs = {**epochs(current.assigned_partitions, default),
+                                   **epochs(current.partitions_pending_revocation, default)}
         target = parts.get(r.TARGET_MEMBER_KEY_VERSION)
         if target is not None:
             cg.target[member_id] = named(target.topic_partitions)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ...common import SYSTEM_CLOCK, Clock
@@ -568,7 +568,9 @@ class GroupCoordinator:
             elif transaction is not None and simple:
                 self._store_offsets(group, offsets, callback, transaction)
             elif group.consumer is not None:
-                code = self._consumer_member_error(group, member_id, generation_id)
+                code = self._consumer_member_error(group, member_id, generation_id, offsets)
+                if code == StaleMemberEpoch.code and transaction is not None:
+                    code = IllegalGeneration.code  # as Kafka answers a TxnOffsetCommit
                 if code:
                     fail(code)
                 else:
@@ -625,9 +627,12 @@ class GroupCoordinator:
                     group.offsets.update(pending)
 
     def _consumer_member_error(self, group: GroupMetadata, member_id: str | None,
-                               member_epoch: int) -> int:
-        """A consumer-protocol group's check of an offset commit or fetch: a member's must
-        carry its current epoch; one with no member is allowed while the group is empty."""
+                               member_epoch: int,
+                               committed: Iterable[tuple[str, int]] | None = None) -> int:
+        """A consumer-protocol group's check of an offset commit or fetch; one with no member
+        is allowed while the group is empty. A fetch must carry the member's current epoch;
+        a commit of ``committed`` may carry an older one for partitions the member has held
+        since (KIP-1251, :meth:`~.consumer_group.ConsumerMember.may_commit`)."""
         cg = group.consumer
         assert cg is not None
         if member_epoch < 0 and not member_id and not cg.members:
@@ -635,9 +640,11 @@ class GroupCoordinator:
         member = cg.members.get(member_id or "")
         if member is None:
             return UnknownMemberId.code
-        if member_epoch != member.member_epoch:
-            return StaleMemberEpoch.code
-        return 0
+        if committed is None:
+            ok = member_epoch == member.member_epoch
+        else:
+            ok = member.may_commit(member_epoch, committed)
+        return 0 if ok else StaleMemberEpoch.code
 
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None,
                       member_id: str | None = None, member_epoch: int = -1

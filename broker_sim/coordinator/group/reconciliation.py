@@ -10,6 +10,9 @@ group's lock, this is KIP-848's reconciliation, decided per member:
   previous owner has revoked them); until then the member is UNRELEASED_PARTITIONS;
 * when nothing remains to revoke the member moves to the assignment epoch.
 
+Every partition the member holds keeps the assignment epoch it was given at (KIP-1251);
+a partition added now takes the epoch the member moves to.
+
 ``owned`` is what the member's heartbeat reported it owns (None: not reported, so assumed
 unchanged). The function returns a new :class:`~.consumer_group.ConsumerMember` and leaves
 the caller to store it (which also moves partition ownership).
@@ -71,12 +74,29 @@ def _next(member: ConsumerMember, epoch_if_revoking: int, target_epoch: int, tar
         return replace(member, state=MemberState.UNREVOKED_PARTITIONS,
                        previous_member_epoch=_previous(member, epoch_if_revoking),
                        member_epoch=epoch_if_revoking,
-                       assigned=keep, pending_revocation=revoke)
+                       assigned=keep, pending_revocation=revoke,
+                       assignment_epochs=_epochs(member, (keep, revoke), {}, epoch_if_revoking))
     for topic, ps in add.items():
         keep[topic] = keep.get(topic, frozenset()) | ps
     state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
     return replace(member, state=state, previous_member_epoch=_previous(member, target_epoch),
-                   member_epoch=target_epoch, assigned=keep, pending_revocation={})
+                   member_epoch=target_epoch, assigned=keep, pending_revocation={},
+                   assignment_epochs=_epochs(member, (keep,), add, target_epoch))
+
+
+def _epochs(member: ConsumerMember, held: tuple[Assignment, ...], added: Assignment,
+            epoch: int) -> dict[tuple[str, int], int]:
+    """The assignment epochs of what the member holds now: its own for what it held
+    before, ``epoch`` for what ``added`` gives it."""
+    before = member.assignment_epochs
+    out: dict[tuple[str, int], int] = {}
+    for assignment in held:
+        for topic, ps in assignment.items():
+            for p in ps:
+                tp = (topic, p)
+                fresh = p in added.get(topic, ())
+                out[tp] = epoch if fresh else before.get(tp, member.member_epoch)
+    return out
 
 
 def _previous(member: ConsumerMember, new_epoch: int) -> int:

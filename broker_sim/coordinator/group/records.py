@@ -14,7 +14,7 @@ Every record has a key and a value, each starting with an int16 schema version:
   key v6 ``(group)`` → ``(assignment_epoch)``; key v7 ``(group, member)`` → the member's
   target ``topic_partitions [topic_id, partitions]``; key v8 ``(group, member)`` → its
   current assignment ``(member_epoch, previous_member_epoch, state, assigned_partitions,
-  partitions_pending_revocation)``. Values are flexible (compact, tagged fields), version
+  partitions_pending_revocation)``, each partition with its assignment epoch. Values are flexible (compact, tagged fields), version
   0, and name topics by id, as Kafka's.
 
 A record with a null value is a tombstone: the offset, or the whole group, is gone. The
@@ -115,12 +115,18 @@ TargetAssignmentMetadataValue = Struct("TargetAssignmentMetadataValue", [
 TargetAssignmentMemberValue = Struct("TargetAssignmentMemberValue", [
     Field("topic_partitions", Array(TopicPartitions))])
 
+#: A member's partitions with their assignment epochs (KIP-1251: tagged field 0, one epoch
+#: per partition in the same order; absent in records written before it).
+HeldTopicPartitions = Struct("HeldTopicPartitions", [
+    Field("topic_id", Uuid), Field("partitions", Array(Int32)),
+    Field("assignment_epochs", Array(Int32, nullable=True), tag=0)])
+
 CurrentMemberAssignmentValue = Struct("CurrentMemberAssignmentValue", [
     Field("member_epoch", Int32),
     Field("previous_member_epoch", Int32),
     Field("state", Int8),
-    Field("assigned_partitions", Array(TopicPartitions)),
-    Field("partitions_pending_revocation", Array(TopicPartitions)),
+    Field("assigned_partitions", Array(HeldTopicPartitions)),
+    Field("partitions_pending_revocation", Array(HeldTopicPartitions)),
 ])
 
 _CONSUMER_VALUES = {
