@@ -12,8 +12,8 @@ appended, so it overlaps the wait for the followers instead of following it.
 
 When this broker becomes leader of a partition the partition is LOADING: its log is read
 from start to end on the loader thread (a subclass replays the records: latest per key
-wins, a null value deletes), and until that is done requests for its keys get
-COORDINATOR_LOAD_IN_PROGRESS. When it stops leading the partition its entities are
+wins, a null value deletes), each entity is handed to ``on_loaded``, and until both are
+done requests for its keys get COORDINATOR_LOAD_IN_PROGRESS. When it stops leading the partition its entities are
 unloaded (``on_unloaded``) and requests get NOT_COORDINATOR.
 
 Threading: ``_lock`` guards the partition states and the entity map; an entity's own state
@@ -283,9 +283,15 @@ class PartitionedStore(Generic[E]):
                 return
             for entity in entities:
                 self._entities[self._key_of(entity)] = entity
-            self._partitions[p] = (epoch, PartitionState.LOADED)
+        # Still LOADING while each entity is brought back to life (a consumer group's members
+        # restored, a decided transaction's markers resent): a request arriving meanwhile is
+        # told to retry, not answered from a half-restored entity.
         for entity in entities:
             self.on_loaded(entity)
+        with self._lock:
+            if self._partitions.get(p) != (epoch, PartitionState.LOADING):
+                return  # unloaded meanwhile: _unload has taken the entities away
+            self._partitions[p] = (epoch, PartitionState.LOADED)
         (log.info if entities else log.debug)("%s-%d: loaded %d %s(s) in epoch %d", self.topic,
                                               p, len(entities), self.kind, epoch)
 

@@ -15,6 +15,7 @@ from broker_sim.coordinator.group import GroupConfig, GroupCoordinator, consumer
 from broker_sim.coordinator.group.consumer_protocol import ConsumerHeartbeat, HeartbeatAnswer
 from broker_sim.coordinator.group.group import CommittedOffset
 from broker_sim.protocol.errors import (
+    CoordinatorLoadInProgress,
     FencedMemberEpoch,
     GroupIdNotFound,
     IllegalGeneration,
@@ -331,6 +332,35 @@ def test_a_new_coordinator_restores_the_group_from_the_log(h) -> None:
         assert m.owned == before[m.member_id]
     assert restored.state == "Stable"
     assert members[2].beat().error == UnknownMemberId.code  # its leave was written too
+
+
+def test_requests_racing_the_restore_are_told_to_retry_not_that_the_member_is_unknown(h) -> None:
+    """A member retries at once while its group's new coordinator loads; a heartbeat or
+    commit that lands after the log is read but before the group is restored must wait
+    (COORDINATOR_LOAD_IN_PROGRESS). Answered UNKNOWN_MEMBER_ID, a librdkafka member gave up
+    its partitions and rejoined, its pending commit refused."""
+    members = [Member(h, f"m{i}") for i in range(2)]
+    settle(members)
+    epoch, owned = members[0].epoch, set(members[0].owned)
+    raced: list[object] = []
+
+    def racing(coordinator: GroupCoordinator) -> None:
+        wire(coordinator)
+        restore = coordinator.store.on_loaded
+
+        def on_loaded(g) -> None:  # noqa: ANN001 - the GroupMetadata being restored
+            if g.group_id == "g":  # what a request sees in the middle of the restore
+                raced.append(members[0].beat().error)
+                raced.append(commit_codes(h, members[0], epoch, [p for _, p in owned]))
+            restore(g)
+        coordinator.store.on_loaded = on_loaded
+
+    h.prepare = racing
+    h.restart_coordinator()
+    assert raced == [CoordinatorLoadInProgress.code, {CoordinatorLoadInProgress.code}]
+    answer = members[0].beat()  # once restored, the member carries on where it was
+    assert answer.error == 0 and members[0].epoch == epoch and members[0].owned == owned
+    assert commit_codes(h, members[0], epoch, [p for _, p in owned]) == {0}
 
 
 def test_a_restored_member_that_stays_silent_still_expires(h) -> None:

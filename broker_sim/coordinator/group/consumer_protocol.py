@@ -317,6 +317,8 @@ class ConsumerProtocol:
             existing = cg.members.get(member_id)
             if joining:
                 if existing is not None:  # rejoining after being fenced: starts afresh
+                    log.info("group %s: member %s rejoins at epoch 0 and starts afresh",
+                             cg.group_id, member_id)
                     return ConsumerMember(member_id), existing
                 self._check_size(cg)
                 log.info("group %s: member %s joins (consumer protocol)", cg.group_id, member_id)
