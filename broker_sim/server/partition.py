@@ -16,7 +16,8 @@ the HW, so they never see a record that a leader change could still discard.
 
 ISR rules (leader): a follower whose ``last_caught_up_ms`` is older than
 ``replica.lag.time.max.ms`` leaves the ISR; a follower outside the ISR whose LEO has
-reached the HW (and the start of the leader's current epoch) rejoins. A follower counts as
+reached the HW (and the start of the leader's current epoch) rejoins, unless its broker is
+fenced (the controller would refuse it). A follower counts as
 caught up when it fetched from at least the LEO the leader had at its previous fetch.
 
 acks=all: an append is acknowledged once ``hw >= its last offset + 1``; if the ISR is
@@ -31,6 +32,7 @@ DeleteRecords request is answered once it reached the requested offset.
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from ..log import Log
@@ -201,8 +203,10 @@ class Partition:
             if self.leader_epoch > 0 else 0
         return state.leo >= self.log.high_watermark and state.leo >= max(epoch_start, 0)
 
-    def proposed_isr(self, now_ms: int, lag_time_max_ms: int) -> list[int] | None:
-        """The ISR this leader wants now, or None if it is fine as it is."""
+    def proposed_isr(self, now_ms: int, lag_time_max_ms: int,
+                     fenced: Collection[int] = ()) -> list[int] | None:
+        """The ISR this leader wants now, or None if it is fine as it is. A follower joins
+        only if it is caught up and its broker is not ``fenced``."""
         with self.lock:
             if not self.is_leader:
                 return None
@@ -216,7 +220,8 @@ class Partition:
                 if r in self.isr:
                     if now_ms - state.last_caught_up_ms <= lag_time_max_ms:
                         isr.append(r)
-                elif self._can_join_isr(state) and now_ms - state.last_caught_up_ms <= lag_time_max_ms:
+                elif r not in fenced and self._can_join_isr(state) \
+                        and now_ms - state.last_caught_up_ms <= lag_time_max_ms:
                     isr.append(r)
             self.isr_change_pending = False
             if sorted(isr) == sorted(self.isr):

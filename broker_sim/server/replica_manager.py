@@ -19,7 +19,9 @@
   requested offset (DelayedDeleteRecords). Follower fetches carry the follower's log start
   offset, so each one may complete such a request.
 * An ISR maintenance thread asks the controller to shrink the ISR of lagging followers
-  and to expand it with caught-up ones (AlterPartition).
+  and to expand it with caught-up ones (AlterPartition) — never with a broker the image
+  says is fenced (KIP-841): a follower that died caught up looks in sync until
+  ``replica.lag.time.max.ms`` passes, and the controller refuses it.
 
 Threading: the partition map is guarded by ``_lock``; each Partition guards itself;
 purgatory callbacks may run on handler threads, fetcher threads or the timer's executor.
@@ -103,6 +105,8 @@ class ReplicaManager:
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._lock = threading.Lock()
+        #: brokers the controller's image says are not alive (fenced): never added to an ISR.
+        self._fenced: frozenset[int] = frozenset()
         self.produce_purgatory: DelayedOperationPurgatory[DelayedProduce] = DelayedOperationPurgatory(
             "Produce", clock=clock)
         self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = DelayedOperationPurgatory(
@@ -121,6 +125,7 @@ class ReplicaManager:
         changed: list[tuple[str, int]] = []
         now = self.clock.monotonic_ms()
         defaults = self.log_defaults(image)
+        self._fenced = frozenset(b for b, info in image.brokers.items() if not info.alive)
         for name, topic in image.topics.items():
             if not any(self.broker_id in p.replicas for p in topic.partitions):
                 continue
@@ -353,7 +358,7 @@ class ReplicaManager:
     # ---- ISR maintenance -------------------------------------------------------------------
     def maintain_isr(self, now: int) -> None:
         for p in self.partitions():
-            proposed = p.proposed_isr(now, self.replica_lag_time_max_ms)
+            proposed = p.proposed_isr(now, self.replica_lag_time_max_ms, self._fenced)
             if proposed is not None:
                 self.alter_partition(p, proposed)
                 key = (p.topic, p.index)
