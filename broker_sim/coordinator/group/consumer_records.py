@@ -141,7 +141,8 @@ def restore(group_id: str, raw: Mapping[bytes, bytes], names: Mapping[uuid.UUID,
                 given = tp.assignment_epochs
                 if given is None or len(given) != len(tp.partitions):
                     given = [default] * len(tp.partitions)
-                out.update(((names[tp.topic_id], p), e) for p, e in zip(tp.partitions, given, strict=True))
+                topic = names[tp.topic_id]
+                out.update(((topic, p), e) for p, e in zip(tp.partitions, given, strict=True))
         return out
 
     for member_id, parts in members.items():
