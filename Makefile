@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml setup.py connector/client/_record_scan.c
 	touch $(STAMP)
 
 test: $(STAMP)
-	PYSPARK_PYTHON=$(abspath $(PY)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q --durations=25 tests
+	PYSPARK_PYTHON=$(abspath $(PY)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q --durations=25 -n 2 --dist loadfile --no-loadscope-reorder tests
 
 # The edit-run loop: everything but Spark and multi-process clusters (see tests/conftest.py).
 test-fast: $(STAMP)

@@ -4,6 +4,13 @@ Markers for ``make test-fast`` (which deselects both): a test is marked ``spark`
 uses the ``spark`` fixture or lives in tests/spark or tests/jobs, and ``cluster`` when it
 uses ``cluster_factory``; a module that starts a multi-process cluster another way says
 so with ``pytestmark = pytest.mark.cluster``. So new tests are sorted without thought.
+
+``make test`` runs the suite in two pytest-xdist workers, a module at a time
+(``--dist loadfile``, so a module-scoped broker starts once): most of a test's time is
+waiting on other processes (brokers, JVMs, timeouts), and two at a time use the 2 cores
+that one leaves half idle. Each worker is its own pytest session, with its own
+SparkSession. The ``spark-submit`` jobs run longest, so their modules come first and the
+rest fills in around them.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.spark)
         if "cluster_factory" in fixtures:
             item.add_marker(pytest.mark.cluster)
+    items.sort(key=lambda item: item.path.parent.name != "jobs")  # stable: the rest keep their order
 
 
 @pytest.fixture
@@ -76,7 +84,8 @@ def cluster_factory(tmp_path: Path) -> Iterator:
 
 @pytest.fixture(scope="session")
 def spark():
-    """One SparkSession for the whole suite: local[2], UI off, 2 shuffle partitions."""
+    """One SparkSession for the whole session (each xdist worker's): local[2], UI off, 2
+    shuffle partitions."""
     from connector.spark_session import build_session
 
     session = build_session("pyq-tests", "local[2]", shuffle_partitions=2, workers_use_this_python=True,
