@@ -81,14 +81,16 @@ def produce_body(topic: str, partition: int, records: bytes, acks: int = -1, tim
             "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": records}]}]}
 
 
-def create_topic(port: int, name: str, partitions: int = 2, replication_factor: int = 1) -> None:
+def create_topic(port: int, name: str, partitions: int = 2, replication_factor: int = 1,
+                 configs: dict[str, str] | None = None) -> None:
     """CreateTopics v4 on the broker at ``port``; asserts it succeeded."""
     from broker_sim.protocol.api import ApiKey
 
     with WireClient(port) as c:
         r = c.request(ApiKey.CREATE_TOPICS, 4, {
             "topics": [{"name": name, "num_partitions": partitions,
-                        "replication_factor": replication_factor, "assignments": [], "configs": []}],
+                        "replication_factor": replication_factor, "assignments": [],
+                        "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}],
             "timeout_ms": 10_000, "validate_only": False})
     assert r.topics[0].error_code == 0, r
 

@@ -10,7 +10,7 @@ from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import RequestTimedOut
 from broker_sim.protocol.records import RecordBatchBuilder
 from broker_sim.server import Broker, BrokerConfig
-from tests.wire import WireClient, partition_states, produce_body, wait_for
+from tests.wire import WireClient, create_topic, partition_states, produce_body, wait_for
 
 
 def test_acks_all_times_out_when_a_follower_is_stuck(tmp_path: Path) -> None:
@@ -21,12 +21,7 @@ def test_acks_all_times_out_when_a_follower_is_stuck(tmp_path: Path) -> None:
             cfg = BrokerConfig(broker_id=i, port=0, data_dir=tmp_path / f"b{i}",
                                controller=f"127.0.0.1:{controller.port}", replica_lag_time_max_ms=60_000)
             brokers.append(Broker(cfg).start())
-        with WireClient(brokers[0].port) as c:
-            r = c.request(ApiKey.CREATE_TOPICS, 4, {"topics": [{"name": "stuck", "num_partitions": 1,
-                          "replication_factor": 2, "assignments": [], "configs": [
-                              {"name": "min.insync.replicas", "value": "1"}]}],
-                          "timeout_ms": 10_000, "validate_only": False})
-            assert r.topics[0].error_code == 0
+        create_topic(brokers[0].port, "stuck", 1, 2, {"min.insync.replicas": "1"})
         states = wait_for(lambda: (s := partition_states(brokers[0].port, "stuck")) and
                           len(s[0][1]) == 2 and s, what="both replicas in sync")
         leader = brokers[states[0][0]]

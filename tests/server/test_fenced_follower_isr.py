@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 from broker_sim.controller.server import ControllerServer
-from broker_sim.protocol.api import ApiKey
 from broker_sim.server import Broker, BrokerConfig
-from tests.wire import WireClient, partition_states, wait_for
+from tests.wire import create_topic, partition_states, wait_for
 
 
 def _config(tmp_path: Path, i: int, controller: ControllerServer) -> BrokerConfig:
@@ -26,12 +25,7 @@ def test_a_fenced_follower_stays_out_of_the_isr_until_its_broker_returns(tmp_pat
     controller = ControllerServer(tmp_path / "controller", port=0, session_timeout_ms=1500).start()
     brokers = [Broker(_config(tmp_path, i, controller)).start() for i in range(2)]
     try:
-        with WireClient(brokers[0].port) as c:
-            r = c.request(ApiKey.CREATE_TOPICS, 4, {"topics": [{"name": "fenced", "num_partitions": 1,
-                          "replication_factor": 2, "assignments": [], "configs": [
-                              {"name": "min.insync.replicas", "value": "1"}]}],
-                          "timeout_ms": 10_000, "validate_only": False})
-            assert r.topics[0].error_code == 0
+        create_topic(brokers[0].port, "fenced", 1, 2, {"min.insync.replicas": "1"})
         states = wait_for(lambda: (s := partition_states(brokers[0].port, "fenced")) and
                           len(s[0][1]) == 2 and s, what="both replicas in sync")
         leader_id = states[0][0]
