@@ -13,8 +13,8 @@ appended, so it overlaps the wait for the followers instead of following it.
 When this broker becomes leader of a partition the partition is LOADING: its log is read
 from start to end on the loader thread (a subclass replays the records: latest per key
 wins, a null value deletes), each entity is handed to ``on_loaded``, and until both are
-done requests for its keys get COORDINATOR_LOAD_IN_PROGRESS. When it stops leading the partition its entities are
-unloaded (``on_unloaded``) and requests get NOT_COORDINATOR.
+done requests for its keys get COORDINATOR_LOAD_IN_PROGRESS. When it stops leading the
+partition its entities are unloaded (``on_unloaded``) and requests get NOT_COORDINATOR.
 
 Threading: ``_lock`` guards the partition states and the entity map; an entity's own state
 is guarded by its own lock. Loads run on one loader thread and flushes on one flusher
