@@ -28,20 +28,19 @@ _STATE_OF = {v: k for k, v in _STATE_VALUE.items()}
 Keyed = dict[bytes, bytes | None]
 
 
-def _partitions(assignment: Assignment, ids: Mapping[str, uuid.UUID]) -> list[dict[str, Any]]:
-    return [{"topic_id": ids[t], "partitions": sorted(ps)}
-            for t, ps in sorted(assignment.items()) if t in ids and ps]
-
-
-def _held(assignment: Assignment, epochs: Mapping[tuple[str, int], int],
-          ids: Mapping[str, uuid.UUID], default: int) -> list[dict[str, Any]]:
-    """Partitions a member holds, each with its assignment epoch."""
+def _partitions(assignment: Assignment, ids: Mapping[str, uuid.UUID],
+                epochs: Mapping[tuple[str, int], int] | None = None,
+                default: int = 0) -> list[dict[str, Any]]:
+    """An assignment as the log's topic-partitions; with ``epochs``, each partition's
+    assignment epoch beside it (``default`` for one without)."""
     out = []
     for t, ps in sorted(assignment.items()):
         if t in ids and ps:
             parts = sorted(ps)
-            out.append({"topic_id": ids[t], "partitions": parts,
-                        "assignment_epochs": [epochs.get((t, p), default) for p in parts]})
+            entry: dict[str, Any] = {"topic_id": ids[t], "partitions": parts}
+            if epochs is not None:
+                entry["assignment_epochs"] = [epochs.get((t, p), default) for p in parts]
+            out.append(entry)
     return out
 
 
@@ -73,9 +72,10 @@ def member_state(cg: ConsumerGroup, member_id: str, ids: Mapping[str, uuid.UUID]
         keys[r.CURRENT_ASSIGNMENT_KEY_VERSION]: r.consumer_value(r.CURRENT_ASSIGNMENT_KEY_VERSION, {
             "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch,
             "state": _STATE_VALUE[m.state],
-            "assigned_partitions": _held(m.assigned, m.assignment_epochs, ids, m.member_epoch),
-            "partitions_pending_revocation": _held(m.pending_revocation, m.assignment_epochs,
-                                                   ids, m.member_epoch)}),
+            "assigned_partitions": _partitions(m.assigned, ids, m.assignment_epochs,
+                                               m.member_epoch),
+            "partitions_pending_revocation": _partitions(m.pending_revocation, ids,
+                                                         m.assignment_epochs, m.member_epoch)}),
     }
     if target:
         out[keys[r.TARGET_MEMBER_KEY_VERSION]] = r.consumer_value(r.TARGET_MEMBER_KEY_VERSION, {
