@@ -19,6 +19,15 @@ Worked example: batches A (3 records) and B (2) of p0 get sequences 0 and 3; bot
 flight; A fails with NOT_LEADER -> A and then B (out of order) go back as [A, B]; A is
 drained (0 is the first unacknowledged), B waits until A is acknowledged, then goes.
 
+That rejection needs the broker to know the producer. A broker that holds no state for
+it in a partition (the first write of this producer id and epoch there, or after its
+state was removed) accepts *any* sequence: Apache Kafka does, so that a producer whose
+records were all deleted can go on. So until the partition has acknowledged one batch of
+this producer id and epoch, a batch goes alone: had B been sent while A was in flight, A
+could fail with NOT_LEADER (a topic created a moment ago), B reach the leader a moment
+later and be written at sequence 3 first, and A's retry be refused as out of order for
+good. After the first acknowledgement up to five go at once.
+
 InitProducerId outcomes (:func:`init_producer_id_retriable`, :func:`init_producer_id_error`):
 COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,
 CONCURRENT_TRANSACTIONS, REQUEST_TIMED_OUT and the client's own retriable errors (a
@@ -129,6 +138,9 @@ class IdempotenceManager:
         #: batches wait in the accumulator until it has).
         self.partition_added: Callable[[TopicPartition], bool] | None = None
         self._next_sequence: dict[TopicPartition, int] = {}
+        # Partitions that acknowledged a batch of this producer id and epoch: the broker
+        # knows the producer there (see the module docstring).
+        self._known_to_broker: set[TopicPartition] = set()
         # Unacknowledged batches per partition, sorted by base sequence.
         self._in_flight: dict[TopicPartition, list[tuple[int, int, ProducerBatch]]] = {}
 
@@ -139,6 +151,7 @@ class IdempotenceManager:
     def set_producer_id(self, producer_id: int, epoch: int) -> None:
         self.producer_id_and_epoch = ProducerIdAndEpoch(producer_id, epoch)
         self._next_sequence.clear()
+        self._known_to_broker.clear()
 
     def next_sequence(self, tp: TopicPartition) -> int:
         return self._next_sequence.get(tp, 0)
@@ -164,12 +177,19 @@ class IdempotenceManager:
 
     def can_drain(self, batch: ProducerBatch) -> bool:
         """A retried batch goes only as the partition's lowest unacknowledged sequence;
-        a new one only while fewer than five of its partition are unacknowledged."""
+        a new one only while fewer than five of its partition are unacknowledged, and
+        none before the partition has acknowledged one of this producer's batches."""
         if batch.has_sequence:
             return self.first_in_flight_sequence(batch.tp) == batch.base_sequence
         if self.partition_added is not None and not self.partition_added(batch.tp):
             return False
-        return self.in_flight_count(batch.tp) < MAX_IN_FLIGHT_PER_PARTITION
+        limit = MAX_IN_FLIGHT_PER_PARTITION if batch.tp in self._known_to_broker else 1
+        return self.in_flight_count(batch.tp) < limit
+
+    def acknowledged(self, batch: ProducerBatch) -> None:
+        """The broker wrote ``batch``: it knows this producer in the batch's partition."""
+        self._known_to_broker.add(batch.tp)
+        self.completed(batch)
 
     def completed(self, batch: ProducerBatch) -> None:
         """The batch is acknowledged or failed for good: stop tracking it."""

@@ -10,7 +10,11 @@ what keeps a task's throughput up under acks=all.
 Failures: a lost connection, a timeout or a retriable error code sends the *same bytes*
 again, to whoever leads the partition after a metadata refresh; the leader drops a batch
 it already holds (same producer id, epoch and sequence), so a retry never duplicates.
-``DUPLICATE_SEQUENCE_NUMBER`` means "already written". Anything else, or a partition that
+``DUPLICATE_SEQUENCE_NUMBER`` means "already written". Until a partition has acknowledged
+one chunk of this producer identity, only one request of it is in flight: a leader that
+does not know the producer yet accepts any sequence (Apache Kafka does), so a second
+request could be written before a first that failed, whose resend would then be refused
+as out of order (see :mod:`connector.client.idempotence`). Anything else, or a partition that
 cannot be written within ``delivery_timeout_ms``, raises: the task fails and Spark retries it.
 
 Inside a transaction (``join`` given: the exactly-once sink), every batch carries the
@@ -136,6 +140,7 @@ class BatchSender:
         self.duplicates = 0  # batches the leader already had (a retry)
         self.join = join  # adds partitions to the transaction (None: not transactional)
         self.joined: set[tuple[str, int]] = set()
+        self.acknowledged: set[tuple[str, int]] = set()  # partitions that wrote a chunk
 
     def send(self, topic: str, partition: int, keys: pa.Array | None, values: pa.Array,
              headers: pa.Array | None, size: int) -> None:
@@ -168,7 +173,8 @@ class BatchSender:
                 self.joined.update(new)
         for key, queue in self.queues.items():
             flying = self.in_flight.setdefault(key, deque())
-            while len(flying) < MAX_IN_FLIGHT and len(queue) > len(flying):
+            limit = MAX_IN_FLIGHT if key in self.acknowledged else 1
+            while len(flying) < limit and len(queue) > len(flying):
                 chunk = queue[len(flying)]
                 if not flying:
                     self._issue(key, chunk, now)  # waits for a leader if it must
@@ -242,5 +248,6 @@ class BatchSender:
             raise error_for_code(code)(f"produce to {key[0]}-{key[1]}")
         if code == DuplicateSequenceNumber.code:
             self.duplicates += 1
+        self.acknowledged.add(key)
         self.queues[key].popleft()
         self.queued_bytes -= chunk.size

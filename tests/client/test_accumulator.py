@@ -221,6 +221,13 @@ def idempotent_accumulator(**overrides) -> RecordAccumulator:
     return RecordAccumulator(config(linger_ms=0, **overrides), idempotence=IdempotenceManager())
 
 
+def known_to_the_broker(acc: RecordAccumulator, tp: TopicPartition) -> None:
+    """Drain one batch of ``tp`` and acknowledge it: the broker now knows the producer there."""
+    append(acc, tp, 0)
+    [batch] = acc.drain(CLUSTER, {0}, 10_000, 0)[0]
+    acc.idempotence.acknowledged(batch)
+
+
 def test_idempotent_drain_waits_for_a_producer_id_then_numbers_batches():
     acc = idempotent_accumulator()
     append(acc, T0, 0)
@@ -228,6 +235,7 @@ def test_idempotent_drain_waits_for_a_producer_id_then_numbers_batches():
     assert acc.drain(CLUSTER, {0}, 10_000, 0) == {}
     acc.idempotence.set_producer_id(4242, 3)
     [first] = acc.drain(CLUSTER, {0}, 10_000, 0)[0]
+    acc.idempotence.acknowledged(first)
     append(acc, T0, 1)
     [second] = acc.drain(CLUSTER, {0}, 10_000, 1)[0]
     h1, h2 = BatchHeader.parse(first.records), BatchHeader.parse(second.records)
@@ -235,19 +243,43 @@ def test_idempotent_drain_waits_for_a_producer_id_then_numbers_batches():
     assert (h2.producer_id, h2.producer_epoch, h2.base_sequence) == (4242, 3, 2)
 
 
+def test_until_a_partition_acknowledged_a_batch_of_the_producer_one_goes_at_a_time():
+    # A broker that does not know the producer in a partition accepts any sequence, so a
+    # second batch overtaking a first that failed would be written first (Apache Kafka).
+    acc = idempotent_accumulator()
+    acc.idempotence.set_producer_id(1, 0)
+    append(acc, T0, 0)
+    [first] = acc.drain(CLUSTER, {0}, 10_000, 0)[0]
+    append(acc, T0, 1)
+    assert acc.drain(CLUSTER, {0}, 10_000, 1) == {}
+    acc.idempotence.acknowledged(first)
+    [second] = acc.drain(CLUSTER, {0}, 10_000, 2)[0]
+    append(acc, T0, 3)
+    [third] = acc.drain(CLUSTER, {0}, 10_000, 3)[0]  # with the second still in flight
+    assert (second.base_sequence, third.base_sequence) == (1, 2)
+    acc.idempotence.acknowledged(second)
+    acc.idempotence.acknowledged(third)
+    acc.idempotence.set_producer_id(1, 1)  # a new epoch: the broker does not know it yet
+    append(acc, T0, 4)
+    assert len(acc.drain(CLUSTER, {0}, 10_000, 4)[0]) == 1
+    append(acc, T0, 5)
+    assert acc.drain(CLUSTER, {0}, 10_000, 5) == {}
+
+
 def test_retried_idempotent_batches_go_back_in_sequence_order_and_one_at_a_time():
     acc = idempotent_accumulator(retry_backoff_ms=0)
     acc.idempotence.set_producer_id(1, 0)
+    known_to_the_broker(acc, T0)
     batches = []
     for i in range(3):
         append(acc, T0, i)
         batches.extend(acc.drain(CLUSTER, {0}, 10_000, i)[0])
-    assert [b.base_sequence for b in batches] == [0, 1, 2]
+    assert [b.base_sequence for b in batches] == [1, 2, 3]
     append(acc, T0, 5)  # a new, unnumbered batch
     acc.reenqueue(batches[2], 10)  # responses can fail in any order
     acc.reenqueue(batches[0], 10)
     acc.reenqueue(batches[1], 10)
-    assert [b.base_sequence for b in acc.batches(T0)] == [0, 1, 2, -1]
+    assert [b.base_sequence for b in acc.batches(T0)] == [1, 2, 3, -1]
     [again] = acc.drain(CLUSTER, {0}, 10_000, 20)[0]
     assert again is batches[0]
     # sequence 1 is not the first unacknowledged while 0 is still in flight
@@ -259,6 +291,7 @@ def test_retried_idempotent_batches_go_back_in_sequence_order_and_one_at_a_time(
 def test_at_most_five_idempotent_batches_of_a_partition_are_unacknowledged():
     acc = idempotent_accumulator()
     acc.idempotence.set_producer_id(1, 0)
+    known_to_the_broker(acc, T0)
     drained = []
     for i in range(6):
         append(acc, T0, i)

@@ -262,29 +262,35 @@ def test_idempotent_retries_keep_order_with_several_batches_in_flight():
     env.net.handlers[ApiKey.INIT_PRODUCER_ID] = init_pid
     env.run(0)
     env.run(1)
+    env.net.handlers[ApiKey.PRODUCE] = ok
+    first = env.send(T0, b"first")  # acknowledged: the broker knows the producer in t-0 now
+    env.run(1.5)
+    env.run(1.6)
+    assert first.exception(0) is None
+    del env.net.handlers[ApiKey.PRODUCE]
     env.net.auto_respond = False
     futures = []
     for i in range(3):  # three batches of t-0 in flight at once
         futures.append(env.send(T0, f"r{i}".encode() * 30))
         env.run(2 + i)
-    requests = env.net.requests(ApiKey.PRODUCE)
+    requests = env.net.requests(ApiKey.PRODUCE)[1:]
     assert len(requests) == 3 and len(env.net.in_flight) == 3
     seqs = [BatchHeader.parse(r.batch_bytes()[("t", 0)]).base_sequence for r in requests]
-    assert seqs == [0, 1, 2]
+    assert seqs == [1, 2, 3]
     # the first fails; the broker then rejects the later ones as out of order
     env.net.respond(requests[0], produce_response(requests[0], errors={("t", 0): NotLeaderOrFollower.code}))
     for r in requests[1:]:
         env.net.respond(r, produce_response(r, errors={("t", 0): OutOfOrderSequenceNumber.code}))
-    assert [b.base_sequence for b in env.acc.batches(T0)] == [0, 1, 2]
+    assert [b.base_sequence for b in env.acc.batches(T0)] == [1, 2, 3]
     written = []
     for step in range(3):
         env.run(100 + step * 20)
         [request] = env.net.in_flight  # one at a time, lowest sequence first
         records = request.batch_bytes()[("t", 0)]
         written.append(BatchHeader.parse(records).base_sequence)
-        env.net.respond(request, produce_response(request, offsets={("t", 0): step}))
-    assert written == [0, 1, 2]
-    assert [f.result(0).offset for f in futures] == [0, 1, 2]
+        env.net.respond(request, produce_response(request, offsets={("t", 0): 1 + step}))
+    assert written == [1, 2, 3]
+    assert [f.result(0).offset for f in futures] == [1, 2, 3]
 
 
 def test_duplicate_sequence_number_counts_as_success():
