@@ -76,8 +76,10 @@ def wait_for(condition, timeout: float = 30.0, interval: float = 0.1, what: str 
     raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
 
 
-def produce_body(topic: str, partition: int, records: bytes, acks: int = -1, timeout_ms: int = 10_000) -> dict:
-    return {"transactional_id": None, "acks": acks, "timeout_ms": timeout_ms,
+def produce_body(topic: str, partition: int, records: bytes, acks: int = -1, timeout_ms: int = 10_000,
+                 transactional_id: str | None = None) -> dict:
+    """A Produce request body; transactional records need a ``transactional_id`` (as on Kafka)."""
+    return {"transactional_id": transactional_id, "acks": acks, "timeout_ms": timeout_ms,
             "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": records}]}]}
 
 

@@ -45,6 +45,7 @@ from ..protocol.errors import (
     LeaderNotAvailable,
     NotLeaderOrFollower,
     TopicAuthorizationFailed,
+    TransactionalIdAuthorizationFailed,
     UnknownServerError,
     UnknownTopicId,
     UnknownTopicOrPartition,
@@ -53,6 +54,7 @@ from ..protocol.messages.fetch import FetchRequestView
 from ..protocol.messages.list_offsets import ListOffsetsRequestView
 from ..protocol.messages.metadata import MetadataRequestView
 from ..protocol.messages.produce import ProduceRequestView
+from ..protocol.records.batch_header import has_transactional_batch
 from ..protocol.schema import Data
 from ..security.acl import Operation as Op
 from ..security.acl import ResourceType as RT
@@ -248,6 +250,18 @@ class KafkaApis:
         if acks not in (0, 1, -1):
             self.respond(request, self._produce_response([
                 ProduceStatus(t.name, pd.index, -1, error=InvalidRequiredAcks(f"acks={acks}"), done=True)
+                for t in body.topic_data for pd in t.partition_data]))
+            return
+        txn_id = body.transactional_id
+        if any(pd.records is not None and has_transactional_batch(pd.records)
+               for t in body.topic_data for pd in t.partition_data) and (
+                txn_id is None or not self.authorized(request, Op.WRITE, RT.TRANSACTIONAL_ID, txn_id)):
+            # As Kafka: transactional records are written only under a transactional id
+            # the principal may write; the whole request is refused.
+            why = ("transactional records in a Produce request without a transactional_id"
+                   if txn_id is None else f"Write on transactional id {txn_id!r} is not allowed")
+            self.respond(request, self._produce_response([
+                ProduceStatus(t.name, pd.index, -1, error=TransactionalIdAuthorizationFailed(why), done=True)
                 for t in body.topic_data for pd in t.partition_data]))
             return
         entries = []

@@ -9,11 +9,13 @@ Records = bytes | bytearray | memoryview
 
 
 def produce_body(partitions: Iterable[tuple[str, int, Records]], acks: int,
-                 timeout_ms: int) -> dict[str, Any]:
+                 timeout_ms: int, transactional_id: str | None = None) -> dict[str, Any]:
     """A Produce request carrying one record set per (topic, partition, records), grouped by
-    topic in first-seen order (no transactional id: pyq's producers are idempotent at most)."""
+    topic in first-seen order. A transactional producer names its ``transactional_id``: a
+    broker authorizes transactional records by it (Apache Kafka refuses them without it,
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED)."""
     topics: dict[str, list[dict[str, Any]]] = {}
     for topic, partition, records in partitions:
         topics.setdefault(topic, []).append({"index": partition, "records": records})
-    return {"transactional_id": None, "acks": acks, "timeout_ms": timeout_ms,
+    return {"transactional_id": transactional_id, "acks": acks, "timeout_ms": timeout_ms,
             "topic_data": [{"name": t, "partition_data": p} for t, p in topics.items()]}

@@ -210,7 +210,8 @@ class Sender(ShutdownableThread):
     def _send_produce_request(self, node: int, batches: list[ProducerBatch], now: float) -> None:
         by_tp = {batch.tp: batch for batch in batches}
         body = produce_body(((b.tp.topic, b.tp.partition, b.records) for b in batches),
-                            self.config.acks, self.config.request_timeout_ms)
+                            self.config.acks, self.config.request_timeout_ms,
+                            self.config.transactional_id)
         acks = self.config.acks
         try:
             future = self.client.send(node, ApiKey.PRODUCE, body, now,

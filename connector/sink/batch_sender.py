@@ -126,7 +126,8 @@ class BatchSender:
 
     def __init__(self, sync: Any, producer_id: int, epoch: int, compression: int,
                  delivery_timeout_ms: int = 120_000,
-                 join: Callable[[list[tuple[str, int]]], None] | None = None) -> None:
+                 join: Callable[[list[tuple[str, int]]], None] | None = None,
+                 transactional_id: str | None = None) -> None:
         self.sync = sync
         self.clock = sync.client.clock
         self.idempotence = IdempotenceManager()
@@ -139,6 +140,7 @@ class BatchSender:
         self.queued_bytes = 0
         self.duplicates = 0  # batches the leader already had (a retry)
         self.join = join  # adds partitions to the transaction (None: not transactional)
+        self.transactional_id = transactional_id  # named in every Produce request
         self.joined: set[tuple[str, int]] = set()
         self.acknowledged: set[tuple[str, int]] = set()  # partitions that wrote a chunk
 
@@ -191,7 +193,7 @@ class BatchSender:
     def _send_to(self, node: int, key: tuple[str, int], chunk: Chunk, first_try_ms: float) -> None:
         data = chunk.encode(self.producer_id, self.epoch, self.compression, self.clock.wall_ms(),
                             self.join is not None)
-        body = produce_body([(key[0], key[1], data)], ACKS, REQUEST_TIMEOUT_MS)
+        body = produce_body([(key[0], key[1], data)], ACKS, REQUEST_TIMEOUT_MS, self.transactional_id)
         future = self.sync.client.send(node, ApiKey.PRODUCE, body, self.sync.now())
         self.in_flight.setdefault(key, deque()).append((chunk, future, first_try_ms))
 

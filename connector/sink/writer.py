@@ -300,7 +300,8 @@ def write_batches(batches: Iterable[pa.RecordBatch], options: SinkOptions, spark
             pid, epoch = _init_producer_id(sync)
         sender = BatchSender(sync, pid, epoch, codec_id(options.compression),
                              delivery_timeout_ms=options.delivery_timeout_ms,
-                             join=None if txn is None else txn.add)
+                             join=None if txn is None else txn.add,
+                             transactional_id=None if txn is None else txn.channel.transactional_id)
         writer = TaskWriter(options, sender, sync)
         for batch in batches:
             writer.write(batch)

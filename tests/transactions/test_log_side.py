@@ -12,7 +12,7 @@ from confluent_kafka import TopicPartition as CKTopicPartition
 from kafka import KafkaConsumer, TopicPartition
 
 from broker_sim.protocol.api import ApiKey
-from broker_sim.protocol.errors import InvalidRecord, ProducerFenced
+from broker_sim.protocol.errors import InvalidRecord, ProducerFenced, TransactionalIdAuthorizationFailed
 from broker_sim.protocol.records.builder import RecordBatchBuilder
 from broker_sim.protocol.records.control import marker_batch
 from connector.client import Fetcher
@@ -38,7 +38,9 @@ def batch(values: list[str], pid: int = -1, epoch: int = -1, seq: int = -1,
 
 
 def produce(c: WireClient, records: bytes) -> int:
-    r = c.request(ApiKey.PRODUCE, 8, produce_body(TOPIC, 0, records))
+    """Produce under a transactional id: the broker refuses transactional records without one
+    (the markers these tests write go straight to the partition, past any coordinator)."""
+    r = c.request(ApiKey.PRODUCE, 8, produce_body(TOPIC, 0, records, transactional_id="log-side"))
     return r.responses[0].partition_responses[0].error_code
 
 
@@ -153,3 +155,15 @@ def test_markers_from_an_older_epoch_and_markers_from_producers_are_refused(brok
         assert produce(c, forged) == InvalidRecord.code  # producers cannot end transactions
         assert end(c, pid, epoch + 1, commit=True) == 0
     assert read_all(broker.bootstrap_servers, "read_committed", 1) == ["x"]
+
+
+def test_transactional_records_without_a_transactional_id_are_refused(broker):
+    # As Apache Kafka: the request names no transactional id, so nothing can authorize it.
+    with WireClient(broker.port) as c:
+        pid, epoch = producer_id(c)
+        records = batch(["x"], pid, epoch, 0, transactional=True)
+        r = c.request(ApiKey.PRODUCE, 8, produce_body(TOPIC, 0, records))
+        assert r.responses[0].partition_responses[0].error_code == TransactionalIdAuthorizationFailed.code
+        r = c.request(ApiKey.PRODUCE, 8, produce_body(TOPIC, 0, batch(["y"], pid, epoch, 0)))
+        assert r.responses[0].partition_responses[0].error_code == 0  # not transactional: written
+    assert read_all(broker.bootstrap_servers, "read_uncommitted", 1) == ["y"]

@@ -77,6 +77,19 @@ def _crc32c_extension() -> Any:
 _crc32c = _crc32c_extension()
 
 
+def has_transactional_batch(records: Any) -> bool:
+    """Whether any v2 batch in ``records`` (bytes or a memoryview of whole batches) has the
+    transactional bit: each batch's attributes are read in place, batch to batch by its
+    length field; a truncated tail is left to the log's validation."""
+    view = memoryview(records)
+    pos, end = 0, len(view)
+    while pos + 23 <= end:
+        if view[pos + 22] & TRANSACTIONAL_MASK:
+            return True
+        pos += 12 + _I.unpack_from(view, pos + 8)[0]
+    return False
+
+
 def crc32c(data: Any, value: int = 0) -> int:
     """CRC-32C of any buffer (bytes, bytearray, memoryview, numpy), read where it lies,
     continuing from ``value``: C, with the CPU's CRC instruction where it has one, the GIL
