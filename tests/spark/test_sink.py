@@ -25,8 +25,9 @@ INPUT = StructType([StructField("key", BinaryType()), StructField("value", Binar
 
 
 @pytest.fixture(scope="module")
-def bootstrap(shared_broker):
-    return shared_broker.bootstrap_servers
+def bootstrap(broker_under_test):
+    """pyq's broker, then Apache Kafka: every test here holds on both."""
+    return broker_under_test.bootstrap_servers
 
 
 def create(bootstrap, topic, partitions=3):

@@ -14,8 +14,9 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def bootstrap(shared_broker):
-    return shared_broker.bootstrap_servers
+def bootstrap(broker_under_test):
+    """pyq's broker, then Apache Kafka: every test here holds on both."""
+    return broker_under_test.bootstrap_servers
 
 
 def _rows(spark, records, schema):  # type: ignore[no-untyped-def]

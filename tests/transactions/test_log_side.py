@@ -12,7 +12,11 @@ from confluent_kafka import TopicPartition as CKTopicPartition
 from kafka import KafkaConsumer, TopicPartition
 
 from broker_sim.protocol.api import ApiKey
-from broker_sim.protocol.errors import InvalidRecord, ProducerFenced, TransactionalIdAuthorizationFailed
+from broker_sim.protocol.errors import (
+    InvalidRecord,
+    ProducerFenced,
+    TransactionalIdAuthorizationFailed,
+)
 from broker_sim.protocol.records.builder import RecordBatchBuilder
 from broker_sim.protocol.records.control import marker_batch
 from connector.client import Fetcher

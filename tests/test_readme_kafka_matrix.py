@@ -1,0 +1,71 @@
+"""The README's "Running against Apache Kafka" tables say what the suite checks on Kafka.
+
+- every module named on a row with ✓ under Apache Kafka runs its tests on Kafka (its
+  broker fixture takes ``broker_under_test``, or it uses the ``kafka``/``kafka_cluster``
+  fixtures), and every module that does is named on such a row;
+- every module named on any row exists;
+- every tool with ✓ on pyq is run by the tools' test module, and a tool with ✗ is not
+  claimed by it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+TOOLS_TEST = ROOT / "tests" / "reference" / "test_kafka_tools_on_pyq.py"
+_RUNS_ON_KAFKA = re.compile(r"\bbroker_under_test\b|def \w+\([^)]*\bkafka(_cluster)?\b")
+
+
+def _section() -> str:
+    text = README.read_text()
+    start = text.index("## Running against Apache Kafka")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def _rows(header: str) -> list[list[str]]:
+    section = _section()
+    table = section[section.index(header):]
+    rows = []
+    for line in table.splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def _runs_on_kafka(module: Path) -> bool:
+    return bool(_RUNS_ON_KAFKA.search(module.read_text()))
+
+
+def test_the_feature_matrix_names_exactly_the_modules_that_run_on_kafka() -> None:
+    claimed: set[Path] = set()
+    for _feature, pyq, kafka, tests in _rows("| feature | pyq | Apache Kafka | tests |"):
+        modules = [ROOT / m for m in re.findall(r"`(tests/[\w/]+\.py)`", tests)]
+        assert modules, f"a row names no test module: {tests}"
+        for module in modules:
+            assert module.exists(), f"{module} named in the README does not exist"
+        assert pyq == "✓"
+        if kafka == "✓":
+            for module in modules:
+                assert _runs_on_kafka(module), f"{module} is marked ✓ on Kafka but does not run there"
+                claimed.add(module)
+    running = {m for m in (ROOT / "tests").rglob("test_*.py")
+               if m.parent.name != "reference" and m != Path(__file__).resolve() and _runs_on_kafka(m)}
+    assert running == claimed, f"modules running on Kafka but not listed: {running - claimed}"
+
+
+def test_every_tool_marked_verified_is_run_by_the_tools_tests() -> None:
+    source = TOOLS_TEST.read_text()
+    run = set(re.findall(r'(?:tool|run_tool)\(\s*"(kafka-[\w-]+)"', source))
+    rows = _rows("| tool | on pyq | what is checked |")
+    assert rows
+    for tools, verdict, _what in rows:
+        named = re.findall(r"`(kafka-[\w-]+)`", tools)
+        for name in named:
+            if verdict == "✓":
+                assert name in run, f"{name} is marked ✓ but tests/reference does not run it"
+            else:
+                assert name not in run, f"{name} is marked ✗ but tests/reference runs it"
