@@ -39,7 +39,7 @@ import pyarrow.compute as pc
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.records.compression import codec_id
 from connector.client.config import AdminConfig
-from connector.client.idempotence import init_producer_id_error
+from connector.client.idempotence import init_producer_id_error, init_producer_id_retriable
 from connector.client.sync_client import SyncClient
 
 from .arrow_records import binary_parts, indices, murmur2_partitions
@@ -67,14 +67,23 @@ class SinkCommitMessage:
     batch_id: int | None = None  # the micro-batch (None: a plain batch write)
 
 
-def _init_producer_id(sync: Any) -> tuple[int, int]:
-    resp = sync.request_any(ApiKey.INIT_PRODUCER_ID,
-                            {"transactional_id": None, "transaction_timeout_ms": 60_000,
-                             "producer_id": -1, "producer_epoch": -1},
-                            sync.deadline(60_000))
-    if resp.error_code:
-        raise init_producer_id_error(resp.error_code)
-    return resp.producer_id, resp.producer_epoch
+def _init_producer_id(sync: Any, timeout_s: float = 60.0, backoff_s: float = 0.1) -> tuple[int, int]:
+    """A producer id for an at-least-once task. A retriable answer is asked again until
+    ``timeout_s``: Apache Kafka answers COORDINATOR_LOAD_IN_PROGRESS while it loads the
+    transaction log (the first InitProducerId after a cluster starts)."""
+    give_up = time.monotonic() + timeout_s
+    while True:
+        resp = sync.request_any(ApiKey.INIT_PRODUCER_ID,
+                                {"transactional_id": None, "transaction_timeout_ms": 60_000,
+                                 "producer_id": -1, "producer_epoch": -1},
+                                sync.deadline(timeout_s * 1000))
+        if not resp.error_code:
+            return resp.producer_id, resp.producer_epoch
+        error = init_producer_id_error(resp.error_code)
+        if not init_producer_id_retriable(error) or time.monotonic() + backoff_s > give_up:
+            raise error
+        log.info("%s; asking again in %.0f ms", error, backoff_s * 1000)
+        time.sleep(backoff_s)
 
 
 def _column(batch: pa.RecordBatch, name: str) -> pa.Array | None:
