@@ -67,23 +67,24 @@ class SinkCommitMessage:
     batch_id: int | None = None  # the micro-batch (None: a plain batch write)
 
 
-def _init_producer_id(sync: Any, timeout_s: float = 60.0, backoff_s: float = 0.1) -> tuple[int, int]:
-    """A producer id for an at-least-once task. A retriable answer is asked again until
-    ``timeout_s``: Apache Kafka answers COORDINATOR_LOAD_IN_PROGRESS while it loads the
-    transaction log (the first InitProducerId after a cluster starts)."""
-    give_up = time.monotonic() + timeout_s
+def _init_producer_id(sync: Any, timeout_ms: float = 60_000) -> tuple[int, int]:
+    """A producer id for an at-least-once task. A retriable answer is asked again, after the
+    client's ``retry.backoff.ms``, until ``timeout_ms``: Apache Kafka answers
+    COORDINATOR_LOAD_IN_PROGRESS while it loads the transaction log (the first
+    InitProducerId after a cluster starts)."""
+    deadline = sync.deadline(timeout_ms)
+    backoff_ms = sync.config.retry_backoff_ms
     while True:
         resp = sync.request_any(ApiKey.INIT_PRODUCER_ID,
                                 {"transactional_id": None, "transaction_timeout_ms": 60_000,
-                                 "producer_id": -1, "producer_epoch": -1},
-                                sync.deadline(timeout_s * 1000))
+                                 "producer_id": -1, "producer_epoch": -1}, deadline)
         if not resp.error_code:
             return resp.producer_id, resp.producer_epoch
         error = init_producer_id_error(resp.error_code)
-        if not init_producer_id_retriable(error) or time.monotonic() + backoff_s > give_up:
+        if not init_producer_id_retriable(error) or sync.now() + backoff_ms >= deadline:
             raise error
-        log.info("%s; asking again in %.0f ms", error, backoff_s * 1000)
-        time.sleep(backoff_s)
+        log.info("%s; asking again in %.0f ms", error, backoff_ms)
+        sync.client.poll(backoff_ms, sync.now())
 
 
 def _column(batch: pa.RecordBatch, name: str) -> pa.Array | None:
