@@ -183,13 +183,17 @@ class IdempotenceManager:
             return self.first_in_flight_sequence(batch.tp) == batch.base_sequence
         if self.partition_added is not None and not self.partition_added(batch.tp):
             return False
-        limit = MAX_IN_FLIGHT_PER_PARTITION if batch.tp in self._known_to_broker else 1
-        return self.in_flight_count(batch.tp) < limit
+        return self.in_flight_count(batch.tp) < self.in_flight_limit(batch.tp)
 
-    def acknowledged(self, batch: ProducerBatch) -> None:
-        """The broker wrote ``batch``: it knows this producer in the batch's partition."""
-        self._known_to_broker.add(batch.tp)
-        self.completed(batch)
+    def in_flight_limit(self, tp: TopicPartition, most: int = MAX_IN_FLIGHT_PER_PARTITION) -> int:
+        """How many batches of ``tp`` may be unacknowledged at once: ``most`` once the broker
+        knows this producer id and epoch there, else one (see the module docstring)."""
+        return most if tp in self._known_to_broker else 1
+
+    def acknowledged(self, tp: TopicPartition) -> None:
+        """The broker wrote a batch of this producer id and epoch to ``tp``: it knows the
+        producer there from now on."""
+        self._known_to_broker.add(tp)
 
     def completed(self, batch: ProducerBatch) -> None:
         """The batch is acknowledged or failed for good: stop tracking it."""

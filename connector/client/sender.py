@@ -294,7 +294,7 @@ class Sender(ShutdownableThread):
     def _succeed(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
         batch.done(base_offset, log_append_time, None)
         if self.idempotence is not None:
-            self.idempotence.acknowledged(batch)
+            self.idempotence.acknowledged(batch.tp)
         self._forget(batch)
 
     def _fail(self, batch: ProducerBatch, error: BaseException) -> None:

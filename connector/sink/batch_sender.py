@@ -142,7 +142,6 @@ class BatchSender:
         self.join = join  # adds partitions to the transaction (None: not transactional)
         self.transactional_id = transactional_id  # named in every Produce request
         self.joined: set[tuple[str, int]] = set()
-        self.acknowledged: set[tuple[str, int]] = set()  # partitions that wrote a chunk
 
     def send(self, topic: str, partition: int, keys: pa.Array | None, values: pa.Array,
              headers: pa.Array | None, size: int) -> None:
@@ -175,7 +174,7 @@ class BatchSender:
                 self.joined.update(new)
         for key, queue in self.queues.items():
             flying = self.in_flight.setdefault(key, deque())
-            limit = MAX_IN_FLIGHT if key in self.acknowledged else 1
+            limit = self.idempotence.in_flight_limit(TopicPartition(*key), MAX_IN_FLIGHT)
             while len(flying) < limit and len(queue) > len(flying):
                 chunk = queue[len(flying)]
                 if not flying:
@@ -250,6 +249,6 @@ class BatchSender:
             raise error_for_code(code)(f"produce to {key[0]}-{key[1]}")
         if code == DuplicateSequenceNumber.code:
             self.duplicates += 1
-        self.acknowledged.add(key)
+        self.idempotence.acknowledged(TopicPartition(*key))
         self.queues[key].popleft()
         self.queued_bytes -= chunk.size

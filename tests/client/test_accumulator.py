@@ -221,11 +221,17 @@ def idempotent_accumulator(**overrides) -> RecordAccumulator:
     return RecordAccumulator(config(linger_ms=0, **overrides), idempotence=IdempotenceManager())
 
 
+def acked(acc: RecordAccumulator, batch) -> None:
+    """What the sender does with a batch the broker wrote."""
+    acc.idempotence.acknowledged(batch.tp)
+    acc.idempotence.completed(batch)
+
+
 def known_to_the_broker(acc: RecordAccumulator, tp: TopicPartition) -> None:
     """Drain one batch of ``tp`` and acknowledge it: the broker now knows the producer there."""
     append(acc, tp, 0)
     [batch] = acc.drain(CLUSTER, {0}, 10_000, 0)[0]
-    acc.idempotence.acknowledged(batch)
+    acked(acc, batch)
 
 
 def test_idempotent_drain_waits_for_a_producer_id_then_numbers_batches():
@@ -235,7 +241,7 @@ def test_idempotent_drain_waits_for_a_producer_id_then_numbers_batches():
     assert acc.drain(CLUSTER, {0}, 10_000, 0) == {}
     acc.idempotence.set_producer_id(4242, 3)
     [first] = acc.drain(CLUSTER, {0}, 10_000, 0)[0]
-    acc.idempotence.acknowledged(first)
+    acked(acc, first)
     append(acc, T0, 1)
     [second] = acc.drain(CLUSTER, {0}, 10_000, 1)[0]
     h1, h2 = BatchHeader.parse(first.records), BatchHeader.parse(second.records)
@@ -252,13 +258,13 @@ def test_until_a_partition_acknowledged_a_batch_of_the_producer_one_goes_at_a_ti
     [first] = acc.drain(CLUSTER, {0}, 10_000, 0)[0]
     append(acc, T0, 1)
     assert acc.drain(CLUSTER, {0}, 10_000, 1) == {}
-    acc.idempotence.acknowledged(first)
+    acked(acc, first)
     [second] = acc.drain(CLUSTER, {0}, 10_000, 2)[0]
     append(acc, T0, 3)
     [third] = acc.drain(CLUSTER, {0}, 10_000, 3)[0]  # with the second still in flight
     assert (second.base_sequence, third.base_sequence) == (1, 2)
-    acc.idempotence.acknowledged(second)
-    acc.idempotence.acknowledged(third)
+    acked(acc, second)
+    acked(acc, third)
     acc.idempotence.set_producer_id(1, 1)  # a new epoch: the broker does not know it yet
     append(acc, T0, 4)
     assert len(acc.drain(CLUSTER, {0}, 10_000, 4)[0]) == 1
