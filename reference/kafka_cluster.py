@@ -212,17 +212,16 @@ class KafkaCluster:
                           else "org.apache.kafka.common.security.scram.ScramLoginModule")
                 props[f"listener.name.{name.lower()}.{sec.mechanism.lower()}.sasl.jaas.config"] = (
                     f"{module} required;")
+        overrides = dict(self.overrides)
         if self.authorizer:
             props["authorizer.class.name"] = STANDARD_AUTHORIZER
             props["allow.everyone.if.no.acl.found"] = "false"
-            props["super.users"] = "User:ANONYMOUS"
+            given = [u for u in overrides.pop("super.users", "").split(";") if u]
+            props["super.users"] = ";".join(dict.fromkeys(["User:ANONYMOUS", *given]))
         props["listeners"] = ",".join(listeners)
         props["advertised.listeners"] = ",".join(advertised)
         props["listener.security.protocol.map"] = ",".join(protocols)
-        props.update(self.overrides)
-        if self.authorizer and "super.users" in self.overrides:
-            supers = self.overrides["super.users"].split(";")
-            props["super.users"] = ";".join(["User:ANONYMOUS", *[s for s in supers if s != "User:ANONYMOUS"]])
+        props.update(overrides)
         return props
 
     def _write_config(self, node: KafkaNode) -> Path:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 
 from reference.jars import java, kafka_jars
 
@@ -50,19 +49,14 @@ rootLogger.appenderRef.err.ref = STDERR
 """
 
 
-def _log_config() -> Path:
-    jars = kafka_jars()
-    path = jars.directory.parent / "tools-log4j2.properties"
-    if not path.exists():
-        path.write_text(_LOG4J2)
-    return path
-
-
 def tool_command(tool: str, *args: str) -> list[str]:
     """The command line that runs ``tool`` (a script's name, or a main class) with ``args``."""
-    main_class = TOOLS.get(tool, tool)
-    return [java(), *TOOL_JVM_OPTIONS, f"-Dlog4j2.configurationFile={_log_config()}",
-            "-cp", kafka_jars().classpath, main_class, *args]
+    jars = kafka_jars()
+    log_config = jars.directory.parent / "tools-log4j2.properties"
+    if not log_config.exists():
+        log_config.write_text(_LOG4J2)
+    return [java(), *TOOL_JVM_OPTIONS, f"-Dlog4j2.configurationFile={log_config}",
+            "-cp", jars.classpath, TOOLS.get(tool, tool), *args]
 
 
 def run_tool(tool: str, *args: str, input: str | None = None, timeout: float = 120.0,
@@ -76,10 +70,3 @@ def run_tool(tool: str, *args: str, input: str | None = None, timeout: float = 1
                              f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}")
     return done
 
-
-def properties_file(path: str | Path, options: Mapping[str, object] | Sequence[tuple[str, object]]) -> Path:
-    """Write Java client options as a ``--command-config`` properties file."""
-    items = options.items() if isinstance(options, Mapping) else options
-    path = Path(path)
-    path.write_text("".join(f"{k}={v}\n" for k, v in items))
-    return path

@@ -26,6 +26,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -109,15 +110,11 @@ def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaClu
     cluster.stop()
 
 
-class BrokerUnderTest:
+class BrokerUnderTest(NamedTuple):
     """The broker a parametrised test runs on: ``name`` is ``pyq`` or ``kafka``."""
 
-    def __init__(self, name: str, bootstrap_servers: str) -> None:
-        self.name = name
-        self.bootstrap_servers = bootstrap_servers
-
-    def __repr__(self) -> str:
-        return f"BrokerUnderTest({self.name}, {self.bootstrap_servers})"
+    name: str
+    bootstrap_servers: str
 
 
 @pytest.fixture(scope="module", params=["pyq", "kafka"])
