@@ -8,8 +8,8 @@ on ports picked free just before it starts:
 
 - ``PLAINTEXT`` (clients, and replication between brokers), ``CONTROLLER`` (the quorum);
 - with ``security`` (a :class:`~connector.local_security.LocalSecurity`), also its protocol's
-  listener (``SASL_SSL``: SCRAM-SHA-256/512 users from it, PEM key and trust store from its
-  throwaway CA). With ``authorizer=True`` Kafka's ``StandardAuthorizer`` checks ACLs on that
+  listener (``SASL_SSL``: SCRAM-SHA-256/512 users from it, PLAIN refused; PEM key and trust
+  store from its throwaway CA). With ``authorizer=True`` Kafka's ``StandardAuthorizer`` checks ACLs on that
   listener; ``User:ANONYMOUS``, the principal of the loopback PLAINTEXT listeners, is a super
   user, so replication and the PLAINTEXT clients of a test are not checked.
 
@@ -124,6 +124,10 @@ class KafkaCluster:
                  jvm_options: Sequence[str] = TEST_JVM_OPTIONS) -> None:
         if nodes < 1:
             raise ValueError(f"nodes={nodes} is not allowed: a cluster has at least one node")
+        if security is not None and security.mechanism == "PLAIN":
+            raise ValueError("security.mechanism='PLAIN' is not allowed here: Kafka keeps PLAIN "
+                             "users in its JAAS config, which this cluster does not write; use "
+                             "SCRAM-SHA-256 or SCRAM-SHA-512")
         if authorizer and security is None:
             raise ValueError("authorizer=True needs security: ACLs are checked on the secured "
                              "listener only")
@@ -207,11 +211,8 @@ class KafkaCluster:
                 props["ssl.client.auth"] = "required"
             if sec.uses_sasl:
                 props["sasl.enabled.mechanisms"] = sec.mechanism
-                module = ("org.apache.kafka.common.security.plain.PlainLoginModule"
-                          if sec.mechanism == "PLAIN"
-                          else "org.apache.kafka.common.security.scram.ScramLoginModule")
                 props[f"listener.name.{name.lower()}.{sec.mechanism.lower()}.sasl.jaas.config"] = (
-                    f"{module} required;")
+                    "org.apache.kafka.common.security.scram.ScramLoginModule required;")
         overrides = dict(self.overrides)
         if self.authorizer:
             props["authorizer.class.name"] = STANDARD_AUTHORIZER

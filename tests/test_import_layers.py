@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN: tuple[tuple[str, str], ...] = (
     ("broker_sim", "connector"),
     ("broker_sim", "jobs"),
+    ("broker_sim", "reference"),
     ("broker_sim", "pyspark"),
     ("broker_sim.protocol", "broker_sim.network"),
     ("broker_sim.protocol", "broker_sim.log"),
@@ -30,6 +31,7 @@ FORBIDDEN: tuple[tuple[str, str], ...] = (
     ("broker_sim.coordinator", "broker_sim.server"),
     ("broker_sim.coordinator", "broker_sim.network"),
     ("connector", "jobs"),
+    ("connector", "reference"),
     ("connector.client", "connector.source"),
     ("connector.client", "connector.sink"),
 )
