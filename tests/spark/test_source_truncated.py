@@ -21,6 +21,12 @@ def produce(bootstrap: str, topic: str, start: int, end: int) -> None:
         producer.flush()
 
 
+@pytest.fixture(scope="module")
+def bootstrap(broker_under_test):
+    """pyq's broker, then Apache Kafka: every test here holds on both."""
+    return broker_under_test.bootstrap_servers
+
+
 def run(spark, bootstrap: str, topic: str, tmp_path, fail_on_data_loss: str):  # type: ignore[no-untyped-def]
     """One availableNow run into Parquet (which resumes from its checkpoint)."""
     query = (spark.readStream.format("pyq").option("kafka.bootstrap.servers", bootstrap)
@@ -39,8 +45,7 @@ def run(spark, bootstrap: str, topic: str, tmp_path, fail_on_data_loss: str):  #
 
 
 @pytest.mark.parametrize("fail_on_data_loss", ["false", "true"])
-def test_truncation_past_the_query(spark, shared_broker, tmp_path, fail_on_data_loss):
-    bootstrap = shared_broker.bootstrap_servers
+def test_truncation_past_the_query(spark, bootstrap, tmp_path, fail_on_data_loss):
     topic = f"truncated-under-query-{fail_on_data_loss}"
     with Admin({"bootstrap.servers": bootstrap}) as admin:
         admin.create_topic(topic, 1, 1)
