@@ -4,19 +4,48 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 
 import pytest
 
+from broker_sim.process import BrokerProcess
 from connector.client import Admin, Producer
+from reference.kafka_cluster import KafkaCluster
+from tests.conftest import BrokerUnderTest
 from tests.wire import wait_for
 
 pytestmark = pytest.mark.integration
 
+#: Each broker's own settings here: retention checked five times a second (the default, and
+#: the shared brokers', is every 5 minutes; a static setting on Kafka, so the module has its own).
+BROKER_OVERRIDES = {"auto.create.topics.enable": "false", "log.retention.check.interval.ms": "200"}
+#: Kafka's first retention check waits ``log.initial.task.delay.ms`` (30 s) after start.
+KAFKA_OVERRIDES = {**BROKER_OVERRIDES, "log.initial.task.delay.ms": "0"}
+#: 1 MiB segments (Kafka's smallest ``segment.bytes``) of ~1 KB records: retention deletes
+#: the oldest segments, a thousand records each, once the log holds more than ~2.5 MB.
+TOPIC_CONFIGS = {"segment.bytes": str(1024 * 1024), "retention.bytes": str(2_500_000)}
+PADDING = b"." * 1000
+
+
+@pytest.fixture(scope="module", params=["pyq", "kafka"])
+def broker_under_test(request, tmp_path_factory) -> Iterator[BrokerUnderTest]:
+    """Conftest's ``broker_under_test`` with ``BROKER_OVERRIDES``: a pyq broker, then an Apache
+    Kafka node (``KAFKA_OVERRIDES``), of this module's own."""
+    directory = tmp_path_factory.mktemp(f"retention-{request.param}")
+    if request.param == "kafka":
+        cluster = KafkaCluster(directory, 1, overrides=KAFKA_OVERRIDES).start()
+        yield BrokerUnderTest("kafka", cluster.bootstrap_servers)
+        cluster.stop()
+    else:
+        proc = BrokerProcess(directory, overrides=BROKER_OVERRIDES).start()
+        yield BrokerUnderTest("pyq", proc.bootstrap_servers)
+        proc.stop()
+
 
 def produce(bootstrap: str, topic: str, n: int) -> None:
-    with Producer({"bootstrap.servers": bootstrap, "acks": "all", "batch.size": 4096}) as producer:
+    with Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5}) as producer:
         for i in range(n):
-            producer.send(topic, b"record-%06d" % i, partition=0)
+            producer.send(topic, b"record-%06d" % i + PADDING, partition=0)
         producer.flush()
 
 
@@ -42,14 +71,12 @@ def start_query(spark, bootstrap, topic, checkpoint, fail_on_data_loss, group):
 
 
 @pytest.mark.parametrize("fail_on_data_loss", ["true", "false"])
-def test_retention_under_a_query(spark, broker_factory, tmp_path, fail_on_data_loss):
-    broker = broker_factory(overrides={"log.retention.check.interval.ms": "200",
-                                       "log.segment.bytes": "16384"})
-    bootstrap = broker.bootstrap_servers
+def test_retention_under_a_query(spark, broker_under_test, tmp_path, fail_on_data_loss):
+    bootstrap = broker_under_test.bootstrap_servers
     topic = f"retained-{fail_on_data_loss}"
     group = f"g-{fail_on_data_loss}"
     with Admin({"bootstrap.servers": bootstrap}) as admin:
-        admin.create_topic(topic, 1, 1, {"retention.bytes": "40000"})
+        admin.create_topic(topic, 1, 1, TOPIC_CONFIGS)
     produce(bootstrap, topic, 500)
     query = start_query(spark, bootstrap, topic, tmp_path / "ck", fail_on_data_loss, group)
     wait_for(lambda: any(p["numInputRows"] for p in query.recentProgress), timeout=120,
@@ -58,7 +85,7 @@ def test_retention_under_a_query(spark, broker_factory, tmp_path, fail_on_data_l
     read_to = planned_position(tmp_path / "ck", topic)  # where the restarted query resumes
     assert read_to >= 100
 
-    produce(bootstrap, topic, 20_000)  # retention now deletes what the query has not read
+    produce(bootstrap, topic, 5000)  # retention now deletes what the query has not read
     start = wait_for(lambda: earliest(bootstrap, topic) > read_to and earliest(bootstrap, topic),
                      timeout=30, what="retention passing the query's position")
 
