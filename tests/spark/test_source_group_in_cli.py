@@ -1,7 +1,8 @@
 """A streaming query's ``groupId`` beside an ordinary consumer group, as ``pyq groups`` and
-``pyq lag`` show them: the query's group is a "simple" group (offsets committed with no
-members, generation -1), Empty, with its committed offsets and counters; the consumer
-group is Stable with its member. Real broker process, real SparkSession, real consumer."""
+``pyq lag`` show them, and as Kafka's own ``kafka-consumer-groups --describe`` does: the
+query's group is a "simple" group (offsets committed with no members, generation -1),
+Empty, with its committed offsets and counters; the consumer group is Stable with its
+member. Real broker process (pyq's, then Apache Kafka), real SparkSession, real consumer."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from chispa import assert_df_equality
 from pyspark.sql import Row
 
 from connector.client import Admin, Consumer
+from reference.kafka_tools import run_tool
 from tests.cli.support import pyq_here
+from tests.reference.test_kafka_tools_on_pyq import table
 from tests.spark.test_source import create, produce, run_available_now
 
 pytestmark = pytest.mark.integration
@@ -20,15 +23,25 @@ pytestmark = pytest.mark.integration
 TOPIC = "sg-clicks"
 
 
-@pytest.fixture
-def broker(broker_factory):
-    return broker_factory(overrides={"group.initial.rebalance.delay.ms": "0"})
+@pytest.fixture(scope="module")
+def bootstrap(broker_under_test):
+    """pyq's broker, then Apache Kafka: every test here holds on both."""
+    return broker_under_test.bootstrap_servers
 
 
-def pyq_table(monkeypatch, broker, *args: str) -> list[list[str]]:
-    out = pyq_here(monkeypatch, *args, "--bootstrap-server", broker.bootstrap_servers)
+def pyq_table(monkeypatch, bootstrap, *args: str) -> list[list[str]]:
+    out = pyq_here(monkeypatch, *args, "--bootstrap-server", bootstrap)
     assert out.returncode == 0, out.stderr
     return [line.split() for line in out.stdout.splitlines()]
+
+
+def kafka_describe(bootstrap: str, group: str) -> list[tuple[str, ...]]:
+    """``kafka-consumer-groups --describe --group``'s rows: topic, partition, committed offset,
+    log end offset, lag and the member's id."""
+    out = run_tool("kafka-consumer-groups", "--bootstrap-server", bootstrap, "--describe",
+                   "--group", group).stdout
+    return sorted((r["TOPIC"], r["PARTITION"], r["CURRENT-OFFSET"], r["LOG-END-OFFSET"], r["LAG"],
+                   r["CONSUMER-ID"]) for r in table(out))
 
 
 def assert_read(spark, path, records) -> None:  # type: ignore[no-untyped-def]
@@ -38,8 +51,7 @@ def assert_read(spark, path, records) -> None:  # type: ignore[no-untyped-def]
     assert_df_equality(got, expected, ignore_row_order=True, ignore_nullable=True)
 
 
-def test_a_querys_group_is_listed_beside_a_consumer_group(spark, broker, monkeypatch, tmp_path):
-    bootstrap = broker.bootstrap_servers
+def test_a_querys_group_is_listed_beside_a_consumer_group(spark, bootstrap, monkeypatch, tmp_path):
     create(bootstrap, TOPIC, 2)
     first = produce(bootstrap, TOPIC, 200, partitions=2)
     out = tmp_path / "out"  # Parquet, not the memory sink: the second run resumes its checkpoint
@@ -61,19 +73,20 @@ def test_a_querys_group_is_listed_beside_a_consumer_group(spark, broker, monkeyp
         run_available_now(spark, bootstrap, TOPIC, tmp_path / "ck", None, path=out, groupId="sg-etl")
         assert_read(spark, out, first)
 
-        listed = pyq_table(monkeypatch, broker, "groups", "list")
+        listed = pyq_table(monkeypatch, bootstrap, "groups", "list")
         assert listed[0] == ["GROUP", "TYPE", "STATE", "MEMBERS", "COORDINATOR", "PROTOCOL"]
-        assert [row[:4] for row in listed[1:]] == [["sg-app", "consumer", "Stable", "1"],
-                                                   ["sg-etl", "simple", "Empty", "0"]]
+        # (the session's Kafka node also holds other modules' groups)
+        assert [row[:4] for row in listed[1:] if row[0].startswith("sg-")] == [
+            ["sg-app", "consumer", "Stable", "1"], ["sg-etl", "simple", "Empty", "0"]]
 
-        lag = pyq_table(monkeypatch, broker, "lag", "--group", "sg-etl")
+        lag = pyq_table(monkeypatch, bootstrap, "lag", "--group", "sg-etl")
         assert lag[0][:8] == ["GROUP", "sg-etl", "TYPE", "simple", "STATE", "Empty", "MEMBERS", "0"]
         assert lag[2] == ["TOPIC", "PARTITION", "COMMITTED", "LATEST", "LAG", "QUERY", "SKIPPED",
                           "LOST", "RETRIED", "DEAD_LETTERED"]
         assert lag[3:] == [[TOPIC, str(p), "100", "100", "0", "sg-etl", "0", "0", "0", "0"]
                            for p in range(2)]
 
-        described = pyq_table(monkeypatch, broker, "groups", "describe", "sg-app", "sg-etl")
+        described = pyq_table(monkeypatch, bootstrap, "groups", "describe", "sg-app", "sg-etl")
         at = next(i for i, row in enumerate(described) if row[:2] == ["GROUP", "sg-etl"])
         app, etl = described[:at - 1], described[at:]  # a blank line between the two groups
         assert app[0][:8] == ["GROUP", "sg-app", "TYPE", "consumer", "STATE", "Stable", "MEMBERS", "1"]
@@ -85,12 +98,23 @@ def test_a_querys_group_is_listed_beside_a_consumer_group(spark, broker, monkeyp
         assert etl[0][:8] == ["GROUP", "sg-etl", "TYPE", "simple", "STATE", "Empty", "MEMBERS", "0"]
         assert [row[:5] for row in etl[3:]] == [[TOPIC, str(p), "100", "100", "0"] for p in range(2)]
 
+        # Kafka's own tool shows the same: the query's commits (no member), and the member's
+        assert kafka_describe(bootstrap, "sg-etl") == [(TOPIC, str(p), "100", "100", "0", "-")
+                                                       for p in range(2)]
+        assert kafka_describe(bootstrap, "sg-app") == [
+            (TOPIC, str(p), str(app_committed[p]), "100", str(100 - app_committed[p]),
+             consumer.member_id) for p in range(2)]
+
         # the query's commits keep working beside the member: a rerun commits the new records
         second = produce(bootstrap, TOPIC, 60, partitions=2, start=200)
+        assert kafka_describe(bootstrap, "sg-etl") == [(TOPIC, str(p), "100", "130", "30", "-")
+                                                       for p in range(2)]
         run_available_now(spark, bootstrap, TOPIC, tmp_path / "ck", None, path=out, groupId="sg-etl")
         assert_read(spark, out, first + second)  # resumed from its checkpoint: each record once
-        lag = pyq_table(monkeypatch, broker, "lag", "--group", "sg-etl")
+        lag = pyq_table(monkeypatch, bootstrap, "lag", "--group", "sg-etl")
         assert [row[:5] for row in lag[3:]] == [[TOPIC, str(p), "130", "130", "0"] for p in range(2)]
+        assert kafka_describe(bootstrap, "sg-etl") == [(TOPIC, str(p), "130", "130", "0", "-")
+                                                       for p in range(2)]
         with Admin(bootstrap_servers=bootstrap) as admin:
             d = admin.describe_groups(["sg-app"])["sg-app"]
             assert (d.state, [m.member_id for m in d.members]) == ("Stable", [consumer.member_id])
