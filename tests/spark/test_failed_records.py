@@ -14,8 +14,13 @@ from tests.wire import wait_for
 pytestmark = pytest.mark.integration
 
 
-def test_poison_records_retry_then_dead_letter_while_the_rest_flows(spark, shared_broker, tmp_path):
-    bootstrap = shared_broker.bootstrap_servers
+@pytest.fixture(scope="module")
+def bootstrap(broker_under_test):
+    """pyq's broker, then Apache Kafka: every test here holds on both."""
+    return broker_under_test.bootstrap_servers
+
+
+def test_poison_records_retry_then_dead_letter_while_the_rest_flows(spark, bootstrap, tmp_path):
     topic, dlq, group = "poisoned", "poisoned-dlq", "poison-job"
     with Admin({"bootstrap.servers": bootstrap}) as admin:
         admin.create_topic(topic, 2, 1)
@@ -69,12 +74,11 @@ def test_poison_records_retry_then_dead_letter_while_the_rest_flows(spark, share
     assert sum(json.loads(om.metadata)["dead_lettered"] for om in committed.values()) == 5
 
 
-def test_retries_survive_a_restart_from_the_checkpoint(spark, shared_broker, tmp_path):
+def test_retries_survive_a_restart_from_the_checkpoint(spark, bootstrap, tmp_path):
     """Stop the query between a poison record's first and second retry, start it again from
     its checkpoint: the record still gets its second retry and then the dead-letter topic."""
     import threading
 
-    bootstrap = shared_broker.bootstrap_servers
     topic, dlq, group = "poisoned-restart", "poisoned-restart-dlq", "poison-restart-job"
     poison = {b"poison-%d" % i for i in range(120) if i % 40 == 7}
     with Admin({"bootstrap.servers": bootstrap}) as admin:
