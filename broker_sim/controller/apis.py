@@ -7,7 +7,7 @@ threads call :meth:`ControllerApis.handle`.
 
 What differs is waiting. A metadata poll (BrokerMetadataFetch) and the answer to a change
 that must have reached every broker (CreateTopics, CreatePartitions, DeleteTopics, the
-config, credential and ACL changes: :data:`PROPAGATED`) wait for the image to move or for
+config, credential and ACL changes, elections: ``propagated_apis``) wait for the image to move or for
 every live broker to acknowledge it. Over the wire they are parked in a purgatory
 (:mod:`.propagation`), holding no handler thread; in process (:meth:`metadata_fetch_body`,
 :meth:`propagated`) the calling thread waits on the controller. Either way a change is
@@ -75,6 +75,7 @@ class ControllerApis:
             ApiKey.ALTER_USER_SCRAM_CREDENTIALS: self.alter_scram_body,
             ApiKey.CREATE_ACLS: self.create_acls_body,
             ApiKey.DELETE_ACLS: self.delete_acls_body,
+            ApiKey.ELECT_LEADERS: self.elect_leaders_body,
         }
 
     def _on_change(self) -> None:
@@ -205,6 +206,22 @@ class ControllerApis:
                 out.error_message = e.message or None
             results.append(out)
         return Data(throttle_time_ms=0, results=results)
+
+    def elect_leaders_body(self, body: Any) -> Data:
+        """ElectLeaders: each partition's outcome, grouped by topic in request order."""
+        wanted = None if body.topic_partitions is None else [
+            (t.topic, i) for t in body.topic_partitions for i in t.partitions]
+        try:
+            outcome = self.controller.elect_leaders(body.get("election_type", 0), wanted)
+        except KafkaError as e:
+            return Data(throttle_time_ms=0, error_code=e.code, replica_election_results=[])
+        by_topic: dict[str, list[Data]] = {}
+        for (topic, index), error in outcome.items():
+            by_topic.setdefault(topic, []).append(Data(
+                partition_id=index, error_code=0 if error is None else error.code,
+                error_message=None if error is None else error.message or None))
+        return Data(throttle_time_ms=0, error_code=0, replica_election_results=[
+            Data(topic=t, partition_result=ps) for t, ps in by_topic.items()])
 
     def alter_configs_body(self, body: Any) -> Data:
         """AlterConfigs: each resource's overrides replaced by the given set."""

@@ -22,13 +22,18 @@ with it), each with a bumped leader epoch, so the new process never leads in an 
 predecessor led in (Kafka fences a re-registration the same way). It rejoins ISRs only when
 its leaders ask for it (AlterPartition) after it caught up.
 
+An operator moves leaderships with ElectLeaders (:meth:`Controller.elect_leaders`): back to
+each partition's preferred replica (the first of its assignment) once it is in sync again,
+or, only when asked by name (``--election-type unclean``), to a live replica outside the ISR
+of a partition that has no leader.
+
 Metadata propagation (pushed, not polled): every commit publishes the image as an
 immutable :class:`Published` (version, JSON, live brokers) and tells the listeners
 (:meth:`Controller.add_listener`); brokers long-poll for the next version
 (BrokerMetadataFetch, parked in :mod:`.propagation`) and acknowledge what they applied in
 their next poll or heartbeat (:meth:`Controller.metadata_fetch`). :meth:`propagated` says
 whether every live broker has acknowledged a version; admin changes (topics, partitions,
-configs, credentials, ACLs) are answered once it holds, or after a timeout
+configs, credentials, ACLs, elections) are answered once it holds, or after a timeout
 (:mod:`.apis`).
 
 Configs: a topic's configs are its overrides only (``min.insync.replicas`` not set means
@@ -61,6 +66,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..protocol.errors import (
+    ElectionNotNeeded,
+    EligibleLeadersNotAvailable,
     InvalidPartitions,
     InvalidReplicaAssignment,
     InvalidReplicationFactor,
@@ -68,6 +75,7 @@ from ..protocol.errors import (
     InvalidTopic,
     KafkaError,
     NotLeaderOrFollower,
+    PreferredLeaderNotAvailable,
     TopicAlreadyExists,
     UnknownTopicOrPartition,
 )
@@ -321,6 +329,78 @@ class Controller:
                     alive = set(self.image.alive_brokers())
                     if any(b in alive for b in p.isr):
                         self._elect(name, index, p)
+
+    # ---- elections asked for (ElectLeaders) --------------------------------------------
+    def elect_leaders(self, election_type: int, partitions: list[tuple[str, int]] | None
+                      ) -> dict[tuple[str, int], KafkaError | None]:
+        """Move leaderships as ``kafka-leader-election`` asks; each partition's outcome.
+
+        Preferred (type 0): the first replica of the assignment leads, if it is alive and in
+        the ISR (PREFERRED_LEADER_NOT_AVAILABLE otherwise; ELECTION_NOT_NEEDED if it already
+        leads). Unclean (type 1), for a partition without a leader only (ELECTION_NOT_NEEDED
+        if it has one): a live ISR member if there is one, else the first live replica,
+        which becomes the whole ISR and may lack records the old ISR acknowledged
+        (ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is alive). ``partitions`` None: every
+        partition, reporting only those whose election was needed (as Kafka does). Each
+        election bumps the leader and partition epochs; one commit for all.
+        """
+        if election_type not in (0, 1):
+            raise InvalidRequest(f"election type {election_type} is not 0 (preferred) or 1 (unclean)")
+        with self._lock:
+            every = partitions is None
+            if partitions is None:
+                partitions = [(name, i) for name, t in self.image.topics.items()
+                              for i in range(len(t.partitions))]
+            alive = set(self.image.alive_brokers())
+            outcome: dict[tuple[str, int], KafkaError | None] = {}
+            changed = False
+            for name, index in partitions:
+                t = self.image.topics.get(name)
+                if t is None or not 0 <= index < len(t.partitions):
+                    outcome[name, index] = UnknownTopicOrPartition(f"{name}-{index} does not exist")
+                    continue
+                p = t.partitions[index]
+                error = (self._elect_preferred(name, index, p, alive) if election_type == 0
+                         else self._elect_unclean(name, index, p, alive))
+                if every and isinstance(error, ElectionNotNeeded):
+                    continue
+                outcome[name, index] = error
+                changed = changed or error is None
+            if changed:
+                self._commit()
+            return outcome
+
+    def _elect_preferred(self, topic: str, index: int, p: PartitionInfo,
+                         alive: set[int]) -> KafkaError | None:
+        preferred = p.replicas[0]
+        if p.leader == preferred:
+            return ElectionNotNeeded(f"broker {preferred} already leads {topic}-{index}")
+        if preferred not in alive or preferred not in p.isr:
+            return PreferredLeaderNotAvailable(
+                f"{topic}-{index}: preferred leader {preferred} is "
+                f"{'not alive' if preferred not in alive else 'not in the ISR'} (isr {p.isr})")
+        p.leader = preferred
+        p.leader_epoch += 1
+        p.partition_epoch += 1
+        log.info("%s-%d: preferred leader %d elected (epoch %d)", topic, index, preferred, p.leader_epoch)
+        return None
+
+    def _elect_unclean(self, topic: str, index: int, p: PartitionInfo,
+                       alive: set[int]) -> KafkaError | None:
+        if p.leader >= 0:
+            return ElectionNotNeeded(f"{topic}-{index} has a leader (broker {p.leader})")
+        if any(b in alive for b in p.isr):
+            self._elect(topic, index, p)
+            return None
+        candidates = [b for b in p.replicas if b in alive]
+        if not candidates:
+            return EligibleLeadersNotAvailable(f"{topic}-{index}: no replica of {p.replicas} is alive")
+        p.leader, p.isr = candidates[0], [candidates[0]]
+        p.leader_epoch += 1
+        p.partition_epoch += 1
+        log.warning("%s-%d: unclean election of broker %d, outside the last ISR (epoch %d); records "
+                    "only the old ISR had are lost", topic, index, p.leader, p.leader_epoch)
+        return None
 
     # ---- topics ----------------------------------------------------------------------
     def create_topic(self, name: str, partitions: int, replication_factor: int,

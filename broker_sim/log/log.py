@@ -41,6 +41,7 @@ import shutil
 import threading
 from bisect import bisect_right
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -63,7 +64,7 @@ from .leader_epoch_cache import LeaderEpochCache
 from .log_loader import load_log, write_log_state
 from .log_retention import LogTruncation
 from .log_view import LogView
-from .producer_state import ProducerStateManager
+from .producer_state import ActiveProducer, ProducerStateManager
 from .segment import INT32_MAX, LogSegment, SegmentChanged, SegmentGone
 from .timestamp_lookup import (  # noqa: F401 - the special timestamps are part of the log's API
     EARLIEST_TIMESTAMP,
@@ -202,6 +203,18 @@ class Log(LogTruncation):
         hw = self._hw
         first = self.txns.first_unstable_offset()
         return hw if first is None or first >= hw else max(first, self._view.log_start_offset)
+
+    def active_producers(self) -> list[ActiveProducer]:
+        """The producers this log keeps state for, each with the first offset of its
+        transaction still open here (-1 if none); a producer whose transaction is open but
+        whose batches are older than the state kept (see :mod:`.producer_state`) is listed
+        with that offset alone (epoch, sequence and timestamp -1)."""
+        with self._lock:
+            open_txns = self.txns.open_transactions()
+            known = [replace(p, current_txn_start_offset=open_txns.pop(p.producer_id, -1))
+                     for p in self.producers.active()]
+            known += [ActiveProducer(pid, -1, -1, -1, -1, first) for pid, first in open_txns.items()]
+            return sorted(known, key=lambda p: p.producer_id)
 
     def aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
         """Aborted transactions overlapping ``[start_offset, end_offset)``."""

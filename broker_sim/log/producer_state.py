@@ -56,10 +56,23 @@ class _Batch:
     last_offset: int
 
 
+@dataclass(frozen=True)
+class ActiveProducer:
+    """What a partition knows of one producer (DescribeProducers)."""
+
+    producer_id: int
+    epoch: int
+    last_sequence: int  # -1: only a marker of it is known
+    last_timestamp: int  # the max timestamp of its last batch; -1 as last_sequence
+    coordinator_epoch: int
+    current_txn_start_offset: int = -1
+
+
 @dataclass
 class _ProducerEntry:
     epoch: int
     coordinator_epoch: int = -1  # of the last transaction marker
+    last_timestamp: int = -1
     batches: deque[_Batch] = field(default_factory=lambda: deque(maxlen=CACHED_BATCHES))
 
 
@@ -137,6 +150,13 @@ class ProducerStateManager:
             return
         entry.batches.append(_Batch(header.base_sequence, _last_seq(header),
                                     header.base_offset, header.last_offset))
+        entry.last_timestamp = header.max_timestamp
+
+    def active(self) -> list[ActiveProducer]:
+        """Every producer this partition keeps state for, by producer id."""
+        return [ActiveProducer(pid, e.epoch, e.batches[-1].last_seq if e.batches else -1,
+                               e.last_timestamp, e.coordinator_epoch)
+                for pid, e in sorted(self._producers.items())]
 
     def truncate_from(self, offset: int) -> None:
         """Forget batches at or after ``offset`` (the log was truncated there)."""

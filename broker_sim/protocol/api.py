@@ -67,13 +67,17 @@ from .messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
 from .messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from .messages.delete_records import DeleteRecordsRequest, DeleteRecordsResponse
 from .messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+from .messages.describe_cluster import DescribeClusterRequest, DescribeClusterResponse
 from .messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
+from .messages.describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResponse
+from .messages.describe_producers import DescribeProducersRequest, DescribeProducersResponse
 from .messages.describe_transactions import (
     DescribeTransactionsRequest,
     DescribeTransactionsResponse,
     ListTransactionsRequest,
     ListTransactionsResponse,
 )
+from .messages.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
 from .messages.end_txn import EndTxnRequest, EndTxnResponse
 from .messages.fetch import FetchRequest, FetchResponse
 from .messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
@@ -142,13 +146,17 @@ class ApiKey:
     DELETE_ACLS = 31
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
+    DESCRIBE_LOG_DIRS = 35
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
+    ELECT_LEADERS = 43
     INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
+    DESCRIBE_CLUSTER = 60
+    DESCRIBE_PRODUCERS = 61
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
@@ -217,6 +225,7 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("DeleteAcls", DeleteAclsRequest, DeleteAclsResponse),
     _spec("DescribeConfigs", DescribeConfigsRequest, DescribeConfigsResponse),
     _spec("AlterConfigs", AlterConfigsRequest, AlterConfigsResponse),
+    _spec("DescribeLogDirs", DescribeLogDirsRequest, DescribeLogDirsResponse),
     _spec("SaslAuthenticate", SaslAuthenticateRequest, SaslAuthenticateResponse),
     _spec("CreatePartitions", CreatePartitionsRequest, CreatePartitionsResponse),
     _spec("DescribeUserScramCredentials", DescribeUserScramCredentialsRequest,
@@ -224,9 +233,12 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("AlterUserScramCredentials", AlterUserScramCredentialsRequest,
           AlterUserScramCredentialsResponse),
     _spec("DeleteGroups", DeleteGroupsRequest, DeleteGroupsResponse),
+    _spec("ElectLeaders", ElectLeadersRequest, ElectLeadersResponse),
     _spec("IncrementalAlterConfigs", IncrementalAlterConfigsRequest,
           IncrementalAlterConfigsResponse),
     _spec("OffsetDelete", OffsetDeleteRequest, OffsetDeleteResponse),
+    _spec("DescribeCluster", DescribeClusterRequest, DescribeClusterResponse),
+    _spec("DescribeProducers", DescribeProducersRequest, DescribeProducersResponse),
     _spec("DescribeTransactions", DescribeTransactionsRequest, DescribeTransactionsResponse),
     _spec("ListTransactions", ListTransactionsRequest, ListTransactionsResponse),
     _spec("ConsumerGroupHeartbeat", ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
@@ -234,7 +246,7 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
 ]}
 
 #: The controller's listener: the internal control plane plus what brokers forward to it
-#: (topic creation, growth and deletion, config changes, SCRAM credential
+#: (topic creation, growth and deletion, leader elections, config changes, SCRAM credential
 #: and ACL changes), the legacy offset journal (ListGroups, OffsetFetch up to v7, the last
 #: version with one group per request) and ApiVersions.
 CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
@@ -253,6 +265,7 @@ CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("AlterConfigs", AlterConfigsRequest, AlterConfigsResponse),
     _spec("IncrementalAlterConfigs", IncrementalAlterConfigsRequest,
           IncrementalAlterConfigsResponse),
+    _spec("ElectLeaders", ElectLeadersRequest, ElectLeadersResponse),
     _spec("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
 ]}
 

@@ -402,6 +402,13 @@ class MemberIdRequired(KafkaError):
     code = 79
 
 
+class PreferredLeaderNotAvailable(KafkaError):
+    """Kafka error 80, ``PREFERRED_LEADER_NOT_AVAILABLE``: the first replica of the
+    assignment is not alive or not in sync."""
+    code = 80
+    retriable = True
+
+
 class GroupMaxSizeReached(KafkaError):
     """Kafka error 81, ``GROUP_MAX_SIZE_REACHED``."""
     code = 81
@@ -410,6 +417,17 @@ class GroupMaxSizeReached(KafkaError):
 class FencedInstanceId(KafkaError):
     """Kafka error 82, ``FENCED_INSTANCE_ID``."""
     code = 82
+
+
+class EligibleLeadersNotAvailable(KafkaError):
+    """Kafka error 83, ``ELIGIBLE_LEADERS_NOT_AVAILABLE``: no replica that may lead is alive."""
+    code = 83
+    retriable = True
+
+
+class ElectionNotNeeded(KafkaError):
+    """Kafka error 84, ``ELECTION_NOT_NEEDED``: the partition already has the leader asked for."""
+    code = 84
 
 
 class GroupSubscribedToTopic(KafkaError):
@@ -493,6 +511,12 @@ class StaleMemberEpoch(KafkaError):
     code = 113
 
 
+class MismatchedEndpointType(KafkaError):
+    """Kafka error 114, ``MISMATCHED_ENDPOINT_TYPE``: a broker was asked to describe the
+    controllers (KIP-919), which only a controller's listener answers."""
+    code = 114
+
+
 ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
     cls.code: cls
     for cls in (
@@ -559,8 +583,11 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
         UnsupportedCompressionType,
         OffsetNotAvailable,
         MemberIdRequired,
+        PreferredLeaderNotAvailable,
         GroupMaxSizeReached,
         FencedInstanceId,
+        EligibleLeadersNotAvailable,
+        ElectionNotNeeded,
         GroupSubscribedToTopic,
         UnstableOffsetCommit,
         InvalidRecord,
@@ -574,6 +601,7 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
         UnreleasedInstanceId,
         UnsupportedAssignor,
         StaleMemberEpoch,
+        MismatchedEndpointType,
         InvalidRegularExpression,
     )
 }

@@ -50,6 +50,7 @@ class ControllerClient(Protocol):
     def alter_configs(self, body: Any) -> Any: ...
     def incremental_alter_configs(self, body: Any) -> Any: ...
     def delete_acls(self, body: Any) -> Any: ...
+    def elect_leaders(self, body: Any) -> Any: ...
     def close(self) -> None: ...
 
 
@@ -104,6 +105,9 @@ class LocalControllerClient:
     def delete_acls(self, body: Any) -> Any:
         return self.apis.propagated(self.apis.delete_acls_body, body)
 
+    def elect_leaders(self, body: Any) -> Any:
+        return self.apis.propagated(self.apis.elect_leaders_body, body)
+
     def close(self) -> None:
         pass
 
@@ -119,6 +123,7 @@ class RemoteControllerClient:
     ALTER_CONFIGS_VERSION = 1
     INCREMENTAL_ALTER_CONFIGS_VERSION = 0
     METADATA_FETCH_VERSION = 0
+    ELECT_LEADERS_VERSION = 2
     #: An admin change may wait at the controller for a session timeout: a generous limit.
     ADMIN_TIMEOUT_S = 60.0
 
@@ -196,6 +201,9 @@ class RemoteControllerClient:
 
     def delete_acls(self, body: Any) -> Any:
         return self._call_admin(ApiKey.DELETE_ACLS, self.ACLS_VERSION, body)
+
+    def elect_leaders(self, body: Any) -> Any:
+        return self._call_admin(ApiKey.ELECT_LEADERS, self.ELECT_LEADERS_VERSION, body)
 
     def close(self) -> None:
         with self._lock:

@@ -59,6 +59,7 @@ from ..protocol.schema import Data
 from ..security.acl import Operation as Op
 from ..security.acl import ResourceType as RT
 from ..security.authorizer import Authorizer
+from .cluster_apis import ClusterApis
 from .config import BrokerConfig
 from .config_apis import ConfigApis
 from .consumer_group_apis import ConsumerGroupApis
@@ -70,6 +71,7 @@ from .group_apis import GroupApis
 from .metadata_cache import ZERO_UUID, MetadataCache
 from .producer_ids import ProducerIdManager
 from .replica_manager import FetchResult, FetchSpec, ReplicaManager, release_results
+from .replica_state_apis import ReplicaStateApis
 from .security_apis import SecurityApis
 from .transaction_apis import TransactionApis
 from .txn_markers import TxnMarkerApis
@@ -105,7 +107,6 @@ class KafkaApis:
             ApiKey.FETCH: self.handle_fetch,
             ApiKey.LIST_OFFSETS: self.handle_list_offsets,
             ApiKey.METADATA: self.handle_metadata,
-            ApiKey.API_VERSIONS: self.handle_api_versions,
             ApiKey.CREATE_TOPICS: self.handle_create_topics,
             ApiKey.DELETE_TOPICS: self.handle_delete_topics,
             ApiKey.DELETE_RECORDS: self.handle_delete_records,
@@ -122,6 +123,10 @@ class KafkaApis:
         self._handlers.update(self.consumer_groups.handlers)
         self.configs = ConfigApis(self)
         self._handlers.update(self.configs.handlers)
+        self.cluster = ClusterApis(self)
+        self._handlers.update(self.cluster.handlers)
+        self.replica_states = ReplicaStateApis(self)
+        self._handlers.update(self.replica_states.handlers)
         self.txn_markers = TxnMarkerApis(self)
         self._handlers.update(self.txn_markers.handlers)
         if transactions is not None:
@@ -151,9 +156,6 @@ class KafkaApis:
         self.channel.send_response(Response(request, None))
 
     # ---- APIs ----------------------------------------------------------------------
-    def handle_api_versions(self, request: Request) -> None:
-        self.respond(request, Data(error_code=0, api_keys=api.supported_versions(), throttle_time_ms=0))
-
     def handle_metadata(self, request: Request) -> None:
         body = cast(MetadataRequestView, request.body)
         version = request.header.api_version
@@ -221,7 +223,9 @@ class KafkaApis:
                     isr_nodes=list(p.isr), offline_replicas=[r for r in p.replicas if r not in alive]))
             topics.append(Data(error_code=0, name=name, topic_id=self.metadata.topic_id(name, image),
                                is_internal=name in INTERNAL_TOPICS, partitions=partitions,
-                               topic_authorized_operations=UNKNOWN_OPERATIONS))
+                               topic_authorized_operations=self.security.authorized_operations(
+                                   request, RT.TOPIC, name)
+                               if body.include_topic_authorized_operations else UNKNOWN_OPERATIONS))
         listener = self.listener_name(request)
         brokers = [Data(node_id=b, host=host, port=port, rack=None)
                    for b, info in sorted(image.brokers.items()) if info.alive
@@ -229,7 +233,9 @@ class KafkaApis:
         controller_id = min(alive) if alive else -1  # any broker forwards admin requests
         self.respond(request, Data(throttle_time_ms=0, brokers=brokers, cluster_id=self.config.cluster_id,
                                    controller_id=controller_id, topics=topics,
-                                   cluster_authorized_operations=UNKNOWN_OPERATIONS))
+                                   cluster_authorized_operations=self.security.authorized_operations(
+                                       request, RT.CLUSTER)
+                                   if body.include_cluster_authorized_operations else UNKNOWN_OPERATIONS))
 
     def _may_create(self, request: Request, topic: str) -> bool:
         return (self.authorized(request, Op.CREATE, RT.CLUSTER)

@@ -44,6 +44,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: The operations Kafka reports in an ``authorized_operations`` bitfield, per resource type.
+REPORTED_OPERATIONS = {
+    ResourceType.CLUSTER: (Operation.CREATE, Operation.ALTER, Operation.DESCRIBE,
+                           Operation.CLUSTER_ACTION, Operation.DESCRIBE_CONFIGS,
+                           Operation.ALTER_CONFIGS, Operation.IDEMPOTENT_WRITE),
+    ResourceType.TOPIC: (Operation.READ, Operation.WRITE, Operation.CREATE, Operation.DELETE,
+                         Operation.ALTER, Operation.DESCRIBE, Operation.DESCRIBE_CONFIGS,
+                         Operation.ALTER_CONFIGS),
+}
+
 
 class SecurityApis:
     def __init__(self, apis: KafkaApis, authorizer: Authorizer | None) -> None:
@@ -79,6 +89,13 @@ class SecurityApis:
         who = request.session.principal if request.session is not None else principal.ANONYMOUS
         return self.authorizer.may_on_some(who, request.client_address, Operation.WRITE,
                                            ResourceType.TOPIC)
+
+    def authorized_operations(self, request: Request, resource_type: ResourceType,
+                              name: str = CLUSTER_NAME) -> int:
+        """KIP-430's bitfield of what the principal may do on a resource (bit = operation
+        code), over the operations Kafka reports for that kind of resource."""
+        return sum(1 << int(op) for op in REPORTED_OPERATIONS[resource_type]
+                   if self.authorized(request, op, resource_type, name))
 
     # ---- SASL ------------------------------------------------------------------------
     def credentials(self, user: str) -> dict[str, ScramCredential]:

@@ -143,3 +143,20 @@ def test_records_cross_between_librdkafka_and_pyqs_client(shared_broker):
     for msg in got:
         key, value, headers, ts = record(where[(msg.partition(), msg.offset())])
         assert (msg.key(), msg.value(), msg.timestamp()[1], headers_of(msg)) == (key, value, ts, headers)
+
+
+def test_librdkafka_admin_describes_the_cluster_and_asks_for_elections(shared_broker):
+    from confluent_kafka import ElectionType, KafkaError
+    from confluent_kafka import TopicPartition as TP
+
+    admin = AdminClient({"bootstrap.servers": shared_broker.bootstrap_servers})
+    described = admin.describe_cluster(include_authorized_operations=True).result(30)
+    assert [(n.id, n.host, n.port) for n in described.nodes] == [(0, "127.0.0.1", shared_broker.port)]
+    assert described.controller.id == 0 and described.cluster_id
+    assert {op.name for op in described.authorized_operations} >= {"DESCRIBE", "ALTER", "CREATE"}
+
+    create_topic(shared_broker.bootstrap_servers, "rdkafka-elect", partitions=1)
+    results = admin.elect_leaders(ElectionType.PREFERRED, [TP("rdkafka-elect", 0)]).result(30)
+    # its one replica already leads: nothing to do, said per partition
+    assert [(tp.topic, tp.partition, err.code()) for tp, err in results.items()] == \
+        [("rdkafka-elect", 0, KafkaError.ELECTION_NOT_NEEDED)]

@@ -64,9 +64,21 @@ from broker_sim.protocol.messages.delete_records import (
     DeleteRecordsResponse,
 )
 from broker_sim.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+from broker_sim.protocol.messages.describe_cluster import (
+    DescribeClusterRequest,
+    DescribeClusterResponse,
+)
 from broker_sim.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
+)
+from broker_sim.protocol.messages.describe_log_dirs import (
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
+)
+from broker_sim.protocol.messages.describe_producers import (
+    DescribeProducersRequest,
+    DescribeProducersResponse,
 )
 from broker_sim.protocol.messages.describe_transactions import (
     DescribeTransactionsRequest,
@@ -74,6 +86,7 @@ from broker_sim.protocol.messages.describe_transactions import (
     ListTransactionsRequest,
     ListTransactionsResponse,
 )
+from broker_sim.protocol.messages.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
 from broker_sim.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 from broker_sim.protocol.messages.fetch import FetchRequest, FetchResponse
 from broker_sim.protocol.messages.find_coordinator import (
@@ -174,6 +187,25 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00                #   tagged fields of the entry: none
         00 00 00 00       # throttle_time_ms 0
         00                # tagged fields: none
+     """)),
+    ("api_versions_resp_v4", ApiVersionsResponse, 4,
+     {"error_code": 0, "api_keys": [], "throttle_time_ms": 0,
+      "supported_features": [{"name": "g", "min_version": 0, "max_version": 1}],
+      "finalized_features_epoch": 5,
+      "finalized_features": [{"name": "g", "max_version_level": 1, "min_version_level": 1}]},
+     h("""
+        00 00             # error_code 0
+        01                # api_keys: empty
+        00 00 00 00       # throttle_time_ms 0
+        03                # tagged fields: 3
+        00 08             #   tag 0 supported_features, 8 bytes:
+        02 02 67          #     1 feature, name "g"
+        00 00 00 01 00    #     min_version 0, max_version 1, tagged fields
+        01 08             #   tag 1 finalized_features_epoch, 8 bytes:
+        00 00 00 00 00 00 00 05
+        02 08             #   tag 2 finalized_features, 8 bytes:
+        02 02 67          #     1 feature, name "g"
+        00 01 00 01 00    #     max_version_level 1, min_version_level 1, tagged fields
      """)),
     # ---------------------------------------------------------------------- Produce (0)
     ("produce_req_v3", ProduceRequest, 3,
@@ -1735,6 +1767,150 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         ff ff                         #   error_message: null
         02                            #   resource_type 2
         00 01 74                      #   resource_name "t"
+     """)),
+    # ------------------------------------------------------------ DescribeCluster (60)
+    ("describe_cluster_req_v1", DescribeClusterRequest, 1,
+     {"include_cluster_authorized_operations": True, "endpoint_type": 1}, h("""
+        01                            # include_cluster_authorized_operations true
+        01                            # endpoint_type 1 brokers (v1+)
+        00                            # tagged fields
+     """)),
+    ("describe_cluster_resp_v1", DescribeClusterResponse, 1,
+     {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "endpoint_type": 1,
+      "cluster_id": "c", "controller_id": 1,
+      "brokers": [{"broker_id": 1, "host": "h", "port": 9092, "rack": None}],
+      "cluster_authorized_operations": -2147483648}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00                         # error_code 0
+        00                            # error_message: null (compact)
+        01                            # endpoint_type 1
+        02 63                         # cluster_id "c"
+        00 00 00 01                   # controller_id 1
+        02                            # brokers: 1
+        00 00 00 01                   #   broker_id 1
+        02 68                         #   host "h"
+        00 00 23 84                   #   port 9092
+        00                            #   rack: null
+        00                            #   tagged fields
+        80 00 00 00                   # cluster_authorized_operations: unknown (INT32_MIN)
+        00                            # tagged fields
+     """)),
+    # ------------------------------------------------------------ DescribeLogDirs (35)
+    ("describe_log_dirs_req_v1", DescribeLogDirsRequest, 1,
+     {"topics": [{"topic": "t", "partitions": [0]}]}, h("""
+        00 00 00 01                   # topics: count 1
+        00 01 74                      #   topic "t"
+        00 00 00 01 00 00 00 00       #   partitions [0]
+     """)),
+    ("describe_log_dirs_req_v2", DescribeLogDirsRequest, 2, {"topics": None}, h("""
+        00                            # topics: null (every partition)
+        00                            # tagged fields
+     """)),
+    ("describe_log_dirs_resp_v1", DescribeLogDirsResponse, 1,
+     {"throttle_time_ms": 0, "results": [{"error_code": 0, "log_dir": "/d", "topics": [
+         {"name": "t", "partitions": [{"partition_index": 0, "partition_size": 16,
+                                       "offset_lag": 0, "is_future_key": False}]}]}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00 00 01                   # results: count 1
+        00 00                         #   error_code 0
+        00 02 2f 64                   #   log_dir "/d"
+        00 00 00 01                   #   topics: count 1
+        00 01 74                      #     name "t"
+        00 00 00 01                   #     partitions: count 1
+        00 00 00 00                   #       partition_index 0
+        00 00 00 00 00 00 00 10       #       partition_size 16
+        00 00 00 00 00 00 00 00       #       offset_lag 0
+        00                            #       is_future_key false
+     """)),
+    ("describe_log_dirs_resp_v4", DescribeLogDirsResponse, 4,
+     {"throttle_time_ms": 0, "error_code": 0, "results": [{
+         "error_code": 0, "log_dir": "/d", "topics": [], "total_bytes": 4096,
+         "usable_bytes": 1024}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00                         # error_code 0 (v3+)
+        02                            # results: 1
+        00 00                         #   error_code 0
+        03 2f 64                      #   log_dir "/d"
+        01                            #   topics: empty
+        00 00 00 00 00 00 10 00       #   total_bytes 4096 (v4+)
+        00 00 00 00 00 00 04 00       #   usable_bytes 1024 (v4+)
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    # ---------------------------------------------------------- DescribeProducers (61)
+    ("describe_producers_req_v0", DescribeProducersRequest, 0,
+     {"topics": [{"name": "t", "partition_indexes": [0]}]}, h("""
+        02                            # topics: 1
+        02 74                         #   name "t"
+        02 00 00 00 00                #   partition_indexes [0]
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    ("describe_producers_resp_v0", DescribeProducersResponse, 0,
+     {"throttle_time_ms": 0, "topics": [{"name": "t", "partitions": [{
+         "partition_index": 0, "error_code": 0, "error_message": None, "active_producers": [{
+             "producer_id": 7, "producer_epoch": 1, "last_sequence": 9, "last_timestamp": 5,
+             "coordinator_epoch": 2, "current_txn_start_offset": -1}]}]}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        02                            # topics: 1
+        02 74                         #   name "t"
+        02                            #   partitions: 1
+        00 00 00 00                   #     partition_index 0
+        00 00                         #     error_code 0
+        00                            #     error_message: null
+        02                            #     active_producers: 1
+        00 00 00 00 00 00 00 07       #       producer_id 7
+        00 00 00 01                   #       producer_epoch 1 (int32 here)
+        00 00 00 09                   #       last_sequence 9
+        00 00 00 00 00 00 00 05       #       last_timestamp 5
+        00 00 00 02                   #       coordinator_epoch 2
+        ff ff ff ff ff ff ff ff       #       current_txn_start_offset -1 (none open)
+        00                            #       tagged fields
+        00                            #     tagged fields
+        00                            #   tagged fields
+        00                            # tagged fields
+     """)),
+    # -------------------------------------------------------------- ElectLeaders (43)
+    ("elect_leaders_req_v0", ElectLeadersRequest, 0,
+     {"topic_partitions": [{"topic": "t", "partitions": [0]}], "timeout_ms": 60_000}, h("""
+        00 00 00 01                   # topic_partitions: count 1
+        00 01 74                      #   topic "t"
+        00 00 00 01 00 00 00 00       #   partitions [0]
+        00 00 ea 60                   # timeout_ms 60000
+     """)),
+    ("elect_leaders_req_v2", ElectLeadersRequest, 2,
+     {"election_type": 1, "topic_partitions": None, "timeout_ms": 60_000}, h("""
+        01                            # election_type 1 unclean (v1+)
+        00                            # topic_partitions: null (every partition)
+        00 00 ea 60                   # timeout_ms 60000
+        00                            # tagged fields
+     """)),
+    ("elect_leaders_resp_v0", ElectLeadersResponse, 0,
+     {"throttle_time_ms": 0, "replica_election_results": [{"topic": "t", "partition_result": [
+         {"partition_id": 0, "error_code": 84, "error_message": "x"}]}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00 00 01                   # replica_election_results: count 1
+        00 01 74                      #   topic "t"
+        00 00 00 01                   #   partition_result: count 1
+        00 00 00 00                   #     partition_id 0
+        00 54                         #     error_code 84 ELECTION_NOT_NEEDED
+        00 01 78                      #     error_message "x"
+     """)),
+    ("elect_leaders_resp_v2", ElectLeadersResponse, 2,
+     {"throttle_time_ms": 0, "error_code": 0, "replica_election_results": [
+         {"topic": "t", "partition_result": [
+             {"partition_id": 0, "error_code": 0, "error_message": None}]}]}, h("""
+        00 00 00 00                   # throttle_time_ms 0
+        00 00                         # error_code 0 (v1+)
+        02                            # replica_election_results: 1
+        02 74                         #   topic "t"
+        02                            #   partition_result: 1
+        00 00 00 00                   #     partition_id 0
+        00 00                         #     error_code 0
+        00                            #     error_message: null
+        00                            #     tagged fields
+        00                            #   tagged fields
+        00                            # tagged fields
      """)),
 ]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -209,3 +210,83 @@ def test_producer_and_consumer_perf_tests_run_clean(servers: str) -> None:
     with Admin({"bootstrap.servers": servers}) as admin:
         ends = admin.list_offsets({TopicPartition("kt-perf", p): "latest" for p in range(3)})
     assert sum(v.offset for v in ends.values()) == 20000
+
+
+def test_kafka_log_dirs_reports_each_replicas_size(servers: str, pyq: EmbeddedCluster) -> None:
+    with Admin({"bootstrap.servers": servers}) as admin:
+        admin.create_topic("kt-logdirs", 2, 3)
+    produce(servers, "kt-logdirs", 40, partitions=2)
+    out = tool("kafka-log-dirs", servers, "--describe", "--topic-list", "kt-logdirs")
+    report = json.loads(out.splitlines()[-1])
+    assert sorted(b["broker"] for b in report["brokers"]) == [0, 1, 2]
+    for broker in report["brokers"]:
+        [log_dir] = broker["logDirs"]
+        assert log_dir["error"] is None
+        path = Path(log_dir["logDir"])
+        assert path.is_relative_to(pyq.broker(broker["broker"]).data_dir.absolute())
+        # every replica of both partitions, each holding the 20 records written to it
+        sizes = {p["partition"]: p["size"] for p in log_dir["partitions"]}
+        assert set(sizes) == {"kt-logdirs-0", "kt-logdirs-1"}
+        on_disk = {name: sum(f.stat().st_size for f in (path / name).glob("*.log")) for name in sizes}
+        assert sizes == on_disk and all(size > 20 * len(b"value-00") for size in sizes.values())
+        assert all(p["offsetLag"] == 0 and not p["isFuture"] for p in log_dir["partitions"])
+
+
+def test_kafka_features_describes_what_pyq_supports(servers: str) -> None:
+    out = run_tool("kafka-features", "--bootstrap-server", servers, "describe").stdout
+    features = {m["Feature"]: m for m in (
+        dict(re.findall(r"(\w+): (\S+)", line)) for line in out.splitlines() if line.strip())}
+    assert features["group.version"]["FinalizedVersionLevel"] == "1"
+    assert features["group.version"]["SupportedMaxVersion"] == "1"
+    assert features["transaction.version"]["SupportedMaxVersion"] == "0"
+
+
+def test_describe_producers_and_find_hanging_see_an_open_transaction(servers: str) -> None:
+    with Admin({"bootstrap.servers": servers}) as admin:
+        admin.create_topic("kt-hanging", 1, 3)
+    with Producer({"bootstrap.servers": servers, "transactional.id": "kt-hanging-1"}) as producer:
+        producer.init_transactions(30)
+        producer.begin_transaction()
+        producer.send("kt-hanging", b"a").result(30)
+        described = tool("kafka-transactions", servers, "describe-producers", "--topic", "kt-hanging",
+                         "--partition", "0")
+        [row] = [line.split() for line in described.splitlines()[1:] if line.strip()]
+        header = described.splitlines()[0].split()
+        producer_row = dict(zip(header, row, strict=False))
+        assert producer_row["CurrentTransactionStartOffset"] == "0"
+        assert producer_row["LastSequence"] == "0"
+        # open but not hanging: the coordinator knows the transaction and it is young
+        hanging = tool("kafka-transactions", servers, "find-hanging", "--broker-id", "0",
+                       "--max-transaction-timeout", "1")
+        assert "kt-hanging" not in hanging
+        producer.commit_transaction(30)
+    after = tool("kafka-transactions", servers, "describe-producers", "--topic", "kt-hanging",
+                 "--partition", "0")
+    [row] = [line.split() for line in after.splitlines()[1:] if line.strip()]
+    assert dict(zip(after.splitlines()[0].split(), row, strict=False))["CurrentTransactionStartOffset"] == "None"
+
+
+def test_kafka_leader_election_moves_leadership_back_to_the_preferred_replica(
+        servers: str, pyq: EmbeddedCluster) -> None:
+    with Admin({"bootstrap.servers": servers}) as admin:
+        admin.create_topic("kt-elect", 1, 3)
+
+        def partition():  # type: ignore[no-untyped-def]
+            return admin.describe_topics(["kt-elect"])["kt-elect"].partitions[0]
+
+        preferred = partition().replicas[0]
+        wait_for(lambda: partition().leader == preferred and len(partition().isr) == 3, 30)
+        already = tool("kafka-leader-election", servers, "--election-type", "preferred",
+                       "--topic", "kt-elect", "--partition", "0")
+        assert "Valid replica already elected for partitions kt-elect-0" in already
+
+        pyq.broker(preferred).stop()
+        wait_for(lambda: partition().leader not in (preferred, -1), 30, what="a new leader")
+        pyq.broker(preferred).start()
+        wait_for(lambda: preferred in partition().isr, 60, what="the preferred replica back in sync")
+        assert partition().leader != preferred  # nothing moves it back on its own
+
+        out = tool("kafka-leader-election", servers, "--election-type", "preferred",
+                   "--topic", "kt-elect", "--partition", "0")
+        assert "Successfully completed leader election (PREFERRED) for partitions kt-elect-0" in out
+        wait_for(lambda: partition().leader == preferred, 10)

@@ -110,6 +110,8 @@ class MetadataRequestTopicView(Protocol):
 class MetadataRequestView(Protocol):
     topics: Sequence[MetadataRequestTopicView] | None
     allow_auto_topic_creation: bool
+    include_cluster_authorized_operations: bool
+    include_topic_authorized_operations: bool
 
 
 class MetadataResponseBrokerView(Protocol):
