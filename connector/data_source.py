@@ -68,12 +68,18 @@ class PyqDataSource(DataSource):
         options = parse_sink_options(self.options)
         check_schema(schema, options)
         if options.topic is not None:
+            from broker_sim.protocol.errors import TopicAuthorizationFailed
             from connector.client import Admin
 
             from .sink.writer import TOPIC_WAIT_MS
 
             with Admin(options.client()) as admin:
-                if admin.await_topic(options.topic, TOPIC_WAIT_MS) is None:
+                try:
+                    count = admin.await_topic(options.topic, TOPIC_WAIT_MS)
+                except TopicAuthorizationFailed as e:
+                    raise PermissionError(f"pyq sink: {e.message}; the sink needs Write on "
+                                          f"{options.topic!r}") from e
+                if count is None:
                     raise ValueError(f"pyq sink: topic {options.topic!r} does not exist (create it "
                                      "first, or enable auto.create.topics.enable on the brokers)")
         return options

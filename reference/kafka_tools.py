@@ -49,6 +49,26 @@ rootLogger.appenderRef.err.ref = STDERR
 """
 
 
+def java_client_properties(options: Mapping[str, object]) -> str:
+    """A ``--command-config`` file's text for Kafka's Java clients from the librdkafka-style
+    options pyq's client takes (``LocalSecurity.client_options``): ``sasl.username`` and
+    ``sasl.password`` become a SCRAM ``sasl.jaas.config`` line, ``ssl.ca.location`` a PEM
+    trust store. ``bootstrap.servers`` is left out (the tools take ``--bootstrap-server``)."""
+    lines = []
+    for name in ("security.protocol", "sasl.mechanism"):
+        if name in options:
+            lines.append(f"{name}={options[name]}")
+    if "sasl.username" in options:
+        mechanism = str(options.get("sasl.mechanism", "SCRAM-SHA-512"))
+        module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if mechanism == "PLAIN"
+                  else "org.apache.kafka.common.security.scram.ScramLoginModule")
+        lines.append(f'sasl.jaas.config={module} required username="{options["sasl.username"]}" '
+                     f'password="{options["sasl.password"]}";')
+    if "ssl.ca.location" in options:
+        lines += ["ssl.truststore.type=PEM", f"ssl.truststore.location={options['ssl.ca.location']}"]
+    return "\n".join(lines) + "\n"
+
+
 def tool_command(tool: str, *args: str) -> list[str]:
     """The command line that runs ``tool`` (a script's name, or a main class) with ``args``."""
     jars = kafka_jars()

@@ -10,12 +10,17 @@ Authorization: with an authorizer (``authorizer.class.name``), every handler che
 Kafka checks before acting — Write on a topic to produce, Read to fetch, Describe to list
 offsets or see it in Metadata, Read on a group to commit, Create on the cluster or the
 topic to create it, Delete on a topic to delete it or its records (DeleteRecords),
-ClusterAction for follower fetches — and answers
+ClusterAction for follower fetches and transaction markers (which the PLAINTEXT
+inter-broker listener of a broker with client listeners of its own always has, see
+:meth:`.security_apis.SecurityApis.authorized`) — and answers
 TOPIC_/GROUP_/CLUSTER_AUTHORIZATION_FAILED in the slots it refuses, acting on the rest.
 Metadata of all topics lists only those the principal may describe. The security APIs
 themselves (SASL, SCRAM users, ACLs) live in :mod:`.security_apis`, the group APIs
 (FindCoordinator, the rebalance protocol, offsets) in :mod:`.group_apis`, the config APIs
-(DescribeConfigs, AlterConfigs, IncrementalAlterConfigs) in :mod:`.config_apis`.
+(DescribeConfigs, AlterConfigs, IncrementalAlterConfigs) in :mod:`.config_apis`, the
+cluster-wide ones (ApiVersions, DescribeCluster, ElectLeaders) in :mod:`.cluster_apis`, and
+the views of this broker's replicas (DescribeLogDirs, DescribeProducers) in
+:mod:`.replica_state_apis`.
 
 Called from request-handler threads, several at a time: handlers keep no state of their
 own; shared state lives in the stores they call, each with its own lock.

@@ -78,8 +78,22 @@ class SecurityApis:
         an authorizer.)"""
         if self.authorizer is None:
             return True
+        if operation is Operation.CLUSTER_ACTION and self._from_broker_listener(request):
+            return True
         who = request.session.principal if request.session is not None else principal.ANONYMOUS
         return self.authorizer.authorize(who, request.client_address, operation, resource_type, name)
+
+    def _from_broker_listener(self, request: Request) -> bool:
+        """Did the request come over the PLAINTEXT inter-broker listener of a broker whose
+        clients have listeners of their own? Brokers reach each other there unauthenticated
+        (replica fetches, transaction markers), so that listener may do what brokers do to each
+        other (ClusterAction) and nothing more without ACLs. Kafka asks for the inter-broker
+        principal in ``super.users`` instead; pyq's brokers have no principal of their own,
+        and a super user there would let any connection to it bypass every ACL."""
+        inter = self.config.inter_broker_listener
+        return (request.session is not None and inter.security_protocol == "PLAINTEXT"
+                and request.session.listener_name == inter.name
+                and len(self.config.effective_listeners) > 1)
 
     def may_write_some_topic(self, request: Request) -> bool:
         """An idempotent producer needs IdempotentWrite on the cluster or Write on some topic."""

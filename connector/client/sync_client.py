@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from broker_sim.common import SYSTEM_CLOCK, Clock
-from broker_sim.protocol.errors import UnknownTopicOrPartition
+from broker_sim.protocol.errors import TopicAuthorizationFailed, UnknownTopicOrPartition
 
 from .config import ClientConfig
 from .errors import KafkaTimeoutError, NodeNotReadyError
@@ -158,12 +158,19 @@ class SyncClient:
         """The partition count of ``topic`` once metadata shows it; None if not by the deadline.
 
         A topic created a moment ago is not in every broker's metadata yet, and the brokers
-        asked in turn may disagree: keep asking (as a producer waits up to max.block.ms).
+        asked in turn may disagree: keep asking (as a producer waits up to max.block.ms). A
+        topic the principal may not describe raises TopicAuthorizationFailed at once: it may
+        exist, and waiting would not make it visible.
         """
         answered = False
         while True:
             try:
-                count = self.refresh_metadata([topic], deadline_ms).partition_count(topic)
+                cluster = self.refresh_metadata([topic], deadline_ms)
+                count = cluster.partition_count(topic)
+                if isinstance(cluster.topic_error(topic), TopicAuthorizationFailed):
+                    raise TopicAuthorizationFailed(
+                        f"topic {topic!r}: this principal may not describe it (an ACL allowing "
+                        "Describe, or Read or Write, which imply it, is needed)")
             except KafkaTimeoutError:
                 if answered:  # the brokers did answer, without the topic
                     return None
