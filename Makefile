@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast demo lint bench clean kafka
+.PHONY: test test-fast demo lint bench bench-vs clean kafka
 
 $(STAMP): pyproject.toml setup.py connector/client/_record_scan.c
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/broker_throughput.py
+
+# pyq against what users would pick instead: Apache Kafka's broker (issue 30)
+bench-vs: $(STAMP) kafka
+	$(PY) benchmarks/vs_kafka.py
 
 clean:
 	rm -rf $(VENV)

@@ -1,0 +1,288 @@
+"""pyq's broker against Apache Kafka's broker: the same librdkafka load on both, in one run.
+
+What is measured, on 127.0.0.1, every broker its own OS process, both brokers up side by side
+for the whole run and the rounds interleaved (pyq, Kafka, pyq, Kafka, ...) so that whatever
+the machine does meanwhile falls on both:
+
+* **brokers**: acks=1 on one node of each (a ``BrokerProcess``; one Kafka KRaft node, broker
+  and controller in one JVM), acks=all on three of each (a pyq ``LocalCluster`` of 3 brokers
+  and its controller; a 3-node Kafka KRaft cluster), topics at replication factor 3 with
+  ``min.insync.replicas=2`` and the ISR full before the clock starts. Kafka runs with
+  ``kafka-server-start.sh``'s JVM options (1 GiB heap, G1) and its defaults otherwise; both
+  brokers leave flushing to the OS (pyq never fsyncs an append; Kafka's
+  ``log.flush.interval.messages``/``.ms`` are unset), so neither pays for an fsync per write.
+* **cells**: value size (1 KiB, 16 KiB) x acks (1, all), one partition; each writes ``--mb``
+  MB of values (no keys, no compression) into a fresh topic and reads them back, with the
+  producer and consumer of ``benchmarks/broker_throughput.py`` (librdkafka: ``linger.ms`` 5,
+  ``batch.size`` 1 MiB, no idempotence; the consumer assigned from the beginning, 16 MiB
+  fetches, drained ``consume(10000)`` at a time). MB/s = value bytes / wall time.
+* **broker CPU**: ``utime + stime`` of the broker processes (with acks=all all three, and
+  pyq's controller) from ``/proc`` over each phase, as CPU seconds per GB moved; a cell's
+  figure is over produce + fetch together.
+* **end-to-end latency**: a producer thread sends ``--rate`` records per second of 1 KiB
+  (``linger.ms`` 0, acks as the cell) for ``--latency-seconds``, each carrying its send
+  time; a consumer in this process, assigned the partition beforehand (``fetch.wait.max.ms``
+  100 on both brokers), records the time from send to receipt. p50 and p99 over every
+  record (polled one at a time, so no batch holds a record back). The rate is far below
+  what either broker sustains, so the figure is the round trip, not a queue.
+* **warm-up**: before the measured runs of each topology, ``--warmup-mb`` MB are written and
+  read once on each broker, unmeasured: the first writes to a fresh JVM run in its
+  interpreter until the JIT compiles the hot paths (the first cell on a cold Kafka ran at
+  half its later speed).
+
+Ratios (the JSON's ``ratios``; each the median over ``--runs`` runs; pyq / Kafka):
+``produce_vs_kafka``, ``fetch_vs_kafka`` (16 KiB, acks=1, MB/s; higher is better),
+``acks_all_vs_kafka`` (16 KiB, acks=all, produce MB/s; higher is better),
+``cpu_per_gb_vs_kafka`` (16 KiB, acks=1, broker CPU-s per GB over produce + fetch; lower is
+better), ``p99_vs_kafka`` (end-to-end p99, acks=1; lower is better). Every cell of every run
+is printed, and the acks=all latency as a figure.
+
+Where the time goes: see the closing lines this benchmark prints (figures), and
+``benchmarks/broker_throughput.py``'s docstring for pyq's own produce and fetch profile; this
+docstring records the runs' results once they are known.
+
+Output: human-readable lines, then one JSON line (the last line)::
+
+    {"benchmark": "vs_kafka", "ratios": {...}, "figures": {...}}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import struct
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._cluster import wait_in_sync  # noqa: E402
+from benchmarks.broker_throughput import MB, fetch, produce  # noqa: E402
+
+BROKERS = ("pyq", "kafka")
+VALUES = (1024, 16384)
+HEADLINE = 16384
+_SENT = struct.Struct(">d")
+
+
+@dataclass
+class Side:
+    """One broker side of a topology: its bootstrap address, its processes, how to stop."""
+
+    name: str
+    bootstrap: str
+    pids: list[int]
+    ports: list[int]
+    stop: Callable[[], None]
+
+
+def start_pyq(directory: Path, nodes: int) -> Side:
+    from broker_sim.cluster import LocalCluster
+    from broker_sim.process import BrokerProcess
+
+    if nodes == 1:
+        broker = BrokerProcess(directory, port=0).start()
+        return Side("pyq", broker.bootstrap_servers, [broker.pid], [broker.port], broker.stop)
+    cluster = LocalCluster(directory, brokers=nodes).start()
+    return Side("pyq", cluster.bootstrap_servers,
+                [b.pid for b in cluster.brokers] + [cluster.controller.pid],
+                [int(a.rsplit(":", 1)[1]) for a in cluster.bootstrap_servers.split(",")], cluster.stop)
+
+
+def start_kafka(directory: Path, nodes: int) -> Side:
+    from reference.kafka_cluster import KAFKA_SERVER_JVM_OPTIONS, KafkaCluster
+
+    cluster = KafkaCluster(directory, nodes, jvm_options=KAFKA_SERVER_JVM_OPTIONS,
+                           overrides={"auto.create.topics.enable": "false"}).start()
+    return Side("kafka", cluster.bootstrap_servers, [n.pid for n in cluster.nodes],
+                [n.port for n in cluster.nodes], cluster.stop)
+
+
+def create_topic(side: Side, topic: str, rf: int) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": side.bootstrap})
+    config = {"min.insync.replicas": "2"} if rf > 1 else {}
+    admin.create_topics([NewTopic(topic, 1, rf, config=config)])[topic].result(30)
+    wait_in_sync(side.ports, topic, 1, replicas=rf)
+
+
+def delete_topic(side: Side, topic: str) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": side.bootstrap})  # held until the answer comes
+    admin.delete_topics([topic])[topic].result(30)
+
+
+def latency(side: Side, topic: str, acks: str, rate: int, seconds: float) -> dict[str, float]:
+    """Send ``rate`` 1 KiB records per second for ``seconds``; p50/p99 send-to-receipt in ms."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    n = int(rate * seconds)
+    consumer = Consumer({"bootstrap.servers": side.bootstrap, "group.id": "latency",
+                         "enable.auto.commit": False, "fetch.wait.max.ms": 100,
+                         "socket.nagle.disable": True})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    consumer.consume(num_messages=1, timeout=1.0)  # connected and fetching before the first send
+    producer = Producer({"bootstrap.servers": side.bootstrap, "acks": acks, "linger.ms": 0,
+                         "enable.idempotence": False, "socket.nagle.disable": True})
+    producer.list_topics(topic, timeout=10)
+    padding = os.urandom(1024 - _SENT.size)
+
+    def send() -> None:
+        start = time.perf_counter()
+        for i in range(n):
+            due = start + i / rate
+            while (now := time.perf_counter()) < due:
+                time.sleep(min(due - now, 0.001))
+            producer.produce(topic, _SENT.pack(time.perf_counter()) + padding)
+            producer.poll(0)
+        producer.flush(30)
+
+    sender = threading.Thread(target=send, name="latency-producer")
+    sender.start()
+    samples: list[float] = []
+    deadline = time.monotonic() + seconds + 60
+    while len(samples) < n and time.monotonic() < deadline:
+        m = consumer.poll(0.1)  # one at a time: consume(n) would hold records back for a batch
+        if m is not None and m.error() is None:
+            samples.append((time.perf_counter() - _SENT.unpack_from(m.value())[0]) * 1000)
+    sender.join()
+    consumer.close()
+    if len(samples) != n:
+        raise RuntimeError(f"{side.name}: {len(samples)} of {n} latency records arrived")
+    samples.sort()
+    return {"p50_ms": round(samples[len(samples) // 2], 3),
+            "p99_ms": round(samples[int(len(samples) * 0.99)], 3), "records": n}
+
+
+def run_cell(side: Side, value_bytes: int, acks: str, run: int, total: int) -> dict[str, Any]:
+    rf = 1 if acks == "1" else 3
+    n = max(1, total // value_bytes)
+    topic = f"vs-{side.name}-{value_bytes // 1024}k-acks{acks}-r{run}"
+    create_topic(side, topic, rf)
+    print(f"{side.name:5s} {value_bytes // 1024}k acks={acks} run {run + 1}: {n:,} records")
+    prod, _ = produce(side.bootstrap, topic, n, value_bytes, acks, side.pids)
+    print(prod.line())
+    fet, _ = fetch(side.bootstrap, topic, n, value_bytes, 1, side.pids)
+    print(fet.line())
+    delete_topic(side, topic)
+    cpu_per_gb = (prod.server_cpu + fet.server_cpu) / (2 * n * value_bytes / 1e9)
+    print(f"  broker CPU over produce + fetch: {cpu_per_gb:.2f} s/GB")
+    return {"produce": prod.figures(), "fetch": fet.figures(),
+            "broker_cpu_s_per_gb": round(cpu_per_gb, 3)}
+
+
+def run_latency(side: Side, acks: str, run: int, rate: int, seconds: float) -> dict[str, float]:
+    topic = f"vs-{side.name}-latency-acks{acks}-r{run}"
+    create_topic(side, topic, 1 if acks == "1" else 3)
+    out = latency(side, topic, acks, rate, seconds)
+    delete_topic(side, topic)
+    print(f"{side.name:5s} latency acks={acks} run {run + 1}: {out['records']:,} records at {rate}/s: "
+          f"p50 {out['p50_ms']:.2f} ms, p99 {out['p99_ms']:.2f} ms")
+    return out
+
+
+def median(values: list[float]) -> float:
+    return round(statistics.median(values), 4)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mb", type=float, default=512, help="MB of values per cell and run")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--rate", type=int, default=1000, help="records/s of the latency phase")
+    parser.add_argument("--latency-seconds", type=float, default=10.0)
+    parser.add_argument("--acks", default="1,all")
+    parser.add_argument("--warmup-mb", type=float, default=256,
+                        help="MB written and read once on each broker before the measured runs")
+    args = parser.parse_args()
+    total = int(args.mb * MB)
+    import confluent_kafka
+
+    print(f"{args.mb:.0f} MB of values per cell, {args.runs} runs, {os.cpu_count()} CPUs, "
+          f"librdkafka {confluent_kafka.libversion()[0]}, latency {args.rate}/s for "
+          f"{args.latency_seconds:.0f} s")
+    # results[acks][broker] = {"cells": {value: [run, ...]}, "latency": [run, ...]}
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    tmp = Path(tempfile.mkdtemp(prefix="pyq-vs-kafka-"))
+    try:
+        for acks in args.acks.split(","):
+            nodes = 1 if acks == "1" else 3
+            sides = []
+            try:
+                sides.append(start_pyq(tmp / f"pyq-{nodes}", nodes))
+                sides.append(start_kafka(tmp / f"kafka-{nodes}", nodes))
+                per = results[acks] = {s.name: {"cells": {v: [] for v in VALUES}, "latency": []}
+                                       for s in sides}
+                for side in sides:  # not measured: Kafka's JIT compiles its hot paths first
+                    print(f"{side.name} warm-up ({args.warmup_mb:.0f} MB):")
+                    run_cell(side, HEADLINE, acks, -1, int(args.warmup_mb * MB))
+                for run in range(args.runs):
+                    for value in VALUES:
+                        for side in sides:
+                            per[side.name]["cells"][value].append(
+                                run_cell(side, value, acks, run, total))
+                    for side in sides:
+                        per[side.name]["latency"].append(
+                            run_latency(side, acks, run, args.rate, args.latency_seconds))
+            finally:
+                for side in sides:
+                    side.stop()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    figures: dict[str, Any] = {}
+    print("medians (pyq | Kafka):")
+    for acks, per in results.items():
+        for value in VALUES:
+            cell = {b: per[b]["cells"][value] for b in BROKERS}
+            fig = {b: {"produce_mb_s": median([r["produce"]["mb_s"] for r in cell[b]]),
+                       "fetch_mb_s": median([r["fetch"]["mb_s"] for r in cell[b]]),
+                       "broker_cpu_s_per_gb": median([r["broker_cpu_s_per_gb"] for r in cell[b]]),
+                       "runs": cell[b]} for b in BROKERS}
+            figures[f"{value // 1024}k_acks{acks}"] = fig
+            print(f"  {value // 1024:2d}k acks={acks:3s} produce {fig['pyq']['produce_mb_s']:7.1f} | "
+                  f"{fig['kafka']['produce_mb_s']:7.1f} MB/s   fetch {fig['pyq']['fetch_mb_s']:7.1f} | "
+                  f"{fig['kafka']['fetch_mb_s']:7.1f} MB/s   broker CPU {fig['pyq']['broker_cpu_s_per_gb']:.2f}"
+                  f" | {fig['kafka']['broker_cpu_s_per_gb']:.2f} s/GB")
+        lat = {b: {"p50_ms": median([r["p50_ms"] for r in per[b]["latency"]]),
+                   "p99_ms": median([r["p99_ms"] for r in per[b]["latency"]]),
+                   "runs": per[b]["latency"]} for b in BROKERS}
+        figures[f"latency_acks{acks}"] = lat
+        print(f"  latency acks={acks:3s} p50 {lat['pyq']['p50_ms']:.2f} | {lat['kafka']['p50_ms']:.2f} ms"
+              f"   p99 {lat['pyq']['p99_ms']:.2f} | {lat['kafka']['p99_ms']:.2f} ms")
+
+    def per_run_ratio(acks: str, value: int, pick: Callable[[dict[str, Any]], float]) -> float:
+        cell = results[acks]
+        return median([pick(p) / pick(k) for p, k in zip(cell["pyq"]["cells"][value],
+                                                          cell["kafka"]["cells"][value], strict=True)])
+
+    ratios: dict[str, float] = {}
+    if "1" in results:
+        ratios["produce_vs_kafka"] = per_run_ratio("1", HEADLINE, lambda r: r["produce"]["mb_s"])
+        ratios["fetch_vs_kafka"] = per_run_ratio("1", HEADLINE, lambda r: r["fetch"]["mb_s"])
+        ratios["cpu_per_gb_vs_kafka"] = per_run_ratio("1", HEADLINE, lambda r: r["broker_cpu_s_per_gb"])
+        lat1 = results["1"]
+        ratios["p99_vs_kafka"] = median([p["p99_ms"] / k["p99_ms"] for p, k in
+                                         zip(lat1["pyq"]["latency"], lat1["kafka"]["latency"], strict=True)])
+    if "all" in results:
+        ratios["acks_all_vs_kafka"] = per_run_ratio("all", HEADLINE, lambda r: r["produce"]["mb_s"])
+    print("ratios (pyq / Kafka, median of per-run ratios): "
+          + ", ".join(f"{k} {v:.3f}" for k, v in ratios.items()))
+    figures.update({"mb_per_cell": args.mb, "runs": args.runs, "rate": args.rate,
+                    "latency_seconds": args.latency_seconds, "cpus": os.cpu_count(),
+                    "librdkafka": confluent_kafka.libversion()[0]})
+    print(json.dumps({"benchmark": "vs_kafka", "ratios": ratios, "figures": figures}))
+
+
+if __name__ == "__main__":
+    main()
