@@ -1,7 +1,7 @@
-"""A pyq -> transform -> pyq streaming query with the exactly-once sink, for spark-submit.
+"""A broker -> transform -> broker streaming query with the exactly-once sink, for spark-submit.
 
 Used by ``test_exactly_once_kill.py``: ``spark-submit tests/jobs/eo_query.py BOOTSTRAP
-INPUT OUTPUT CHECKPOINT``. Reads INPUT in micro-batches of at most 100 records, turns each
+INPUT OUTPUT CHECKPOINT``, BOOTSTRAP being pyq's broker or Apache Kafka. Reads INPUT in micro-batches of at most 100 records, turns each
 value ``v`` into ``v!`` (keys kept), writes OUTPUT with ``exactlyOnce`` and runs until
 everything available at the start is written (``availableNow``).
 """

@@ -1,6 +1,7 @@
-"""kill -9 an exactly-once streaming query's driver at random points, again and again.
+"""kill -9 an exactly-once streaming query's driver at random points, again and again, on
+pyq's broker and on Apache Kafka (``broker_under_test``).
 
-``eo_query.py`` (pyq -> ``value + '!'`` -> pyq, ``exactlyOnce``, micro-batches of 100
+``eo_query.py`` (broker -> ``value + '!'`` -> broker, ``exactlyOnce``, micro-batches of 100
 records) runs under ``spark-submit``. Three times the driver is killed with SIGKILL a
 random moment after the output topic grew — inside a task's write, between a task's
 write and the driver's commit, during the commit, or between micro-batches — and started
@@ -48,8 +49,14 @@ def _end(bootstrap: str, topic: str) -> int:
         return sum(o.offset for o in admin.list_offsets({(topic, p): "latest" for p in (0, 1)}).values())
 
 
-def test_exactly_once_across_repeated_driver_kills(shared_broker, tmp_path):
-    bootstrap = shared_broker.bootstrap_servers
+@pytest.fixture(scope="module")
+def bootstrap(broker_under_test):
+    """pyq's broker, then Apache Kafka (one node; the topics have one replica): the job's
+    ``BOOTSTRAP`` argument, so the same test holds on both."""
+    return broker_under_test.bootstrap_servers
+
+
+def test_exactly_once_across_repeated_driver_kills(bootstrap, tmp_path):
     source, sink = "eo-kill-in", "eo-kill-out"
     with Admin({"bootstrap.servers": bootstrap}) as admin:
         admin.create_topic(source, 2, 1)
