@@ -1,16 +1,27 @@
-"""Producer, Fetcher and Admin against a real broker process (``python -m broker_sim``)."""
+"""Producer, Fetcher and Admin against a real broker: pyq's broker process (``python -m
+broker_sim``), then Apache Kafka (``broker_under_test``), the same tests on both."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 import pytest
 
-from broker_sim.protocol.errors import TopicAlreadyExists, UnknownTopicOrPartition
+from broker_sim.process import BrokerProcess
+from broker_sim.protocol.errors import (
+    GroupIdNotFound,
+    NonEmptyGroup,
+    TopicAlreadyExists,
+    TransactionalIdNotFound,
+    UnknownTopicOrPartition,
+)
 from broker_sim.protocol.records import BatchHeader, iter_batches
 from connector.client import (
     Admin,
+    Consumer,
     Fetcher,
     KafkaTimeoutError,
     NewTopic,
@@ -21,6 +32,8 @@ from connector.client import (
     RecordTooLargeError,
     TopicPartition,
 )
+from reference.kafka_cluster import KafkaCluster
+from tests.wire import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -35,14 +48,20 @@ def record(i: int) -> tuple[bytes | None, bytes | None, list, int]:
 
 
 @pytest.fixture(scope="module")
-def admin(shared_broker):
-    with Admin(bootstrap_servers=shared_broker.bootstrap_servers) as a:
+def bootstrap(broker_under_test) -> str:
+    """pyq's broker, then Apache Kafka: every test here holds on both."""
+    return broker_under_test.bootstrap_servers
+
+
+@pytest.fixture(scope="module")
+def admin(bootstrap):
+    with Admin(bootstrap_servers=bootstrap) as a:
         yield a
 
 
 @pytest.fixture(scope="module")
-def fetcher(shared_broker):
-    with Fetcher(bootstrap_servers=shared_broker.bootstrap_servers, fetch_max_wait_ms=100) as f:
+def fetcher(bootstrap):
+    with Fetcher(bootstrap_servers=bootstrap, fetch_max_wait_ms=100) as f:
         yield f
 
 
@@ -61,10 +80,10 @@ def produce(bootstrap: str, topic: str, n: int, **options) -> dict[tuple[int, in
 
 
 @pytest.mark.parametrize("codec", CODECS)
-def test_every_record_comes_back_exactly_with_each_codec(shared_broker, admin, fetcher, codec):
+def test_every_record_comes_back_exactly_with_each_codec(bootstrap, admin, fetcher, codec):
     topic = f"client-roundtrip-{codec}"
     admin.create_topics([NewTopic(topic, 3)])
-    acked = produce(shared_broker.bootstrap_servers, topic, 3000, compression_type=codec)
+    acked = produce(bootstrap, topic, 3000, compression_type=codec)
     assert len(acked) == 3000
     for p in range(3):
         end = max(o for (q, o) in acked if q == p) + 1
@@ -82,10 +101,10 @@ def test_every_record_comes_back_exactly_with_each_codec(shared_broker, admin, f
 
 
 @pytest.mark.parametrize("acks", ["0", "1", "all"])
-def test_acks(shared_broker, admin, fetcher, acks):
+def test_acks(bootstrap, admin, fetcher, acks):
     topic = f"client-acks-{acks}"
     admin.create_topics([NewTopic(topic, 1)])
-    with Producer(bootstrap_servers=shared_broker.bootstrap_servers, acks=acks,
+    with Producer(bootstrap_servers=bootstrap, acks=acks,
                   enable_idempotence=acks == "all") as p:
         futures = [p.send(topic, f"r{i}".encode()) for i in range(500)]
         p.flush(timeout=30)
@@ -95,10 +114,10 @@ def test_acks(shared_broker, admin, fetcher, acks):
     assert values == [f"r{i}".encode() for i in range(500)]
 
 
-def test_idempotent_producer_writes_each_batch_once_in_order(shared_broker, admin, fetcher):
+def test_idempotent_producer_writes_each_batch_once_in_order(bootstrap, admin, fetcher):
     topic = "client-idempotent"
     admin.create_topics([NewTopic(topic, 1)])
-    with Producer(bootstrap_servers=shared_broker.bootstrap_servers, enable_idempotence=True,
+    with Producer(bootstrap_servers=bootstrap, enable_idempotence=True,
                   batch_size=1024, linger_ms=0, max_in_flight_requests_per_connection=5) as p:
         futures = [p.send(topic, f"{i:06d}".encode() * 10) for i in range(5000)]
         p.flush(timeout=60)
@@ -118,11 +137,11 @@ def test_idempotent_producer_writes_each_batch_once_in_order(shared_broker, admi
     assert expected_seq == 5000 and len(headers) > 20
 
 
-def test_callbacks_and_send_to_a_missing_topic(shared_broker, admin):
+def test_callbacks_and_send_to_a_missing_topic(bootstrap, admin):
     admin.create_topics([NewTopic("client-callbacks", 1)])
     seen = []
     done = threading.Event()
-    with Producer(bootstrap_servers=shared_broker.bootstrap_servers, max_block_ms=300) as p:
+    with Producer(bootstrap_servers=bootstrap, max_block_ms=300) as p:
         def callback(metadata, error):
             seen.append((metadata, error, threading.current_thread().name))
             done.set()
@@ -134,10 +153,10 @@ def test_callbacks_and_send_to_a_missing_topic(shared_broker, admin):
     assert error is None and metadata.offset == 0 and thread.startswith("pyq-producer-sender")
 
 
-def test_fetch_range_cuts_inside_batches(shared_broker, admin, fetcher):
+def test_fetch_range_cuts_inside_batches(bootstrap, admin, fetcher):
     topic = "client-range"
     admin.create_topics([NewTopic(topic, 1)])
-    with Producer(bootstrap_servers=shared_broker.bootstrap_servers, batch_size=300,
+    with Producer(bootstrap_servers=bootstrap, batch_size=300,
                   linger_ms=0) as p:
         for i in range(200):
             p.send(topic, f"{i:04d}".encode() * 5)
@@ -149,13 +168,13 @@ def test_fetch_range_cuts_inside_batches(shared_broker, admin, fetcher):
     assert [o for c in cols for o in c.offsets.tolist()] == list(range(17, 133))
 
 
-def test_long_poll_waits_for_records_written_later(shared_broker, admin, fetcher):
+def test_long_poll_waits_for_records_written_later(bootstrap, admin, fetcher):
     topic = "client-long-poll"
     admin.create_topics([NewTopic(topic, 1)])
 
     def write_later():
         time.sleep(0.4)
-        with Producer(bootstrap_servers=shared_broker.bootstrap_servers) as p:
+        with Producer(bootstrap_servers=bootstrap) as p:
             for i in range(10):
                 p.send(topic, str(i).encode())
 
@@ -174,37 +193,29 @@ def test_fetch_errors_name_the_partition(fetcher):
         list(fetcher.iter_records("client-never-created", 0, 0, 1))
 
 
-def test_offset_out_of_range_reports_log_start_and_end(broker_factory):
-    broker = broker_factory(overrides={"log.retention.check.interval.ms": "200",
-                                       "log.segment.bytes": "16384"})
-    with Admin(bootstrap_servers=broker.bootstrap_servers) as admin:
-        admin.create_topics([NewTopic("client-retained", 1, configs={"retention.bytes": "40000"})])
-        with Producer(bootstrap_servers=broker.bootstrap_servers, batch_size=4096) as p:
-            for i in range(6000):
-                p.send("client-retained", f"record-{i:06d}".encode() * 3)
-        tp = TopicPartition("client-retained", 0)
-        deadline = time.monotonic() + 20
-        earliest = 0
-        while earliest == 0 and time.monotonic() < deadline:
-            earliest = admin.list_offsets({tp: "earliest"})[tp].offset
-            time.sleep(0.1)
-        assert earliest > 0, "retention should have deleted old segments"
-        latest = admin.list_offsets({tp: "latest"})[tp].offset
-    with Fetcher(bootstrap_servers=broker.bootstrap_servers) as fetcher:
+def test_offset_out_of_range_reports_log_start_and_end(bootstrap, admin):
+    topic = "client-truncated"
+    admin.create_topics([NewTopic(topic, 1)])
+    with Producer(bootstrap_servers=bootstrap, batch_size=4096) as p:
+        for i in range(600):
+            p.send(topic, f"record-{i:06d}".encode() * 3)
+    tp = TopicPartition(topic, 0)
+    assert admin.delete_records({tp: 400}) == {tp: 400}  # the log now starts at 400
+    with Fetcher(bootstrap_servers=bootstrap) as fetcher:
         with pytest.raises(OffsetOutOfRangeError) as e:
-            list(fetcher.iter_records("client-retained", 0, 0, 10))
-        assert (e.value.topic, e.value.partition, e.value.offset) == ("client-retained", 0, 0)
-        assert e.value.log_end_offset == latest and e.value.log_start_offset >= earliest
+            list(fetcher.iter_records(topic, 0, 0, 10))
+        assert (e.value.topic, e.value.partition, e.value.offset) == (topic, 0, 0)
+        assert (e.value.log_start_offset, e.value.log_end_offset) == (400, 600)
         assert "below the log start" in str(e.value)
         with pytest.raises(OffsetOutOfRangeError, match="above the log end") as e:
-            list(fetcher.iter_records("client-retained", 0, latest + 100, latest + 110))
-        assert e.value.log_end_offset == latest
-        start, end = fetcher.offset_bounds("client-retained", 0)
-        tail = [r.offset for r in fetcher.iter_records("client-retained", 0, start, end)]
-        assert tail == list(range(start, end))
+            list(fetcher.iter_records(topic, 0, 700, 710))
+        assert e.value.log_end_offset == 600
+        assert fetcher.offset_bounds(topic, 0) == (400, 600)
+        tail = [r.offset for r in fetcher.iter_records(topic, 0, 400, 600)]
+        assert tail == list(range(400, 600))
 
 
-def test_admin_topics_offsets_and_group_offsets(shared_broker, admin):
+def test_admin_topics_offsets_and_group_offsets(bootstrap, admin):
     admin.create_topics([NewTopic("client-admin", 2, configs={"retention.ms": "3600000"})])
     with pytest.raises(TopicAlreadyExists, match="client-admin"):
         admin.create_topics([NewTopic("client-admin", 2)])
@@ -212,11 +223,12 @@ def test_admin_topics_offsets_and_group_offsets(shared_broker, admin):
     assert "client-admin" in admin.list_topics()
     [description] = admin.describe_topics(["client-admin"]).values()
     assert [p.partition for p in description.partitions] == [0, 1]
-    assert all(p.leader == 0 and p.isr == (0,) for p in description.partitions)
     cluster = admin.describe_cluster()
-    assert cluster.controller_id == 0 and [b.port for b in cluster.brokers] == [shared_broker.port]
+    [node] = cluster.brokers  # pyq's broker is node 0, Kafka's node 1
+    assert f"{node.host}:{node.port}" == bootstrap and cluster.controller_id == node.node_id
+    assert all(p.leader == node.node_id and p.isr == (node.node_id,) for p in description.partitions)
 
-    with Producer(bootstrap_servers=shared_broker.bootstrap_servers) as p:
+    with Producer(bootstrap_servers=bootstrap) as p:
         for i in range(10):
             p.send("client-admin", b"x", partition=0, timestamp=1_000_000 + i * 100)
     tp0, tp1 = TopicPartition("client-admin", 0), TopicPartition("client-admin", 1)
@@ -240,9 +252,9 @@ def test_admin_topics_offsets_and_group_offsets(shared_broker, admin):
     admin.delete_topics(["client-admin"], if_exists=True)
 
 
-def test_send_rejects_what_it_cannot_deliver(shared_broker, admin):
+def test_send_rejects_what_it_cannot_deliver(bootstrap, admin):
     admin.create_topics([NewTopic("client-checks", 2)])
-    with Producer(bootstrap_servers=shared_broker.bootstrap_servers, max_request_size=1000,
+    with Producer(bootstrap_servers=bootstrap, max_request_size=1000,
                   max_block_ms=500) as p:
         with pytest.raises(TypeError, match="bytes-like"):
             p.send("client-checks", "a str")  # type: ignore[arg-type]
@@ -256,8 +268,36 @@ def test_send_rejects_what_it_cannot_deliver(shared_broker, admin):
         p.send("client-checks", b"late")
 
 
-def test_producer_and_fetcher_ride_out_a_broker_restart(broker_factory):
-    broker = broker_factory()
+class Restartable(NamedTuple):
+    bootstrap_servers: str
+    stop: Callable[[], None]  # a clean shutdown
+    start: Callable[[], None]  # again, on the same port and data
+
+
+@pytest.fixture
+def restartable(broker_under_test, broker_factory, tmp_path) -> Iterator[Restartable]:
+    """A broker of the kind under test of this test's own, to stop and start again."""
+    if broker_under_test.name == "kafka":
+        cluster = KafkaCluster(tmp_path / "kafka", 1,
+                               overrides={"auto.create.topics.enable": "false"}).start()
+        try:
+            yield Restartable(cluster.bootstrap_servers, cluster.stop, lambda: cluster.restart(1))
+        finally:
+            cluster.stop()
+        return
+    broker: BrokerProcess = broker_factory()
+
+    def stop() -> None:
+        assert broker.stop() == 0
+
+    def start() -> None:
+        broker.start()
+
+    yield Restartable(broker.bootstrap_servers, stop, start)
+
+
+def test_producer_and_fetcher_ride_out_a_broker_restart(restartable):
+    broker = restartable
     bootstrap = broker.bootstrap_servers
     with Admin(bootstrap_servers=bootstrap) as admin:
         admin.create_topics([NewTopic("client-restart", 1)])
@@ -269,7 +309,7 @@ def test_producer_and_fetcher_ride_out_a_broker_restart(broker_factory):
         before = [producer.send("client-restart", b"before-%d" % i) for i in range(100)]
         producer.flush(timeout=30)
         assert [r.offset for r in fetcher.iter_records("client-restart", 0, 0, 100)] == list(range(100))
-        assert broker.stop() == 0
+        broker.stop()
         during = [producer.send("client-restart", b"during-%d" % i) for i in range(100)]
         broker.start()  # same port, same data
         producer.flush(timeout=60)
@@ -283,13 +323,13 @@ def test_producer_and_fetcher_ride_out_a_broker_restart(broker_factory):
         fetcher.close()
 
 
-def test_a_retried_idempotent_batch_is_written_once(shared_broker, admin):
+def test_a_retried_idempotent_batch_is_written_once(bootstrap, admin):
     from broker_sim.protocol.api import ApiKey
     from broker_sim.protocol.records import RecordBatchBuilder
     from tests.wire import WireClient
 
     admin.create_topics([NewTopic("client-dedup", 1)])
-    with WireClient(shared_broker.port) as wire:
+    with WireClient(int(bootstrap.rsplit(":", 1)[1])) as wire:
         pid = wire.request(ApiKey.INIT_PRODUCER_ID, 1, {"transactional_id": None,
                                                         "transaction_timeout_ms": 60_000})
         builder = RecordBatchBuilder(producer_id=pid.producer_id,
@@ -303,5 +343,68 @@ def test_a_retried_idempotent_batch_is_written_once(shared_broker, admin):
         retry = wire.request(ApiKey.PRODUCE, 8, body).responses[0].partition_responses[0]
     assert first.error_code == 0 and first.base_offset == 0
     assert retry.error_code in (0, 46) and (retry.error_code or retry.base_offset == 0)
-    with Fetcher(bootstrap_servers=shared_broker.bootstrap_servers) as fetcher:
+    with Fetcher(bootstrap_servers=bootstrap) as fetcher:
         assert fetcher.offset_bounds("client-dedup", 0) == (0, 3)
+
+
+def test_admin_lists_describes_and_deletes_groups(bootstrap, admin):
+    topic = "client-groups"
+    admin.create_topics([NewTopic(topic, 2)])
+    admin.commit_offsets("client-simple", {(topic, 0): OffsetAndMetadata(1, "q")})
+    with Consumer(bootstrap_servers=bootstrap, group_id="client-member",
+                  auto_offset_reset="earliest") as consumer:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 30
+        while len(consumer.assignment()) < 2:
+            consumer.poll(100)
+            assert time.monotonic() < deadline, "the member never got both partitions"
+        listed = {g.group_id: g for g in admin.list_groups()}
+        assert (listed["client-member"].protocol_type, listed["client-member"].state) == ("consumer", "Stable")
+        assert (listed["client-simple"].protocol_type, listed["client-simple"].state) == ("", "Empty")
+        assert all(g.group_type == "classic" for g in (listed["client-member"], listed["client-simple"]))
+        stable = {g.group_id for g in admin.list_groups(states=["Stable"])}
+        assert "client-member" in stable and "client-simple" not in stable
+        described = admin.describe_groups(["client-member", "client-simple"])
+        member = described["client-member"]
+        assert (member.state, member.protocol_type, member.protocol) == ("Stable", "consumer", "range")
+        [m] = member.members
+        assert sorted(m.assignment) == [TopicPartition(topic, 0), TopicPartition(topic, 1)]
+        assert (described["client-simple"].state, described["client-simple"].members) == ("Empty", [])
+        with pytest.raises(NonEmptyGroup):
+            admin.delete_groups(["client-member"])
+    # closed: it left the group, which is empty now and may go
+    admin.delete_groups(["client-member", "client-simple"])
+    remaining = {g.group_id for g in admin.list_groups()}
+    assert not remaining & {"client-member", "client-simple"}
+    assert admin.fetch_offsets("client-simple") == {}
+    with pytest.raises(GroupIdNotFound):
+        admin.delete_groups(["client-simple"])
+
+
+def test_admin_lists_and_describes_transactions(bootstrap, admin):
+    topic, txn = "client-txn", "client-txn-open"
+    admin.create_topics([NewTopic(topic, 2)])
+    with Producer(bootstrap_servers=bootstrap, transactional_id=txn,
+                  transaction_timeout_ms=45_000) as producer:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, b"a", partition=0)
+        producer.send(topic, b"b", partition=1)
+        producer.flush()
+        [listing] = [t for t in admin.list_transactions() if t.transactional_id == txn]
+        assert listing.state == "Ongoing" and listing.producer_id >= 0
+        assert [t.transactional_id for t in admin.list_transactions(
+            states=["Ongoing"], producer_ids=[listing.producer_id])] == [txn]
+        assert txn not in {t.transactional_id for t in admin.list_transactions(states=["CompleteCommit"])}
+        described = admin.describe_transactions([txn])[txn]
+        assert (described.state, described.producer_id, described.timeout_ms) == (
+            "Ongoing", listing.producer_id, 45_000)
+        assert described.producer_epoch >= 0 and described.start_time_ms > 0
+        assert sorted(described.partitions) == [TopicPartition(topic, 0), TopicPartition(topic, 1)]
+        assert described.coordinator == listing.coordinator == admin.find_transaction_coordinator(txn)
+        producer.commit_transaction()
+    done = wait_for(lambda: (d := admin.describe_transactions([txn])[txn]).state == "CompleteCommit" and d,
+                    10, what="the transaction completed")
+    assert done.partitions == []
+    with pytest.raises(TransactionalIdNotFound):
+        admin.describe_transactions(["client-txn-never"])
