@@ -1,0 +1,474 @@
+"""Kafka as the oracle (issue 29): the same raw requests to Apache Kafka and to pyq, answers
+compared field by field.
+
+Each :class:`Scenario` sends a sequence of requests (pyq's own codec, at the version both
+brokers answer: the lower of their ApiVersions maxima) to the session's Kafka node and to a
+pyq broker, on a fresh topic of the same name, and gets back its labelled, decoded answers.
+:func:`compare` walks the two answers and names every field that differs by its path
+(``label: topics[0].partitions[0].error_code``); record sets are compared batch by batch,
+header and records. Fields that differ by nature are masked by name (:data:`MASKED`, each
+with its reason); differences found and not yet fixed are listed per scenario in
+:data:`KNOWN_DIFFERENCES`, and the test asserts they still differ, so a fix fails it until
+the entry is removed.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import closing, nullcontext
+from dataclasses import dataclass
+from typing import Any
+from uuid import uuid4
+
+import pytest
+
+from broker_sim.protocol.api import APIS, ApiKey
+from broker_sim.protocol.records import RecordBatchBuilder, decode_batch, iter_batches
+from broker_sim.protocol.schema import Data
+from tests.wire import WireClient, fetch_body, list_offsets_body, produce_body, wait_for
+
+pytestmark = pytest.mark.integration
+
+#: Fields that legitimately differ between two brokers, by name, and why.
+MASKED: dict[str, str] = {
+    "throttle_time_ms": "quota throttling is each broker's own (both 0 here, but not a contract)",
+    "error_message": "free text; the error_code is compared",
+    **dict.fromkeys(("node_id", "leader_id", "replica_nodes", "isr_nodes", "controller_id"),
+                    "node ids: Kafka's node is 1, pyq's broker 0"),
+    **dict.fromkeys(("host", "port"), "each broker's own listener"),
+    "cluster_id": "random per cluster",
+    "topic_id": "random per topic",
+    "producer_id": "allocated by each broker's own id blocks",
+}
+
+_F0, _L0 = "responses[0].partitions[0]", "topics[0].partitions[0]"  # Fetch's, ListOffsets' partition
+
+
+def _known(reason: str, labels: tuple[str, ...], *fields: str) -> dict[str, str]:
+    return {f"{label}: {field}": reason for label in labels for field in fields}
+
+
+OUT_OF_RANGE = ("Kafka answers OFFSET_OUT_OF_RANGE with high watermark, last stable offset and "
+                "log start offset -1; pyq with the partition's real ones")
+OOR_FIELDS = (f"{_F0}.high_watermark", f"{_F0}.last_stable_offset", f"{_F0}.log_start_offset")
+NO_EPOCH = "no offset for the timestamp: Kafka answers leader_epoch -1, pyq the current epoch"
+MAX_TS = "timestamp -3 (MAX_TIMESTAMP) needs ListOffsets v7: Kafka refuses it at v5 (35), pyq answers"
+NOT_IMPLEMENTED = "a topic config pyq does not implement: Kafka accepts/describes it, pyq refuses/omits it"
+#: scenario -> field path -> why pyq's answer differs from Kafka's (asserted to still differ).
+KNOWN_DIFFERENCES: dict[str, dict[str, str]] = {
+    "produce_then_fetch": {
+        **_known(OUT_OF_RANGE, ("fetch above the LEO of an empty partition", "fetch above the LEO",
+                                "fetch negative offset"), *OOR_FIELDS),
+        **_known("Kafka's error partitions carry aborted_transactions [] (the schema default), pyq's null",
+                 ("fetch unknown partition", "fetch unknown topic"), f"{_F0}.aborted_transactions"),
+        **_known("Kafka cuts the data at partition_max_bytes inside the 2nd batch (clients drop the "
+                 "part); pyq sends whole batches only", ("partition_max_bytes one and a half batches",),
+                 f"{_F0}.records.partial_tail_bytes"),
+    },
+    "list_offsets": {
+        **_known(NO_EPOCH, ("empty by timestamp", "timestamp +1000 iso=0", "timestamp +1000 iso=1"),
+                 f"{_L0}.leader_epoch"),
+        **_known(MAX_TS, ("empty max timestamp",), f"{_L0}.error_code", f"{_L0}.leader_epoch"),
+        **_known(MAX_TS, ("max timestamp iso=0", "max timestamp iso=1"), f"{_L0}.error_code",
+                 f"{_L0}.leader_epoch", f"{_L0}.offset", f"{_L0}.timestamp"),
+        **_known("timestamp -4 (EARLIEST_LOCAL) needs ListOffsets v8: Kafka answers "
+                 "UNSUPPORTED_VERSION (35), pyq UNKNOWN_SERVER_ERROR (-1)",
+                 ("unknown timestamp sentinel -4",), f"{_L0}.error_code", f"{_L0}.leader_epoch"),
+    },
+    "delete_records": _known(OUT_OF_RANGE, ("fetch below the log start", "fetch at 3",
+                                            "fetch at 5 after -1"), *OOR_FIELDS),
+    "create_topics_errors": _known(NOT_IMPLEMENTED, (
+        "validate_only message.timestamp.type=LogAppendTime", "validate_only compression.type=gzip",
+        "validate_only unclean.leader.election.enable=true"), "topics[0].error_code"),
+    "describe_configs": {
+        **_known(NOT_IMPLEMENTED, ("describe topic",), "results[0].configs[compression.type]",
+                 "results[0].configs[message.timestamp.type]",
+                 "results[0].configs[unclean.leader.election.enable]"),
+        **_known("Kafka's storage format sets min.insync.replicas cluster-wide (3, "
+                 "DYNAMIC_DEFAULT_BROKER_CONFIG); pyq's is its built-in default (5, DEFAULT_CONFIG)",
+                 ("describe topic",), "results[0].configs[min.insync.replicas].config_source"),
+    },
+    "transactions": _known(NO_EPOCH, ("txn 0 open: by timestamp iso=1",), f"{_L0}.leader_epoch"),
+    "time_based_roll": _known(
+        "Kafka rolls a segment when a batch's CreateTime is segment.ms past the segment's first, and "
+        "a fetch reads one segment; pyq rolls on wall-clock age, so both batches share a segment",
+        ("fetch from 0",), f"{_F0}.records.batches.len"),
+}
+
+#: Lists whose order carries no meaning, compared item by item by the items' ``name``.
+KEYED_BY_NAME = {"configs"}
+
+T0 = 1_700_000_000_000  # CreateTime of the first record of the timestamped scenarios
+NOW = int(time.time() * 1000)  # the same for both brokers: records more recent than segment.ms
+STATS: Counter[str] = Counter()
+USED: dict[str, int] = {}  # API name -> the version the scenarios sent
+
+
+@pytest.fixture(scope="module")
+def versions(kafka: Any, shared_broker: Any) -> dict[int, int]:
+    """Per API key: the highest version both brokers answer (ApiVersions v2 of each)."""
+    ranges = []
+    for port in (kafka.nodes[0].port, shared_broker.port):
+        with WireClient(port) as c:
+            r = c.request(ApiKey.API_VERSIONS, 2, {})
+        ranges.append({k.api_key: (k.min_version, k.max_version) for k in r.api_keys})
+    both = ranges[0].keys() & ranges[1].keys() & APIS.keys()
+    chosen = {key: min(ranges[0][key][1], ranges[1][key][1], APIS[key].max_version) for key in both}
+    assert all(chosen[k] >= max(ranges[0][k][0], ranges[1][k][0]) for k in chosen)
+    return chosen
+
+
+@pytest.fixture(scope="module", autouse=True)
+def summary(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    line = (f"differential: {STATS['responses']} responses, {STATS['fields']} fields compared, "
+            f"{STATS['differences']} differences ({STATS['known']} known); "
+            + ", ".join(f"{name} v{v}" for name, v in sorted(USED.items())))
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else nullcontext():
+        print("\n" + line)  # shown with or without -s
+
+
+class Conn:
+    """One broker's connection: requests at the chosen versions, answers kept in order."""
+
+    def __init__(self, port: int, versions: dict[int, int]) -> None:
+        self.client = WireClient(port)
+        self.versions = versions
+        self.answers: list[tuple[str, Data]] = []
+
+    def raw(self, key: int, body: dict) -> Data:
+        USED[APIS[key].name] = self.versions[key]
+        return self.client.request(key, self.versions[key], body)
+
+    def call(self, label: str, key: int, body: dict) -> Data:
+        response = self.raw(key, body)
+        self.answers.append((label, response))
+        return response
+
+    # -- the requests scenarios send -------------------------------------------------
+    def create(self, label: str, topic: str, partitions: int = 1, replication: int = 1,
+               configs: dict[str, str] | None = None, validate_only: bool = False) -> Data:
+        return self.call(label, ApiKey.CREATE_TOPICS, {"topics": [
+            {"name": topic, "num_partitions": partitions, "replication_factor": replication,
+             "assignments": [],
+             "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}],
+            "timeout_ms": 10_000, "validate_only": validate_only})
+
+    def topic(self, topic: str, configs: dict[str, str] | None = None) -> None:
+        """Create ``topic`` with one partition (answer compared) and wait until the broker
+        serves it (Kafka's Metadata names the leader a moment before its log answers)."""
+        assert self.create("create", topic, configs=configs).topics[0].error_code == 0
+        latest = list_offsets_body(topic, 0, -1)
+        wait_for(lambda: self.raw(ApiKey.LIST_OFFSETS, latest).topics[0].partitions[0].error_code == 0,
+                 30, what=f"{topic} served")
+
+    def metadata(self, topic: str, label: str | None = None) -> Data:
+        body = {"topics": [{"name": topic}], "allow_auto_topic_creation": True,
+                "include_cluster_authorized_operations": False,
+                "include_topic_authorized_operations": False}
+        return self.call(label, ApiKey.METADATA, body) if label else self.raw(ApiKey.METADATA, body)
+
+    def produce(self, label: str, topic: str, records: bytes, partition: int = 0) -> Data:
+        return self.call(label, ApiKey.PRODUCE, produce_body(topic, partition, records))
+
+    def fetch(self, label: str, topic: str, offset: int, partition: int = 0, max_bytes: int = 1 << 20,
+              partition_max_bytes: int = 1 << 20, isolation: int = 0) -> Data:
+        body = fetch_body(topic, partition, offset, max_bytes=max_bytes)
+        body["isolation_level"] = isolation
+        body["topics"][0]["partitions"][0]["partition_max_bytes"] = partition_max_bytes
+        return self.call(label, ApiKey.FETCH, body)
+
+    def offsets(self, label: str, topic: str, timestamp: int, isolation: int = 0) -> Data:
+        body = list_offsets_body(topic, 0, timestamp)
+        body["isolation_level"] = isolation
+        return self.call(label, ApiKey.LIST_OFFSETS, body)
+
+    def delete_records(self, label: str, topic: str, offset: int) -> Data:
+        return self.call(label, ApiKey.DELETE_RECORDS, {"timeout_ms": 10_000, "topics": [
+            {"name": topic, "partitions": [{"partition_index": 0, "offset": offset}]}]})
+
+
+def batch(*timestamps: int, size: int = 20, **header: Any) -> bytes:
+    """One batch of records valued ``v<i>`` (``size`` bytes each) with these CreateTimes."""
+    b = RecordBatchBuilder(**header)
+    for i, ts in enumerate(timestamps):
+        b.append(ts, f"k{i}".encode(), f"v{i}".encode().ljust(size, b"."))
+    return b.build()
+
+
+def records_view(blob: Any) -> Any:
+    """A record set as comparable Data: each batch's header (but its crc, which covers the
+    rest) and records, and the bytes of a trailing partial batch (a fetch may end with one).
+    A control batch's timestamps are its broker's clock when it wrote the marker: not compared."""
+    if blob is None:
+        return None
+    blob = bytes(blob)
+    batches, end = [], 0
+    for pos, header in iter_batches(blob):
+        _, recs = decode_batch(blob, pos)
+        fields = header._asdict()
+        del fields["crc"]
+        if header.is_control:
+            fields["base_timestamp"] = fields["max_timestamp"] = "<broker clock>"
+        batches.append(Data(**fields, records=[
+            Data(offset=r.offset, key=r.key, value=r.value, headers=list(r.headers),
+                 timestamp="<broker clock>" if header.is_control else r.timestamp) for r in recs]))
+        end = pos + header.size
+    return Data(batches=batches, partial_tail_bytes=len(blob) - end)
+
+
+def _blob(value: Any) -> bool:
+    return isinstance(value, (bytes, bytearray, memoryview))
+
+
+def _parts(path: str) -> list[str]:
+    return re.findall(r"\[[^\]]*\]|[^.\[]+", path)
+
+
+def compare(kafka: Any, pyq: Any, masked: dict[str, str] = MASKED, path: str = "") -> list[str]:
+    """The paths of the fields whose values differ, masked names skipped (counted in STATS).
+    Lists of :data:`KEYED_BY_NAME` are matched by their items' names (``configs[retention.ms]``)."""
+    name = next((p for p in reversed(_parts(path)) if not p.startswith("[")), "")
+    if name in masked:
+        return []
+    if name in KEYED_BY_NAME and isinstance(kafka, list) and isinstance(pyq, list) and path[-1] != "]":
+        k, p = {i.name: i for i in kafka}, {i.name: i for i in pyq}
+        return [d for n in dict.fromkeys([*k, *p])
+                for d in compare(k.get(n, "<absent>"), p.get(n, "<absent>"), masked, f"{path}[{n}]")]
+    if name == "records" and (_blob(kafka) or _blob(pyq)):
+        kafka, pyq = records_view(kafka), records_view(pyq)
+    if isinstance(kafka, Data) and isinstance(pyq, Data):
+        keys = list(dict.fromkeys([*vars(kafka), *vars(pyq)]))
+        return [d for k in keys for d in compare(kafka.get(k, "<absent>"), pyq.get(k, "<absent>"),
+                                                  masked, f"{path}.{k}" if path else k)]
+    if isinstance(kafka, list) and isinstance(pyq, list):
+        if len(kafka) != len(pyq):
+            STATS["fields"] += 1
+            return [f"{path}.len"]
+        return [d for i, (a, b) in enumerate(zip(kafka, pyq, strict=True))
+                for d in compare(a, b, masked, f"{path}[{i}]")]
+    STATS["fields"] += 1
+    return [] if kafka == pyq else [path]
+
+
+def value_at(value: Any, path: str) -> Any:
+    """The value :func:`compare` names by ``path`` (for the failure message)."""
+    for part in _parts(path):
+        if part.startswith("[") and part[1:-1].isdigit():
+            value = value[int(part[1:-1])]
+        elif part.startswith("["):
+            value = next((i for i in value if i.name == part[1:-1]), "<absent>")
+        elif part == "len":
+            value = len(value)
+        else:
+            value = value.get(part, "<absent>")
+            if part == "records" and _blob(value):
+                value = records_view(value)
+    return value
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    run: Callable[[Conn, str], None]
+
+
+def produce_then_fetch(c: Conn, topic: str) -> None:
+    c.topic(topic)
+    c.fetch("fetch empty partition", topic, 0)
+    c.fetch("fetch above the LEO of an empty partition", topic, 1)
+    for n in range(3):
+        c.produce(f"produce batch {n}", topic, batch(T0 + n, T0 + n, size=100))
+    first = len(batch(T0, T0, size=100))
+    c.fetch("fetch everything", topic, 0)
+    c.fetch("KIP-74 max_bytes below the first batch", topic, 0, max_bytes=10)
+    c.fetch("KIP-74 partition_max_bytes below the first batch", topic, 0, partition_max_bytes=10)
+    c.fetch("partition_max_bytes one and a half batches", topic, 0, partition_max_bytes=first * 3 // 2)
+    c.fetch("fetch mid-batch offset", topic, 3)
+    c.fetch("fetch at the LEO", topic, 6)
+    c.fetch("fetch above the LEO", topic, 7)
+    c.fetch("fetch negative offset", topic, -5)
+    c.fetch("fetch unknown partition", topic, 0, partition=3)
+    c.fetch("fetch unknown topic", topic + "-missing", 0)
+
+
+def list_offsets(c: Conn, topic: str) -> None:
+    c.topic(topic)
+    c.offsets("empty earliest", topic, -2)
+    c.offsets("empty latest", topic, -1)
+    c.offsets("empty max timestamp", topic, -3)
+    c.offsets("empty by timestamp", topic, T0)
+    c.produce("produce 0-2", topic, batch(T0, T0 + 10, T0 + 20))
+    c.produce("produce 3-4 (out of order)", topic, batch(T0 + 30, T0 + 5))
+    for iso in (0, 1):
+        c.offsets(f"earliest iso={iso}", topic, -2, iso)
+        c.offsets(f"latest iso={iso}", topic, -1, iso)
+        c.offsets(f"max timestamp iso={iso}", topic, -3, iso)
+        for ts in (T0 - 1000, T0 + 5, T0 + 15, T0 + 20, T0 + 25, T0 + 30, T0 + 1000):
+            c.offsets(f"timestamp {ts - T0:+} iso={iso}", topic, ts, iso)
+    c.offsets("unknown timestamp sentinel -4", topic, -4)
+    c.call("unknown topic", ApiKey.LIST_OFFSETS, list_offsets_body(topic + "-missing", 0, -1))
+    c.call("unknown partition", ApiKey.LIST_OFFSETS, list_offsets_body(topic, 2, -1))
+
+
+def delete_records(c: Conn, topic: str) -> None:
+    c.topic(topic)
+    c.produce("produce 0-2", topic, batch(T0, T0 + 1, T0 + 2))
+    c.produce("produce 3-5", topic, batch(T0 + 3, T0 + 4, T0 + 5))
+    c.delete_records("delete to 1", topic, 1)
+    c.offsets("earliest after 1", topic, -2)
+    c.fetch("fetch at the new log start 1", topic, 1)
+    c.fetch("fetch below the log start", topic, 0)
+    c.delete_records("delete above the HW", topic, 7)
+    c.delete_records("delete to 4", topic, 4)
+    c.delete_records("delete backwards to 2", topic, 2)
+    c.offsets("earliest after 4", topic, -2)
+    c.offsets("by timestamp below the log start", topic, T0)
+    c.fetch("fetch at 4", topic, 4)
+    c.fetch("fetch at 3", topic, 3)
+    c.delete_records("delete to -1 (the HW)", topic, -1)
+    c.offsets("earliest after -1", topic, -2)
+    c.offsets("latest after -1", topic, -1)
+    c.fetch("fetch at the HW after -1", topic, 6)
+    c.fetch("fetch at 5 after -1", topic, 5)
+    c.call("delete unknown topic", ApiKey.DELETE_RECORDS, {"timeout_ms": 10_000, "topics": [
+        {"name": topic + "-missing", "partitions": [{"partition_index": 0, "offset": 0}]}]})
+
+
+def create_topics_errors(c: Conn, topic: str) -> None:
+    c.create("replication factor 3 on one broker", topic, replication=3)
+    c.create("0 partitions", topic, partitions=0)
+    c.create("-2 partitions", topic, partitions=-2)
+    c.create("replication factor 0", topic, replication=0)
+    c.create("replication factor -2", topic, replication=-2)
+    c.create("name with a slash", topic + "/x")
+    c.create("name too long", "t" * 250)
+    c.create("name '.'", ".")
+    c.create("cleanup.policy=bogus", topic, configs={"cleanup.policy": "bogus"})
+    c.create("retention.ms=abc", topic, configs={"retention.ms": "abc"})
+    c.create("min.insync.replicas=0", topic, configs={"min.insync.replicas": "0"})
+    c.create("unknown config", topic, configs={"no.such.config": "1"})
+    for name, value in (("message.timestamp.type", "LogAppendTime"), ("compression.type", "gzip"),
+                        ("unclean.leader.election.enable", "true")):
+        c.create(f"validate_only {name}={value}", topic, configs={name: value}, validate_only=True)
+    c.create("validate_only", topic, validate_only=True)
+    c.metadata(topic, "metadata after validate_only")
+    c.create("create", topic, partitions=2, configs={"retention.ms": "60000"})
+    c.create("again: already exists", topic)
+    c.create("again validate_only", topic, validate_only=True)
+    wait_for(lambda: c.metadata(topic).topics[0].error_code == 0, 30, what=topic)
+    c.metadata(topic, "metadata of the topic")
+
+
+def describe_configs(c: Conn, topic: str) -> None:
+    c.topic(topic, configs={"retention.ms": "123456", "cleanup.policy": "compact"})
+    keys = ["cleanup.policy", "retention.ms", "retention.bytes", "segment.bytes", "segment.ms",
+            "max.message.bytes", "min.insync.replicas", "message.timestamp.type", "compression.type",
+            "unclean.leader.election.enable", "delete.retention.ms", "min.compaction.lag.ms",
+            "no.such.config"]
+    for name, resource in (("topic", topic), ("unknown topic", topic + "-missing")):
+        c.call(f"describe {name}", ApiKey.DESCRIBE_CONFIGS, {
+            "resources": [{"resource_type": 2, "resource_name": resource, "configuration_keys": keys}],
+            "include_synonyms": False, "include_documentation": False})
+
+
+def unknown_topics(c: Conn, topic: str) -> None:
+    c.metadata(topic, "metadata: unknown topic, auto-creation asked for but off")
+    c.metadata(topic + "/bad", "metadata: invalid topic name")
+    c.produce("unknown topic", topic + "-missing", batch(T0))
+    c.topic(topic)
+    c.produce("unknown partition", topic, batch(T0), partition=4)
+    c.produce("known partition", topic, batch(T0))
+
+
+def transactions(c: Conn, topic: str) -> None:
+    """An open transaction holds the last stable offset; committed, it moves on; aborted, a
+    read_committed fetch lists it."""
+    c.topic(topic)
+    txn = f"{topic}-txn"
+    c.produce("plain records 0-1", topic, batch(NOW, NOW + 1))
+    find = {"key": txn, "key_type": 1, "coordinator_keys": [txn]}
+    wait_for(lambda: c.raw(ApiKey.FIND_COORDINATOR, find).coordinators[0].error_code == 0, 60,
+             what="a transaction coordinator")
+    init_body = {"transactional_id": txn, "transaction_timeout_ms": 60_000}
+    init = wait_for(lambda: (r := c.raw(ApiKey.INIT_PRODUCER_ID, init_body)).error_code == 0 and r,
+                    60, what="a producer id")
+    c.answers.append(("init producer id", init))
+    for n, (commit, ts) in enumerate(((True, NOW + 2), (False, NOW + 4))):
+        pid, epoch = init.producer_id, init.producer_epoch
+        c.call(f"txn {n}: add partition", ApiKey.ADD_PARTITIONS_TO_TXN, {
+            "v3_and_below_transactional_id": txn, "v3_and_below_producer_id": pid,
+            "v3_and_below_producer_epoch": epoch,
+            "v3_and_below_topics": [{"name": topic, "partitions": [0]}]})
+        records = batch(ts, ts + 1, producer_id=pid, producer_epoch=epoch, base_sequence=2 * n,
+                        is_transactional=True)
+        c.call(f"txn {n}: produce", ApiKey.PRODUCE,
+               produce_body(topic, 0, records, transactional_id=txn))
+        for iso in (0, 1):
+            c.offsets(f"txn {n} open: latest iso={iso}", topic, -1, iso)
+            if n == 0:  # (later, the first record at or after ``ts`` is a marker, of broker time)
+                c.offsets(f"txn {n} open: by timestamp iso={iso}", topic, ts, iso)
+            c.fetch(f"txn {n} open: fetch iso={iso}", topic, 0, isolation=iso)
+        c.call(f"txn {n}: end", ApiKey.END_TXN, {"transactional_id": txn, "producer_id": pid,
+                                                 "producer_epoch": epoch, "committed": commit})
+        wait_for(lambda: _lso(c, topic) == _lso(c, topic, 0), 30, what="the transaction markers")
+        for iso in (0, 1):
+            c.offsets(f"txn {n} ended: latest iso={iso}", topic, -1, iso)
+            c.fetch(f"txn {n} ended: fetch iso={iso}", topic, 0, isolation=iso)
+
+
+def time_based_roll(c: Conn, topic: str) -> None:
+    """A batch whose CreateTime is more than segment.ms (7 days) after the segment's first."""
+    c.topic(topic)
+    c.produce("produce CreateTime T0", topic, batch(T0, T0))
+    c.produce("produce CreateTime now", topic, batch(NOW, NOW))
+    c.fetch("fetch from 0", topic, 0)
+    c.fetch("fetch from 2", topic, 2)
+    c.offsets("by timestamp T0+1", topic, T0 + 1)
+
+
+def _lso(c: Conn, topic: str, isolation: int = 1) -> int:
+    body = list_offsets_body(topic, 0, -1)
+    body["isolation_level"] = isolation
+    return int(c.raw(ApiKey.LIST_OFFSETS, body).topics[0].partitions[0].offset)
+
+
+SCENARIOS = [Scenario(f.__name__, f) for f in (
+    produce_then_fetch, list_offsets, delete_records, create_topics_errors, describe_configs,
+    unknown_topics, transactions, time_based_roll)]
+
+
+def run(scenario: Scenario, port: int, versions: dict[int, int], topic: str) -> list[tuple[str, Data]]:
+    conn = Conn(port, versions)
+    with closing(conn.client):
+        scenario.run(conn, topic)
+    labels = [label for label, _ in conn.answers]
+    assert len(set(labels)) == len(labels), f"{scenario.name}: a label is used twice"
+    return conn.answers
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_kafka_and_pyq_answer_alike(scenario: Scenario, kafka: Any, shared_broker: Any,
+                                    versions: dict[int, int]) -> None:
+    topic = f"diff-{scenario.name.replace('_', '-')}-{uuid4().hex[:6]}"
+    on_kafka = run(scenario, kafka.nodes[0].port, versions, topic)
+    on_pyq = run(scenario, shared_broker.port, versions, topic)
+    assert [label for label, _ in on_kafka] == [label for label, _ in on_pyq]
+    found: dict[str, tuple[Any, Any]] = {}
+    for (label, k), (_, p) in zip(on_kafka, on_pyq, strict=True):
+        STATS["responses"] += 1
+        for path in compare(k, p):
+            found[f"{label}: {path}"] = (value_at(k, path), value_at(p, path))
+    STATS["differences"] += len(found)
+    known = KNOWN_DIFFERENCES.get(scenario.name, {})
+    STATS["known"] += len(found.keys() & known.keys())
+    unexpected = {path: found[path] for path in found.keys() - known.keys()}
+    assert not unexpected, "pyq answers differently from Kafka (path: (kafka, pyq)):\n" + "\n".join(
+        f"  {path}: {kv}" for path, kv in sorted(unexpected.items()))
+    fixed = sorted(known.keys() - found.keys())
+    assert not fixed, f"no longer different, remove from KNOWN_DIFFERENCES[{scenario.name!r}]: {fixed}"
+
