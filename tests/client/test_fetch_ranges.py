@@ -1,4 +1,5 @@
-"""Many partitions' ranges read together (``Fetcher.fetch_ranges``) against real brokers.
+"""Many partitions' ranges read together (``Fetcher.fetch_ranges``) against real brokers:
+pyq's, then Apache Kafka's (``broker_under_test``), the same tests on both.
 
 A Spark task packing many small ranges reads them with one Fetch per leader: every range's
 records arrive exactly once, in far fewer responses than ranges, and an out-of-range
@@ -54,14 +55,28 @@ def expected(ranges: list[FetchRange]) -> list:
 
 
 @pytest.fixture(scope="module")
-def many(shared_broker):
-    fill(shared_broker.bootstrap_servers, "many-ranges", PARTITIONS, 30)
+def bootstrap(broker_under_test) -> str:
+    return broker_under_test.bootstrap_servers
+
+
+@pytest.fixture(scope="module")
+def many(bootstrap):
+    fill(bootstrap, "many-ranges", PARTITIONS, 30)
     return "many-ranges"
 
 
-def test_small_ranges_of_many_partitions_come_back_in_a_few_responses(shared_broker, many):
+@pytest.fixture
+def three_brokers(broker_under_test, request) -> str:
+    """The bootstrap servers of three brokers of the kind under test: a pyq cluster of this
+    test's own, or the module's three Apache Kafka nodes (``kafka_cluster``)."""
+    if broker_under_test.name == "kafka":
+        return request.getfixturevalue("kafka_cluster").bootstrap_servers
+    return request.getfixturevalue("cluster_factory")(3).bootstrap_servers
+
+
+def test_small_ranges_of_many_partitions_come_back_in_a_few_responses(bootstrap, many):
     ranges = [FetchRange(many, p, p % 7, 30 - p % 5) for p in range(PARTITIONS)]
-    with Fetcher({"bootstrap.servers": shared_broker.bootstrap_servers}) as fetcher:
+    with Fetcher({"bootstrap.servers": bootstrap}) as fetcher:
         rows, responses = read_together(fetcher, ranges)
         assert rows == expected(ranges)
         assert responses <= 2  # one Fetch for all 48 (a second only if the first was cut)
@@ -69,19 +84,18 @@ def test_small_ranges_of_many_partitions_come_back_in_a_few_responses(shared_bro
         assert read_together(fetcher, ranges)[0] == rows
 
 
-def test_response_size_limits_spread_ranges_over_more_fetches(shared_broker, many):
+def test_response_size_limits_spread_ranges_over_more_fetches(bootstrap, many):
     """fetch.max.bytes smaller than all the ranges together: the broker answers what fits
     (at least one batch) and the rest is asked for again until every range is done."""
     ranges = [FetchRange(many, p, 0, 30) for p in range(PARTITIONS)]
-    with Fetcher({"bootstrap.servers": shared_broker.bootstrap_servers,
+    with Fetcher({"bootstrap.servers": bootstrap,
                   "fetch.max.bytes": 2048}) as fetcher:
         rows, responses = read_together(fetcher, ranges)
     assert rows == expected(ranges)
     assert responses > 2
 
 
-def test_an_out_of_range_partition_is_handled_alone(shared_broker, many):
-    bootstrap = shared_broker.bootstrap_servers
+def test_an_out_of_range_partition_is_handled_alone(bootstrap, many):
     with Admin({"bootstrap.servers": bootstrap}) as admin:
         fill(bootstrap, "lost-one", 8, 20)
         admin.delete_records({("lost-one", 3): 12})
@@ -101,10 +115,10 @@ def test_an_out_of_range_partition_is_handled_alone(shared_broker, many):
             read_together(fetcher, ranges)
 
 
-def test_ranges_on_different_leaders_are_read_from_each(cluster_factory):
+@pytest.mark.cluster  # three broker processes, either kind
+def test_ranges_on_different_leaders_are_read_from_each(three_brokers):
     """A topic whose partitions are led by three brokers: one Fetch per leader, all rows."""
-    cluster = cluster_factory(3)
-    bootstrap = cluster.bootstrap_servers
+    bootstrap = three_brokers
     fill(bootstrap, "spread", 12, 25, replication=2)
     ranges = [FetchRange("spread", p, 3, 25) for p in range(12)]
     with Admin({"bootstrap.servers": bootstrap}) as admin:
