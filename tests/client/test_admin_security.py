@@ -1,0 +1,170 @@
+"""The Admin's SCRAM users and ACLs on a secured broker: pyq's (one broker with its
+authorizer), then Apache Kafka's (the session's node, ``StandardAuthorizer``), the same tests
+on both (``broker_under_test``). Both listen on SASL_SSL with SCRAM-SHA-512, ``admin`` a
+super user, and allow nothing an ACL does not (``allow.everyone.if.no.acl.found=false``).
+
+A user the admin creates logs in with its password, and no longer with the old one once
+it is changed, nor at all once deleted; ACLs the admin creates are described back, filtered
+(``MATCH`` finds the prefixed binding that applies to a name), let their principal do what
+they allow and nothing else, and once deleted let it do nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import pytest
+
+from broker_sim.protocol.errors import (
+    ClusterAuthorizationFailed,
+    KafkaError,
+    ResourceNotFound,
+    TopicAuthorizationFailed,
+)
+from broker_sim.security.acl import (
+    AclBinding,
+    AclFilter,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+)
+from connector.client import Admin, Fetcher, OffsetAndMetadata, Producer
+from connector.client.errors import ClientError
+from connector.cluster import EmbeddedCluster
+from tests.conftest import KAFKA_USERS
+from tests.wire import wait_for
+
+pytestmark = pytest.mark.integration
+
+MECHANISM = "SCRAM-SHA-512"
+
+
+class Secured(NamedTuple):
+    name: str
+    #: pyq client options (librdkafka names) for a user of ``KAFKA_USERS`` on the SASL_SSL listener
+    options: Callable[[str], dict[str, Any]]
+
+
+@pytest.fixture(scope="module", params=["pyq", "kafka"])
+def broker_under_test(request: pytest.FixtureRequest,
+                      tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
+    """A secured pyq broker with its authorizer, then the session's secured Apache Kafka."""
+    if request.param == "kafka":
+        yield Secured("kafka", request.getfixturevalue("kafka").client_options)
+        return
+    cluster = EmbeddedCluster(brokers=1, data_dir=tmp_path_factory.mktemp("pyq-admin-security"),
+                              security="SASL_SSL", users=KAFKA_USERS,
+                              overrides={"authorizer.class.name": "pyq", "super.users": "User:admin",
+                                         "allow.everyone.if.no.acl.found": "false",
+                                         "auto.create.topics.enable": "false"})
+    cluster.start()
+    try:
+        yield Secured("pyq", cluster.client_options)
+    finally:
+        cluster.stop()
+
+
+def as_user(broker: Secured, user: str, password: str) -> dict[str, Any]:
+    """The admin's connection options with another user's credentials."""
+    return {**broker.options("admin"), "sasl.username": user, "sasl.password": password,
+            "default.api.timeout.ms": 10_000}
+
+
+def logs_in(options: dict[str, Any]) -> bool:
+    """Whether ``options``' user is let in: a Metadata request answered (whatever it lists)."""
+    try:
+        with Admin(options) as admin:
+            admin.list_topics()
+        return True
+    except (KafkaError, ClientError):
+        return False
+
+
+def allow(kind: ResourceType, name: str, principal: str, op: Operation,
+          pattern: PatternType = PatternType.LITERAL) -> AclBinding:
+    return AclBinding.create(kind, name, pattern, principal, "*", op, Permission.ALLOW)
+
+
+def test_scram_users_are_created_changed_and_deleted(broker_under_test: Secured) -> None:
+    user = "admin-sec-carol"
+    with Admin(broker_under_test.options("admin")) as admin:
+        admin.upsert_user(user, "first-pw", MECHANISM, iterations=8192)
+        assert admin.describe_users([user]) == {user: {MECHANISM: 8192}}
+        assert {user, "admin", "alice", "bob"} <= set(admin.describe_users())
+        # credentials reach the listener through the controller: wait until they are there
+        wait_for(lambda: logs_in(as_user(broker_under_test, user, "first-pw")), 30,
+                 what=f"{user} logs in")
+        assert not logs_in(as_user(broker_under_test, user, "wrong-pw"))
+
+        admin.upsert_user(user, "second-pw", MECHANISM)  # the default 4096 iterations
+        assert admin.describe_users([user]) == {user: {MECHANISM: 4096}}
+        wait_for(lambda: logs_in(as_user(broker_under_test, user, "second-pw")), 30,
+                 what=f"{user} logs in with the new password")
+        assert not logs_in(as_user(broker_under_test, user, "first-pw"))
+
+        admin.delete_user(user, MECHANISM)
+        with pytest.raises(ResourceNotFound):
+            admin.describe_users([user])
+        with pytest.raises(ResourceNotFound):
+            admin.delete_user(user, MECHANISM)
+        wait_for(lambda: not logs_in(as_user(broker_under_test, user, "second-pw")), 30,
+                 what=f"{user} refused once deleted")
+        with pytest.raises(ValueError, match="mechanism"):
+            admin.upsert_user(user, "pw", "PLAIN")
+
+
+def test_acls_are_created_described_enforced_and_deleted(broker_under_test: Secured) -> None:
+    user, password = "admin-sec-dave", "dave-pw"
+    principal = f"User:{user}"
+    topic, other, group = "admin-sec-orders", "admin-sec-secret", "admin-sec-etl"
+    bindings = {allow(ResourceType.TOPIC, topic, principal, Operation.READ),
+                allow(ResourceType.GROUP, "admin-sec-", principal, Operation.READ, PatternType.PREFIXED)}
+    with Admin(broker_under_test.options("admin")) as admin:
+        admin.upsert_user(user, password, MECHANISM)
+        for name in (topic, other):
+            admin.create_topic(name, 1, 1)
+        with Producer(broker_under_test.options("admin")) as producer:
+            for name in (topic, other):
+                producer.send(name, b"r0", partition=0)
+                producer.send(name, b"r1", partition=0)
+
+        admin.create_acls(bindings)
+        assert set(admin.describe_acls(AclFilter(principal=principal))) == bindings
+        # MATCH: the bindings that apply to the group name, the prefixed one among them
+        assert admin.describe_acls(AclFilter(ResourceType.GROUP, f"{group}-1", PatternType.MATCH,
+                                             principal=principal)) == \
+            [allow(ResourceType.GROUP, "admin-sec-", principal, Operation.READ, PatternType.PREFIXED)]
+        assert admin.describe_acls(AclFilter(ResourceType.TOPIC, other, principal=principal)) == []
+
+    dave = as_user(broker_under_test, user, password)
+    wait_for(lambda: logs_in(dave), 30, what=f"{user} logs in")
+
+    def reads(name: str) -> list[bytes] | None:
+        try:
+            with Fetcher(dave) as fetcher:
+                return [r.value for r in fetcher.iter_records(name, 0, 0, 2, timeout_ms=5000)]
+        except TopicAuthorizationFailed:
+            return None
+
+    assert wait_for(lambda: reads(topic), 30, what=f"{user} reads {topic}") == [b"r0", b"r1"]
+    assert reads(other) is None
+    with Admin(dave) as admin:
+        admin.commit_offsets(group, {(topic, 0): OffsetAndMetadata(2, "q")})
+        assert admin.fetch_offsets(group) == {(topic, 0): OffsetAndMetadata(2, "q")}
+        assert admin.list_topics() == {topic}  # Describe comes with Read; nothing else is listed
+        with pytest.raises(ClusterAuthorizationFailed):
+            admin.describe_acls()
+        with pytest.raises(ClusterAuthorizationFailed):
+            admin.create_acls([allow(ResourceType.TOPIC, other, principal, Operation.READ)])
+    with Producer({**dave, "max.block.ms": 10_000}, enable_idempotence=False, acks=1) as producer:
+        with pytest.raises(TopicAuthorizationFailed):
+            producer.send(topic, b"not allowed").get(10)
+
+    with Admin(broker_under_test.options("admin")) as admin:
+        assert set(admin.delete_acls([AclFilter(principal=principal)])) == bindings
+        assert admin.describe_acls(AclFilter(principal=principal)) == []
+        assert admin.delete_acls([AclFilter(principal=principal)]) == []
+        wait_for(lambda: reads(topic) is None, 30, what=f"{user} refused once the ACLs are gone")
+        admin.delete_user(user, MECHANISM)
