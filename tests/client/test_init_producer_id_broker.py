@@ -1,6 +1,7 @@
-"""pyq's idempotent producer against a broker process that refuses its InitProducerId.
+"""pyq's idempotent producer against a broker that refuses its InitProducerId: a pyq broker
+process with its authorizer, then the session's secured Apache Kafka (``broker_under_test``).
 
-The broker runs the authorizer: ``reader`` may describe (and so look up) the topic but
+The broker runs an authorizer: ``reader`` may describe (and so look up) the topic but
 write nothing, so InitProducerId is answered CLUSTER_AUTHORIZATION_FAILED — an error that
 asking again will not change. Every record fails at once with it, named, long before its
 delivery timeout; later sends fail the same way and flush raises it. Once Write is
@@ -10,7 +11,8 @@ granted, a new producer gets its id (InitProducerId v4) and writes.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -18,10 +20,15 @@ from broker_sim.process import BrokerProcess
 from broker_sim.protocol.errors import ClusterAuthorizationFailed
 from broker_sim.security.acl import AclBinding, Operation, PatternType, Permission, ResourceType
 from connector.client import Admin, Producer
+from tests.wire import wait_for
 
 USERS = {"admin": "admin-pw", "reader": "reader-pw"}
 TOPIC = "pid-refused"
 DELIVERY_TIMEOUT_MS = 120_000
+
+
+#: client options for a user: "admin" (a super user) or "reader"
+Users = Callable[[str], dict[str, Any]]
 
 
 def as_user(proc: BrokerProcess, user: str) -> dict[str, str]:
@@ -34,20 +41,54 @@ def allow(user: str, op: Operation) -> AclBinding:
                              op, Permission.ALLOW)
 
 
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+def _setup(users: Users) -> None:
+    with Admin(users("admin")) as admin:
+        admin.create_topic(TOPIC, num_partitions=1)
+        admin.create_acls([allow("reader", Operation.DESCRIBE)])
+
+
+@pytest.fixture(scope="module", params=["pyq", "kafka"])
+def broker_under_test(request: pytest.FixtureRequest,
+                      tmp_path_factory: pytest.TempPathFactory) -> Iterator[Users]:
+    """A SASL pyq broker with its authorizer, then the session's secured Apache Kafka (SASL_SSL,
+    ACLs by StandardAuthorizer), on which the admin first creates the user ``reader``."""
+    if request.param == "kafka":
+        kafka = request.getfixturevalue("kafka")
+        reader = {**kafka.client_options("admin"), "sasl.username": "reader",
+                  "sasl.password": USERS["reader"]}
+        with Admin(kafka.client_options("admin")) as admin:
+            admin.upsert_user("reader", USERS["reader"], reader["sasl.mechanism"])
+
+        def users(user: str) -> dict[str, Any]:
+            return reader if user == "reader" else kafka.client_options(user)
+
+        def logs_in() -> bool:
+            try:
+                with Admin({**reader, "default.api.timeout.ms": 5000}) as admin:
+                    admin.list_topics()
+                return True
+            except Exception:  # noqa: BLE001 - not yet known to the listener
+                return False
+
+        wait_for(logs_in, 30, what="the new user logs in")
+        _setup(users)
+        yield users
+        return
     proc = BrokerProcess(tmp_path_factory.mktemp("pid-refused"), overrides={
         "listeners": "SASL_PLAINTEXT://127.0.0.1:0", "authorizer.class.name": "pyq",
         "super.users": "User:admin", "auto.create.topics.enable": "false"},
         add_scram=[f"SCRAM-SHA-256=[name={u},password={p}]" for u, p in USERS.items()])
     proc.start()
     try:
-        with Admin(as_user(proc, "admin")) as admin:
-            admin.create_topic(TOPIC, num_partitions=1)
-            admin.create_acls([allow("reader", Operation.DESCRIBE)])
-        yield proc
+        _setup(lambda user: as_user(proc, user))
+        yield lambda user: as_user(proc, user)
     finally:
         proc.stop()
+
+
+@pytest.fixture(scope="module")
+def broker(broker_under_test: Users) -> Users:
+    return broker_under_test
 
 
 def _assert_names_the_refusal(error: BaseException | None) -> None:
@@ -57,8 +98,8 @@ def _assert_names_the_refusal(error: BaseException | None) -> None:
     assert "IdempotentWrite" in text, text
 
 
-def test_a_refused_producer_id_fails_every_send_at_once(broker: BrokerProcess) -> None:
-    producer = Producer(as_user(broker, "reader"), enable_idempotence=True,
+def test_a_refused_producer_id_fails_every_send_at_once(broker: Users) -> None:
+    producer = Producer(broker("reader"), enable_idempotence=True,
                         delivery_timeout_ms=DELIVERY_TIMEOUT_MS, linger_ms=5)
     try:
         start = time.monotonic()
@@ -80,10 +121,10 @@ def test_a_refused_producer_id_fails_every_send_at_once(broker: BrokerProcess) -
         producer.close(timeout=10)
 
 
-def test_with_write_granted_a_new_producer_gets_its_id_and_writes(broker: BrokerProcess) -> None:
-    with Admin(as_user(broker, "admin")) as admin:
+def test_with_write_granted_a_new_producer_gets_its_id_and_writes(broker: Users) -> None:
+    with Admin(broker("admin")) as admin:
         admin.create_acls([allow("reader", Operation.WRITE)])
-    producer = Producer(as_user(broker, "reader"), enable_idempotence=True)
+    producer = Producer(broker("reader"), enable_idempotence=True)
     try:
         assert producer.send(TOPIC, b"allowed").get(30).offset >= 0
         producer.flush(timeout=10)
