@@ -1,6 +1,6 @@
 """``pyq topics truncate TOPIC --before OFFSET [--partition N]``: the installed ``pyq``
-command run as a separate process against a broker process (DeleteRecords), and its
-usage errors."""
+command run as a separate process against a broker (DeleteRecords) — pyq's broker process,
+then Apache Kafka (``broker_under_test``), the same tests on both — and its usage errors."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ def table(stdout: str) -> list[list[str]]:
     return [line.split() for line in stdout.strip().splitlines()]
 
 
+@pytest.fixture(scope="module")
+def broker(broker_under_test):  # type: ignore[no-untyped-def]
+    return broker_under_test
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["topics", "truncate", "t"], "the following arguments are required: --before"),
     (["topics", "truncate", "t", "--before", "-3"], "must be at least 0"),
@@ -35,8 +40,8 @@ def test_usage_errors_exit_2(monkeypatch: pytest.MonkeyPatch, args: list[str], m
     assert message in result.stderr
 
 
-def test_truncate_every_partition_or_one(shared_broker) -> None:  # type: ignore[no-untyped-def]
-    bootstrap = ["--bootstrap-server", shared_broker.bootstrap_servers]
+def test_truncate_every_partition_or_one(broker) -> None:  # type: ignore[no-untyped-def]
+    bootstrap = ["--bootstrap-server", broker.bootstrap_servers]
     topic = "cli-truncate"
     assert run("topics", "create", topic, "--partitions", "2", *bootstrap).returncode == 0
     lines = "".join(f"k{i}\tv{i}\n" for i in range(40))  # keyed: both partitions get some
@@ -74,8 +79,8 @@ def test_truncate_every_partition_or_one(shared_broker) -> None:  # type: ignore
     assert table(result.stdout)[1] == [topic, "0", str(latest[0])]
 
 
-def test_truncate_refuses_an_offset_past_the_end_and_deletes_nothing(shared_broker) -> None:  # type: ignore[no-untyped-def]
-    bootstrap = ["--bootstrap-server", shared_broker.bootstrap_servers]
+def test_truncate_refuses_an_offset_past_the_end_and_deletes_nothing(broker) -> None:  # type: ignore[no-untyped-def]
+    bootstrap = ["--bootstrap-server", broker.bootstrap_servers]
     topic = "cli-truncate-past-end"
     assert run("topics", "create", topic, "--partitions", "2", *bootstrap).returncode == 0
     assert run("produce", topic, *bootstrap, input="".join(f"k{i}\tv\n" for i in range(20))).returncode == 0
