@@ -1,5 +1,6 @@
 r"""kcat's flags on ``pyq consume`` and ``pyq produce``: the installed ``pyq`` command run as
-a separate process against a broker process.
+a separate process against a broker — pyq's broker process, then Apache Kafka
+(``broker_under_test``), the same tests on both.
 
 Every ``-o`` form (beginning, end, N, -N, s@MS, stored with --group), ``-e``, ``-f`` and ``-J``
 output compared byte for byte, headers and null values through ``produce`` -> ``consume``,
@@ -38,8 +39,8 @@ def ok(*args: str, input: bytes | None = None) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def bootstrap(shared_broker) -> list[str]:  # type: ignore[no-untyped-def]
-    return ["--bootstrap-server", shared_broker.bootstrap_servers]
+def bootstrap(broker_under_test) -> list[str]:  # type: ignore[no-untyped-def]
+    return ["--bootstrap-server", broker_under_test.bootstrap_servers]
 
 
 def create(bootstrap: list[str], topic: str, partitions: int) -> None:
@@ -148,18 +149,20 @@ def test_format_output_byte_exact(bootstrap, varied):
 
 
 def test_json_output_byte_exact(bootstrap, varied):
+    with Admin(bootstrap_servers=bootstrap[1]) as admin:  # "broker": the leader's node id
+        leader = admin.describe_topics([varied])[varied].partitions[0].leader  # pyq 0, Kafka 1
     out = ok("consume", varied, "-o", "beginning", "-e", "-J", *bootstrap)
     assert out == (
         b'{"topic":"kc-varied","partition":0,"offset":0,"tstype":"create","ts":1700000000000,'
-        b'"broker":0,"headers":["trace","t-1","empty","","nil",null],"key":"user-1",'
+        b'"broker":%d,"headers":["trace","t-1","empty","","nil",null],"key":"user-1",'
         b'"payload":"clicked \xe2\x82\xac5"}\n'
         b'{"topic":"kc-varied","partition":0,"offset":1,"tstype":"create","ts":1700000000001,'
-        b'"broker":0,"key":null,"payload":"no key"}\n'
+        b'"broker":%d,"key":null,"payload":"no key"}\n'
         b'{"topic":"kc-varied","partition":0,"offset":2,"tstype":"create","ts":1700000000002,'
-        b'"broker":0,"headers":["reason","deleted"],"key":"user-2","payload":null}\n'
+        b'"broker":%d,"headers":["reason","deleted"],"key":"user-2","payload":null}\n'
         b'{"topic":"kc-varied","partition":0,"offset":3,"tstype":"create","ts":1700000000003,'
-        b'"broker":0,"headers":["bin",{"base64":"gA=="}],"key":{"base64":"//4="},'
-        b'"payload":{"base64":"AAEC/w=="}}\n')
+        b'"broker":%d,"headers":["bin",{"base64":"gA=="}],"key":{"base64":"//4="},'
+        b'"payload":{"base64":"AAEC/w=="}}\n') % ((leader,) * 4)
     last = json.loads(out.splitlines()[-1])
     assert base64.b64decode(last["payload"]["base64"]) == b"\x00\x01\x02\xff"
     # the same records through --group: the same lines
