@@ -35,9 +35,27 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/broker_throughput.py
 
-# pyq against what users would pick instead: Apache Kafka's broker (issue 30)
-bench-vs: $(STAMP) kafka
+# Spark's own Kafka connector runs under the pyspark of its version (reference/spark-kafka/pom.xml:
+# Maven Central serves none for the pyspark pinned above), in a virtualenv of its own with this
+# project's runtime dependencies. The project itself is on its path through a .pth file rather than
+# installed again, which would rebuild the C extension .venv's processes have loaded.
+SPARK_KAFKA_VENV := .venv-spark-kafka
+SPARK_KAFKA_STAMP := $(SPARK_KAFKA_VENV)/.installed
+
+$(SPARK_KAFKA_STAMP): $(STAMP) reference/spark-kafka/pom.xml
+	rm -rf $(SPARK_KAFKA_VENV)
+	$(PYTHON) -m venv $(SPARK_KAFKA_VENV)
+	$(SPARK_KAFKA_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PY) -m reference spark-kafka-requirements > $(SPARK_KAFKA_VENV)/requirements.txt
+	$(SPARK_KAFKA_VENV)/bin/python -m pip install --quiet -r $(SPARK_KAFKA_VENV)/requirements.txt
+	echo $(CURDIR) > $$($(SPARK_KAFKA_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/pyq-project.pth
+	$(PY) -m reference spark-kafka
+	touch $(SPARK_KAFKA_STAMP)
+
+# pyq against what users would pick instead: Apache Kafka's broker, Spark's Kafka connector (issue 30)
+bench-vs: $(STAMP) kafka $(SPARK_KAFKA_STAMP)
 	$(PY) benchmarks/vs_kafka.py
+	$(SPARK_KAFKA_VENV)/bin/python benchmarks/vs_spark_kafka.py
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(SPARK_KAFKA_VENV)

@@ -1,22 +1,49 @@
-"""``python -m reference kafka``: fetch Apache Kafka's jars into the cache (``make kafka``)."""
+"""``python -m reference kafka``: fetch Apache Kafka's jars into the cache (``make kafka``).
+
+``python -m reference spark-kafka`` fetches Spark's Kafka connector likewise, and
+``python -m reference spark-kafka-requirements`` prints what the virtualenv of
+``benchmarks/vs_spark_kafka.py`` installs (``make bench-vs``): this project's runtime
+dependencies, with the pyspark of the connector's version in place of the pinned one.
+"""
 
 from __future__ import annotations
 
 import sys
+from importlib.metadata import requires
 
-from reference.jars import MissingRequirement, kafka_jars
+from reference.jars import MissingRequirement, kafka_jars, spark_kafka_jars, spark_kafka_version
+
+USAGE = "usage: python -m reference kafka | spark-kafka | spark-kafka-requirements"
+
+
+def spark_kafka_requirements() -> list[str]:
+    """pyq's runtime requirements (as installed, so as pyproject.toml has them), pyspark
+    pinned to the version of Spark's Kafka connector in ``reference/spark-kafka/pom.xml``."""
+    found = requires("pyq") or []
+    runtime = [r for r in found if "extra ==" not in r]
+    pyspark = [r for r in runtime if r.replace("_", "-").lower().startswith("pyspark")]
+    if len(pyspark) != 1:
+        raise RuntimeError(f"expected one pyspark requirement among {runtime}")
+    return [r for r in runtime if r not in pyspark] + [f"pyspark=={spark_kafka_version()}"]
 
 
 def main(argv: list[str]) -> int:
-    if argv != ["kafka"]:
-        print("usage: python -m reference kafka", file=sys.stderr)
+    if argv == ["spark-kafka-requirements"]:
+        print("\n".join(spark_kafka_requirements()))
+        return 0
+    if argv not in (["kafka"], ["spark-kafka"]):
+        print(USAGE, file=sys.stderr)
         return 2
     try:
-        jars = kafka_jars()
+        if argv == ["kafka"]:
+            jars = kafka_jars()
+            print(f"Apache Kafka {jars.version}: {jars.directory}")
+        else:
+            jars = spark_kafka_jars()
+            print(f"Spark's Kafka connector {jars.version}: {jars.directory}")
     except MissingRequirement as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"Apache Kafka {jars.version}: {jars.directory}")
     return 0
 
 

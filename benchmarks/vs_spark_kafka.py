@@ -1,0 +1,574 @@
+"""pyq's Spark source and sink against Spark's own Kafka connector, on the same topics of the same brokers.
+
+What is measured, on 127.0.0.1, in one SparkSession (``local[2]``, 2 shuffle partitions, UI
+off; ``benchmarks/_spark.py``) that holds both connectors: ``format("pyq")`` and
+``format("kafka")``, the Maven artifact ``spark-sql-kafka-0-10_2.13`` with its
+dependencies, fetched by ``reference/spark-kafka/pom.xml`` into ``.cache/`` and given to
+Spark as local files (``spark.jars``). Every cell runs on both brokers, a pyq broker (or
+cluster) and an Apache Kafka KRaft cluster (``reference/``, ``kafka-server-start.sh``'s JVM
+options), both up side by side for the whole phase, and the rounds are interleaved (in
+each round, on each broker, the two connectors one after the other, the order swapped
+every round) so that whatever the machine does meanwhile falls on both. Both connectors
+run with their defaults: no ``maxOffsetsPerTrigger``, no ``minPartitions``, the same
+options otherwise.
+
+* **Versions**: Spark's Kafka connector of the pyspark this project pins (4.3) is not
+  served by Maven Central; the newest served, 4.2.0 (with kafka-clients 3.9.2), is used,
+  and this benchmark runs under pyspark 4.2.0 in a virtualenv of its own
+  (``.venv-spark-kafka``, made by ``make bench-vs``). It refuses to run under any other
+  pyspark. pyq's connector runs unchanged on pyspark 4.2.
+* **source** (one broker of each, ``--source-rows`` (2,000,000) rows in 8 partitions, RF 1,
+  produced once per broker by pyq's producer, round robin over the partitions; the values
+  are JSON objects of ~90 bytes, ``{"user": ..., "kind": ..., "amount": ..., "ts": ...}``):
+  ``readStream`` from ``earliest`` with ``Trigger.AvailableNow``,
+  ``from_json(CAST(value AS STRING))`` and ``groupBy(kind).count()`` into the ``memory``
+  sink (complete mode). rows/s = rows / wall time from ``start()`` to the end of
+  ``awaitTermination()`` (query start included, a fresh checkpoint each run); every run's
+  counts are checked (``numInputRows`` and the sum of the table's counts). Both read one
+  Spark task per topic-partition here.
+* **many small partitions** (the same brokers): a topic of 256 partitions; one query per
+  connector and run, ``from_json`` of the values into the ``noop`` sink, under a
+  **processing-time trigger** of ``--trigger-interval`` (2 s) started at ``latest``.
+  After each micro-batch this process writes 20 new rows to every partition (5,120 rows,
+  flushed) early in a trigger interval, so the next trigger finds all of them; the figure
+  is the mean ``triggerExecution`` (Spark's own progress metric: offsets, planning, the
+  job, commit) over ``--triggers`` (10) such micro-batches, after one unmeasured one. A
+  micro-batch that found fewer rows (the write straddled a trigger) is left out and
+  counted. Spark's connector runs one task per partition (256); pyq's packs ranges under
+  ``minRecordsPerPartition`` (10,000) of partitions led by one broker into one task.
+* **sink** (a 3-broker pyq cluster, a 3-node Kafka cluster; each run a fresh topic of 8
+  partitions, RF 3, ``min.insync.replicas=2``, every replica in sync before the clock
+  starts; the topic deleted after the run): ``df.write`` of a cached DataFrame of
+  ``--sink-rows`` (2,000,000) rows in 2 Spark partitions, ``key`` (a user id string) and
+  ``value`` (the same JSON as above), acks=all on both sides. Spark's sink
+  (``kafka.acks=all``; kafka-clients' defaults otherwise: idempotent, ``linger.ms`` 0,
+  ``batch.size`` 16 KiB) and pyq's sink at least once (its default), and pyq's
+  ``exactlyOnce=true`` as a figure. rows/s = rows / wall time of ``save()``; the topic's
+  end offsets are checked (at least the rows; exactly once adds its commit markers).
+* **warm-up**: one unmeasured source run per connector and broker (the JIT compiles Spark
+  and kafka-clients' hot paths; the Python workers start) and a 20,000-row write per sink.
+* **CPU**: utime + stime from ``/proc`` of the Spark JVM, of its Python processes (the
+  planner and workers pyq runs in; Spark's connector needs none) and of the brokers, per run.
+
+Ratios (the JSON's ``ratios``; each the median over ``--rounds`` rounds of that round's
+ratio, the headline on the Kafka cluster, the same on pyq's broker in ``figures``):
+``source_vs_spark_kafka`` and ``sink_vs_spark_kafka`` (rows/s, pyq / Spark's; higher is
+better), ``trigger_256_vs_spark_kafka`` (mean trigger time, pyq / Spark's; lower is better).
+
+Where the time goes: filled in from the runs below once they are known; the printed CPU
+split (JVM, Python, broker) and the progress durations are the figures to read.
+
+Output: human-readable lines, then one JSON line (the last line)::
+
+    {"benchmark": "vs_spark_kafka", "ratios": {...}, "figures": {...}}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._cluster import wait_in_sync  # noqa: E402
+from benchmarks._proc import proc_cpu_seconds, tree_cpu_delta, tree_cpu_snapshot  # noqa: E402
+from benchmarks._spark import bench_session  # noqa: E402
+from connector.client import Admin, NewTopic, Producer  # noqa: E402
+from reference.jars import spark_kafka_jars, spark_kafka_version  # noqa: E402
+
+BROKERS = ("pyq", "kafka")
+#: The source's readers: name -> (format, options beyond the common ones). ``spark_wait_10ms``
+#: is a figure only (see "where the time goes"): Spark's connector with the consumers'
+#: ``fetch.max.wait.ms`` at 10 ms instead of kafka-clients' 500.
+READERS = {"pyq": ("pyq", {}), "spark": ("kafka", {}),
+           "spark_wait_10ms": ("kafka", {"kafka.fetch.max.wait.ms": "10"})}
+#: The sinks: name -> (format, options). pyq's sink is acks=all always (at least once
+#: unless ``exactlyOnce``). Figures only: ``pyq_exactly_once``, and ``spark_batch_900kib``,
+#: Spark's producers batching as pyq's sink does (``batch.size`` 900 KiB, ``linger.ms`` 5,
+#: where kafka-clients has 16 KiB and 0).
+WRITERS = {"pyq": ("pyq", {}), "spark": ("kafka", {"kafka.acks": "all"}),
+           "pyq_exactly_once": ("pyq", {"exactlyOnce": "true"}),
+           "spark_batch_900kib": ("kafka", {"kafka.acks": "all", "kafka.batch.size": "921600",
+                                            "kafka.linger.ms": "5"})}
+SOURCE_PARTITIONS = 8
+SINK_PARTITIONS = 8
+SMALL_PARTITIONS = 256
+ROWS_PER_PARTITION = 20
+KINDS = (b"view", b"click", b"cart", b"buy", b"refund", b"search", b"share", b"rate")
+JSON_SCHEMA = "user string, kind string, amount double, ts long"
+SINK_WARMUP_ROWS = 20_000
+
+
+def json_value(i: int) -> bytes:
+    """The i-th record's value: ~90 bytes of JSON, ``kind`` cycling through KINDS."""
+    return (b'{"user": "u%05d", "kind": "%s", "amount": %d.%02d, "ts": %d, "note": "pyq-vs"}'
+            % (i % 10007, KINDS[i % len(KINDS)], i % 1000, i % 100, 1_700_000_000_000 + i))
+
+
+@dataclass
+class Side:
+    """One broker side of a phase: its bootstrap address, its processes and ports, how to stop."""
+
+    name: str
+    bootstrap: str
+    pids: list[int]
+    ports: list[int]
+    stop: Callable[[], None]
+
+
+def start_pyq(directory: Path, nodes: int) -> Side:
+    from broker_sim.cluster import LocalCluster
+    from broker_sim.process import BrokerProcess
+
+    if nodes == 1:
+        broker = BrokerProcess(directory, port=0).start()
+        assert broker.port is not None
+        return Side("pyq", broker.bootstrap_servers, [broker.pid], [broker.port], broker.stop)
+    cluster = LocalCluster(directory, brokers=nodes).start()
+    return Side("pyq", cluster.bootstrap_servers,
+                [b.pid for b in cluster.brokers] + [cluster.controller.pid],
+                [int(a.rsplit(":", 1)[1]) for a in cluster.bootstrap_servers.split(",")], cluster.stop)
+
+
+def start_kafka(directory: Path, nodes: int) -> Side:
+    from reference.kafka_cluster import KAFKA_SERVER_JVM_OPTIONS, KafkaCluster
+
+    cluster = KafkaCluster(directory, nodes, jvm_options=KAFKA_SERVER_JVM_OPTIONS,
+                           overrides={"auto.create.topics.enable": "false"}).start()
+    return Side("kafka", cluster.bootstrap_servers, [n.pid for n in cluster.nodes],
+                [n.port for n in cluster.nodes], cluster.stop)
+
+
+def create_topic(side: Side, topic: str, partitions: int, rf: int) -> None:
+    with Admin({"bootstrap.servers": side.bootstrap}) as admin:
+        config = {"min.insync.replicas": "2"} if rf > 1 else {}
+        admin.create_topics([NewTopic(topic, partitions, rf, config)])
+    wait_in_sync(side.ports, topic, partitions, replicas=rf)
+
+
+def delete_topic(side: Side, topic: str) -> None:
+    with Admin({"bootstrap.servers": side.bootstrap}) as admin:
+        admin.delete_topics([topic])
+
+
+def stored_records(side: Side, topic: str, partitions: int) -> int:
+    with Admin({"bootstrap.servers": side.bootstrap}) as admin:
+        ends = admin.list_offsets({(topic, p): "latest" for p in range(partitions)})
+    return sum(o.offset for o in ends.values())
+
+
+def produce(side: Side, topic: str, first: int, n: int, partitions: int) -> float:
+    """Records ``first .. first+n-1`` round robin over the partitions; the wall seconds."""
+    producer = Producer({"bootstrap.servers": side.bootstrap, "acks": 1, "batch.size": 1 << 20,
+                         "linger.ms": 20, "compression.type": "none"})
+    try:
+        producer.partitions_for(topic)
+        send = producer.send
+        t0 = time.perf_counter()
+        for i in range(first, first + n):
+            send(topic, json_value(i), partition=i % partitions)
+        producer.flush()
+        return time.perf_counter() - t0
+    finally:
+        producer.close()
+
+
+# ---- CPU of the processes a run involves -----------------------------------------------
+class Cpu:
+    """CPU seconds of Spark's JVM (its own threads), of its Python processes (the JVM's
+    descendants: pyq's planner and workers), of this driver process and of the brokers."""
+
+    def __init__(self, jvm_pid: int, broker_pids: list[int]) -> None:
+        self.jvm_pid, self.broker_pids = jvm_pid, broker_pids
+        self.jvm = self.python = self.driver = self.brokers = 0.0
+
+    @contextmanager
+    def measure(self) -> Iterator[Cpu]:
+        tree0, jvm0 = tree_cpu_snapshot(self.jvm_pid), proc_cpu_seconds(self.jvm_pid)
+        brokers0, driver0 = self._brokers(), time.process_time()
+        yield self
+        self.driver = time.process_time() - driver0
+        self.brokers = self._brokers() - brokers0
+        self.jvm = proc_cpu_seconds(self.jvm_pid) - jvm0
+        self.python = max(0.0, tree_cpu_delta(tree0, tree_cpu_snapshot(self.jvm_pid)) - self.jvm)
+
+    def _brokers(self) -> float:
+        return sum(proc_cpu_seconds(pid) for pid in self.broker_pids)
+
+    def line(self) -> str:
+        return (f"CPU: JVM {self.jvm:5.2f} s, Python {self.python:5.2f} s, brokers "
+                f"{self.brokers:5.2f} s, driver {self.driver:4.2f} s")
+
+    def figures(self) -> dict[str, float]:
+        return {"jvm_cpu_s": round(self.jvm, 3), "python_cpu_s": round(self.python, 3),
+                "broker_cpu_s": round(self.brokers, 3), "driver_cpu_s": round(self.driver, 3)}
+
+
+def durations(progress: list[dict[str, Any]]) -> dict[str, float]:
+    """Spark's durationMs of the micro-batches, summed per phase, in seconds."""
+    out: dict[str, float] = {}
+    for p in progress:
+        for k, v in p.get("durationMs", {}).items():
+            out[k] = out.get(k, 0.0) + v / 1000
+    return {k: round(v, 3) for k, v in sorted(out.items())}
+
+
+class Bench:
+    """The SparkSession and what every cell needs to run on a broker side."""
+
+    def __init__(self, spark: Any, jvm_pid: int, tmp: Path) -> None:
+        self.spark, self.jvm_pid, self.tmp = spark, jvm_pid, tmp
+        self.runs = 0
+
+    def checkpoint(self, name: str) -> str:
+        self.runs += 1
+        return str(self.tmp / f"ck-{self.runs}-{name}")
+
+    def reader(self, name: str, side: Side, topic: str, starting: str) -> Any:
+        fmt, extra = READERS[name]
+        return (self.spark.readStream.format(fmt).options(**extra)
+                .option("kafka.bootstrap.servers", side.bootstrap).option("subscribe", topic)
+                .option("startingOffsets", starting).load())
+
+    # -- source: AvailableNow, from_json, count by kind ------------------------------------
+    def source(self, connector: str, side: Side, topic: str, rows: int, label: str) -> dict[str, Any]:
+        from pyspark.sql import functions as F
+
+        name = f"vs_{connector}_{side.name}_{self.runs}"
+        counts = (self.reader(connector, side, topic, "earliest")
+                  .select(F.from_json(F.col("value").cast("string"), JSON_SCHEMA).alias("e"))
+                  .groupBy("e.kind").count())
+        writer = (counts.writeStream.format("memory").queryName(name).outputMode("complete")
+                  .trigger(availableNow=True).option("checkpointLocation", self.checkpoint(name)))
+        cpu = Cpu(self.jvm_pid, side.pids)
+        with cpu.measure():
+            t0 = time.perf_counter()
+            query = writer.start()
+            query.awaitTermination(1800)
+            wall = time.perf_counter() - t0
+        if query.isActive:
+            query.stop()
+            raise RuntimeError(f"{label}: still running after 1800 s")
+        if query.exception() is not None:
+            raise RuntimeError(f"{label} failed: {query.exception()}")
+        progress = [json.loads(p.json) for p in query.recentProgress]
+        seen = sum(p.get("numInputRows", 0) for p in progress)
+        counted = self.spark.sql(f"SELECT sum(count) AS n, count(*) AS k FROM {name}").first()
+        self.spark.catalog.dropTempView(name)
+        if seen != rows or counted.n != rows or counted.k != len(KINDS):
+            raise RuntimeError(f"{label}: read {seen} rows, counted {counted.n} in {counted.k} "
+                               f"kinds; expected {rows} in {len(KINDS)}")
+        spent = durations(progress)
+        out = {"rows_per_s": round(rows / wall, 1), "wall_s": round(wall, 3),
+               "micro_batches": len(progress), "add_batch_s": spent.get("addBatch", 0.0),
+               "duration_s": spent, **cpu.figures()}
+        print(f"  {label:34s} {rows:>10,} rows in {wall:6.2f} s = {rows / wall:>10,.0f} rows/s "
+              f"(addBatch {out['add_batch_s']:5.2f} s; {cpu.line()})")
+        return out
+
+    # -- many small partitions: processing-time trigger, 20 new rows per partition ----------
+    def triggers(self, connector: str, side: Side, topic: str, produced: list[int], triggers: int,
+                 interval: float, label: str) -> dict[str, Any]:
+        from pyspark.sql import functions as F
+
+        per_trigger = SMALL_PARTITIONS * ROWS_PER_PARTITION
+        parsed = (self.reader(connector, side, topic, "latest")
+                  .select(F.from_json(F.col("value").cast("string"), JSON_SCHEMA).alias("e"))
+                  .select("e.*"))
+        query = (parsed.writeStream.format("noop").trigger(processingTime=f"{interval} seconds")
+                 .option("checkpointLocation", self.checkpoint(f"{connector}-{side.name}-256"))
+                 .start())
+        producer = Producer({"bootstrap.servers": side.bootstrap, "acks": 1, "linger.ms": 5})
+        clean: list[dict[str, Any]] = []
+        split = 0
+        cpu = Cpu(self.jvm_pid, side.pids)
+        try:
+            producer.partitions_for(topic)
+            last = wait_progress(query, -1, interval * 10 + 120)  # batch 0: offsets at latest
+            with cpu.measure():
+                while len(clean) < triggers + 1:
+                    # write early in an interval: triggers fall on multiples of it (and at
+                    # once after a batch that overran one, which has just been seen to end)
+                    time.sleep(0.2)
+                    phase = time.time() % interval
+                    if phase > interval / 2:
+                        time.sleep(interval - phase + 0.05)
+                    first = produced[0]
+                    for i in range(first, first + per_trigger):
+                        producer.send(topic, json_value(i), partition=i % SMALL_PARTITIONS)
+                    producer.flush()
+                    produced[0] += per_trigger
+                    seen = 0
+                    while seen < per_trigger:
+                        last = wait_progress(query, last["batchId"], interval * 10 + 120)
+                        rows = last.get("numInputRows", 0)
+                        if rows == per_trigger:
+                            clean.append(last)
+                        elif rows:
+                            split += 1
+                        seen += rows
+                        if split > 3 * triggers + 5:
+                            raise RuntimeError(f"{label}: {split} micro-batches found part of "
+                                               "a write; raise --trigger-interval")
+        finally:
+            producer.close()
+            query.stop()
+        if query.exception() is not None:
+            raise RuntimeError(f"{label} failed: {query.exception()}")
+        times = [p["durationMs"]["triggerExecution"] / 1000 for p in clean]
+        mean = statistics.fmean(times[1:])
+        spent = durations(clean[1:])
+        out = {"mean_trigger_s": round(mean, 4), "trigger_s": [round(t, 3) for t in times],
+               "split_batches_left_out": split,
+               "mean_duration_s": {k: round(v / triggers, 4) for k, v in spent.items()},
+               **{k: round(v / (len(clean) + split), 3) for k, v in cpu.figures().items()
+                  if k != "driver_cpu_s"}}  # this process wrote the rows meanwhile
+        print(f"  {label:34s} mean trigger {mean:6.3f} s over {triggers} (first, unmeasured: "
+              f"{times[0]:.3f} s; latestOffset {out['mean_duration_s'].get('latestOffset', 0):.3f}"
+              f", addBatch {out['mean_duration_s'].get('addBatch', 0):.3f} s; {split} split "
+              f"left out; per batch: JVM {out['jvm_cpu_s']:.3f}, Python {out['python_cpu_s']:.3f}, "
+              f"brokers {out['broker_cpu_s']:.3f} CPU-s)")
+        return out
+
+    # -- sink: df.write, acks=all, RF 3 -----------------------------------------------------
+    def sink(self, name: str, side: Side, df: Any, rows: int, label: str) -> dict[str, Any]:
+        fmt, extra = WRITERS[name]
+        exactly_once = extra.get("exactlyOnce") == "true"
+        topic = f"vs-sink-{name.replace('_', '-')}-{self.runs}"
+        self.runs += 1
+        create_topic(side, topic, SINK_PARTITIONS, 3)
+        writer = (df.write.format(fmt).mode("append").options(**extra)
+                  .option("kafka.bootstrap.servers", side.bootstrap).option("topic", topic))
+        if exactly_once:
+            writer = writer.option("queryName", f"vs-{topic}")
+        cpu = Cpu(self.jvm_pid, side.pids)
+        with cpu.measure():
+            t0 = time.perf_counter()
+            writer.save()
+            wall = time.perf_counter() - t0
+        stored = stored_records(side, topic, SINK_PARTITIONS)
+        delete_topic(side, topic)
+        markers = 2 * SINK_PARTITIONS if exactly_once else 0  # a commit marker per task and partition
+        if stored < rows or (exactly_once and stored > rows + markers):
+            raise RuntimeError(f"{label}: {topic} holds {stored} records, expected {rows}")
+        out = {"rows_per_s": round(rows / wall, 1), "wall_s": round(wall, 3),
+               "stored": stored, **cpu.figures()}
+        print(f"  {label:34s} {rows:>10,} rows in {wall:6.2f} s = {rows / wall:>10,.0f} rows/s "
+              f"({cpu.line()})")
+        return out
+
+
+def wait_progress(query: Any, after: int, timeout: float) -> dict[str, Any]:
+    """The progress of the first micro-batch after batch ``after`` once it has ended. Idle
+    progress events (a trigger that found no new data reports one every 10 s, under the id
+    of the batch still to come) have no ``addBatch`` and are passed over."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for p in query.recentProgress:
+            if p.batchId > after and "addBatch" in p.durationMs:
+                return dict(json.loads(p.json))
+        if query.exception() is not None:
+            raise RuntimeError(f"query failed: {query.exception()}")
+        time.sleep(0.02)
+    raise TimeoutError(f"no micro-batch after {after} within {timeout:.0f} s")
+
+
+def order(names: tuple[str, ...], round_: int) -> tuple[str, ...]:
+    """``names`` rotated by the round: each runs first in turn."""
+    k = round_ % len(names)
+    return names[k:] + names[:k]
+
+
+def median(values: list[float]) -> float:
+    return round(statistics.median(values), 4)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--source-rows", type=int, default=2_000_000)
+    parser.add_argument("--sink-rows", type=int, default=2_000_000)
+    parser.add_argument("--triggers", type=int, default=3,
+                        help="measured micro-batches of the 256-partition query per run")
+    parser.add_argument("--trigger-interval", type=float, default=2.0, help="seconds")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--parts", default="source,triggers,sink")
+    args = parser.parse_args()
+    parts = set(args.parts.split(","))
+    logging.basicConfig(level=logging.WARNING)
+    import pyspark
+
+    connector_version = spark_kafka_version()
+    if pyspark.__version__ != connector_version:
+        sys.exit(f"Spark's Kafka connector here is {connector_version} "
+                 f"(reference/spark-kafka/pom.xml) and this pyspark {pyspark.__version__}: run "
+                 "under the pyspark of the connector's version (make bench-vs makes "
+                 ".venv-spark-kafka)")
+    jars = spark_kafka_jars()
+    clients = next((m.group(1) for f in jars.files
+                    if (m := re.fullmatch(r"kafka-clients-(.+)\.jar", f.name))), "?")
+    from reference.jars import pinned_version
+
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.split("\n")[0]
+    versions = {"pyspark": pyspark.__version__, "spark_sql_kafka": connector_version,
+                "kafka_clients": clients, "kafka_broker": pinned_version(), "java": java,
+                "jars": [f.name for f in jars.files]}
+    print(f"pyspark {pyspark.__version__}, Spark's Kafka connector spark-sql-kafka-0-10_2.13 "
+          f"{connector_version} (kafka-clients {clients}), Apache Kafka {pinned_version()}, "
+          f"{java}; {os.cpu_count()} CPUs; {args.rounds} round(s)")
+    load_start = round(os.getloadavg()[0], 2)
+
+    # results[cell][broker][connector] = [run, ...]
+    results: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {}
+
+    def record(cell: str, broker: str, connector: str, run: dict[str, Any]) -> None:
+        results.setdefault(cell, {}).setdefault(broker, {}).setdefault(connector, []).append(run)
+
+    tmp = Path(tempfile.mkdtemp(prefix="pyq-vs-spark-kafka-"))
+    spark = None
+    t_start = time.monotonic()
+    try:
+        spark, jvm_pid = bench_session("pyq-vs-spark-kafka",
+                                       {"spark.jars": ",".join(str(f) for f in jars.files)})
+        bench = Bench(spark, jvm_pid, tmp)
+        if parts & {"source", "triggers"}:
+            sides: list[Side] = []
+            try:
+                sides.append(start_pyq(tmp / "pyq-1", 1))
+                sides.append(start_kafka(tmp / "kafka-1", 1))
+                produced = {s.name: [0] for s in sides}
+                for side in sides:
+                    print(f"{side.name}: 1 node at {side.bootstrap}")
+                    if "source" in parts:
+                        create_topic(side, "vs-source", SOURCE_PARTITIONS, 1)
+                        took = produce(side, "vs-source", 0, args.source_rows, SOURCE_PARTITIONS)
+                        print(f"  produced {args.source_rows:,} JSON records into "
+                              f"{SOURCE_PARTITIONS} partitions in {took:.2f} s (pyq's producer, "
+                              "acks=1; not measured)")
+                    if "triggers" in parts:
+                        create_topic(side, "vs-256", SMALL_PARTITIONS, 1)
+                readers = tuple(READERS)
+                if "source" in parts:
+                    print("warm-up (unmeasured):")
+                    for side in sides:
+                        for c in readers:
+                            bench.source(c, side, "vs-source", args.source_rows,
+                                         f"{c} on {side.name}")
+                for r in range(args.rounds):
+                    print(f"round {r + 1}:")
+                    for side in sides:
+                        if "source" in parts:
+                            for c in order(readers, r):
+                                record("source", side.name, c, bench.source(
+                                    c, side, "vs-source", args.source_rows,
+                                    f"source {c} on {side.name}"))
+                        if "triggers" in parts:
+                            for c in order(readers, r):
+                                record("trigger_256", side.name, c, bench.triggers(
+                                    c, side, "vs-256", produced[side.name], args.triggers,
+                                    args.trigger_interval, f"256 partitions {c} on {side.name}"))
+            finally:
+                for side in sides:
+                    side.stop()
+        if "sink" in parts:
+            from pyspark.sql import functions as F
+
+            kinds = F.array(*[F.lit(k.decode()) for k in KINDS])
+            df = (spark.range(args.sink_rows, numPartitions=2)
+                  .select(F.format_string("u%05d", F.col("id") % 10007).alias("key"),
+                          F.to_json(F.struct(
+                              F.format_string("u%05d", F.col("id") % 10007).alias("user"),
+                              F.element_at(kinds, (F.col("id") % len(KINDS) + 1).cast("int")).alias("kind"),
+                              ((F.col("id") % 100000) / 100).alias("amount"),
+                              (F.col("id") + 1_700_000_000_000).alias("ts"),
+                              F.lit("pyq-vs").alias("note"))).alias("value"))
+                  .cache())
+            if df.count() != args.sink_rows:
+                raise RuntimeError("the cached DataFrame lost rows")
+            sides = []
+            try:
+                sides.append(start_pyq(tmp / "pyq-3", 3))
+                sides.append(start_kafka(tmp / "kafka-3", 3))
+                print("sink: " + "; ".join(f"{s.name}: 3 nodes at {s.bootstrap}" for s in sides))
+                print("warm-up (unmeasured):")
+                warm = df.limit(SINK_WARMUP_ROWS)
+                for side in sides:
+                    for c in WRITERS:
+                        bench.sink(c, side, warm, SINK_WARMUP_ROWS, f"{c} on {side.name}")
+                for r in range(args.rounds):
+                    print(f"sink round {r + 1}:")
+                    for side in sides:
+                        for c in order(tuple(WRITERS), r):
+                            record("sink", side.name, c, bench.sink(
+                                c, side, df, args.sink_rows, f"sink {c} on {side.name}"))
+            finally:
+                for side in sides:
+                    side.stop()
+    finally:
+        if spark is not None:
+            spark.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    elapsed = time.monotonic() - t_start
+
+    def per_round(cell: str, broker: str, key: str, a: str = "pyq", b: str = "spark") -> list[float]:
+        runs = results[cell][broker]
+        return [round(x[key] / y[key], 4) for x, y in zip(runs[a], runs[b], strict=True)]
+
+    figures: dict[str, Any] = {}
+    ratios: dict[str, float] = {}
+    headline = {"source": ("rows_per_s", "source_vs_spark_kafka"),
+                "trigger_256": ("mean_trigger_s", "trigger_256_vs_spark_kafka"),
+                "sink": ("rows_per_s", "sink_vs_spark_kafka")}
+    # figures beside the headline pair: (name, numerator, denominator)
+    others = {"source": [("vs_spark_wait_10ms", "pyq", "spark_wait_10ms")],
+              "trigger_256": [("vs_spark_wait_10ms", "pyq", "spark_wait_10ms")],
+              "sink": [("exactly_once_vs_spark_kafka", "pyq_exactly_once", "spark"),
+                       ("vs_spark_batch_900kib", "pyq", "spark_batch_900kib")]}
+    print("medians over the rounds:")
+    for cell, per_broker in results.items():
+        key, ratio_name = headline[cell]
+        for broker, per in per_broker.items():
+            fig: dict[str, Any] = {c: {key: median([r[key] for r in runs]), "runs": runs}
+                                   for c, runs in per.items()}
+            fig["ratio_per_round"] = per_round(cell, broker, key)
+            fig["ratio"] = median(fig["ratio_per_round"])
+            for other, num, den in others[cell]:
+                fig[f"{other}_per_round"] = per_round(cell, broker, key, num, den)
+                fig[other] = median(fig[f"{other}_per_round"])
+            figures[f"{cell}_on_{broker}"] = fig
+            print(f"  {cell} on {broker}: {key} "
+                  + ", ".join(f"{c} {fig[c][key]:,.3f}" for c in per)
+                  + f"; pyq / spark per round {fig['ratio_per_round']}, median {fig['ratio']}; "
+                  + "; ".join(f"{num} / {den} median {fig[other]}" for other, num, den in others[cell]))
+            if broker == "kafka" or "kafka" not in per_broker:
+                ratios[ratio_name] = fig["ratio"]
+        if "pyq" in per_broker:
+            figures[f"{ratio_name}_on_pyq_broker"] = figures[f"{cell}_on_pyq"]["ratio"]
+    print("ratios (pyq / Spark's Kafka connector, on Apache Kafka, median of per-round ratios): "
+          + ", ".join(f"{k} {v:.3f}" for k, v in ratios.items()))
+    print(f"run took {elapsed:.0f} s")
+    figures.update({
+        "versions": versions, "source_rows": args.source_rows, "sink_rows": args.sink_rows,
+        "source_partitions": SOURCE_PARTITIONS, "sink_partitions": SINK_PARTITIONS,
+        "small_partitions": SMALL_PARTITIONS, "rows_per_partition_per_trigger": ROWS_PER_PARTITION,
+        "triggers": args.triggers, "trigger": f"processingTime {args.trigger_interval} s",
+        "rounds": args.rounds, "spark_master": "local[2]", "shuffle_partitions": 2,
+        "cpus": os.cpu_count(), "elapsed_s": round(elapsed, 1),
+        "loadavg_1min": {"start": load_start, "end": round(os.getloadavg()[0], 2)}})
+    print(json.dumps({"benchmark": "vs_spark_kafka", "ratios": ratios, "figures": figures}))
+
+
+if __name__ == "__main__":
+    main()
