@@ -338,7 +338,7 @@ class Log(LogTruncation):
             for pos, header in batches:
                 assign_offsets(buf, pos, offset, leader_epoch)
                 offset += header.last_offset_delta + 1
-            self._append_locked(buf, first, offset - 1)
+            self._append_locked(buf, first, offset - 1, max_ts)
             self.epochs.assign(leader_epoch, first)
             base = self._view.segments[-1].base_offset
             for pos, _header in batches:
@@ -372,7 +372,7 @@ class Log(LogTruncation):
             first = batches[0][1].base_offset
             last = batches[-1][1].last_offset
             data = records if used == len(records) else memoryview(records)[:used]
-            self._append_locked(data, first, last)
+            self._append_locked(data, first, last, max_ts)
             base = self._view.segments[-1].base_offset
             for pos, header in batches:
                 self.epochs.assign(header.partition_leader_epoch, header.base_offset)
@@ -381,16 +381,25 @@ class Log(LogTruncation):
                 self.txns.apply(records, pos, header, base, self._hw)
             return AppendInfo(first, last, num_records, max_ts, -1, self._view.log_start_offset)
 
-    def _append_locked(self, buf: Any, first: int, last: int) -> None:
+    def _append_locked(self, buf: Any, first: int, last: int, max_timestamp: int) -> None:
+        """Append ``buf`` (offsets ``first``..``last``, its largest timestamp
+        ``max_timestamp``), first rolling a new segment when the active one is full, would
+        hold offsets too far apart for its index, or spans ``segment.ms``: as Kafka counts it,
+        from the first batch's timestamp to the new records' (so records stamped a day apart
+        do not share a segment, and retention by time can delete the older), or by the wall
+        clock since the segment was created when its first batch has no timestamp."""
         active = self._view.segments[-1]
         config = self.config
         now = self.clock.wall_ms()
         size = active.size
         try:
             if size > 0:
+                rolling_from = active.rolling_timestamp
+                waited = (max_timestamp - rolling_from if rolling_from >= 0
+                          else now - active.created_ms)
                 if (
                     size + len(buf) > config.segment_bytes
-                    or now - active.created_ms > config.segment_ms
+                    or waited > config.segment_ms
                     or last - active.base_offset > INT32_MAX
                 ):
                     active = self._roll(first, now)

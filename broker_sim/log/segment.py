@@ -138,6 +138,7 @@ class LogSegment:
         self._next_offset: int | None = base_offset if self._size == 0 else None
         self._max_timestamp: int | None = -1 if self._size == 0 else None
         self._max_timestamp_position = -1
+        self._first_batch_timestamp: int | None = -1 if self._size == 0 else None
         self._bytes_since_index = 0
         self._gen = 0  # odd while a truncation/recovery rewrites the file
         # Guards the reader count and closing. Re-entrant: a FileRecords collected without
@@ -195,6 +196,21 @@ class LogSegment:
             finally:
                 self._release()
         return nxt
+
+    @property
+    def rolling_timestamp(self) -> int:
+        """The max timestamp of the first batch, -1 if the segment is empty (Kafka's
+        ``rollingBasedTimestamp``): what rolling by ``segment.ms`` counts from."""
+        ts = self._first_batch_timestamp
+        if ts is None:
+            self._acquire()
+            try:
+                first = os.pread(self._fd, _APPEND_FIELDS.size, 0)
+            finally:
+                self._release()
+            ts = self._first_batch_timestamp = (_APPEND_FIELDS.unpack(first)[2]
+                                                if len(first) == _APPEND_FIELDS.size else -1)
+        return ts
 
     @property
     def max_timestamp(self) -> int:
@@ -490,6 +506,8 @@ class LogSegment:
             since += size
             if ts > max_ts:
                 max_ts, max_ts_pos = ts, start + pos
+            if start + pos == 0:
+                self._first_batch_timestamp = ts
             pos += size
         if pos != n:
             raise CorruptMessage("appended bytes do not end on a batch boundary")
@@ -589,6 +607,7 @@ class LogSegment:
             self.index.truncate_to(base)
             self._next_offset = None
             self._max_timestamp = None
+            self._first_batch_timestamp = None if pos > 0 else -1
             self._compute_next_offset()
             self._scan_max_timestamp()
             self._bytes_since_index = pos - self.index.last_entry[1]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..protocol.errors import KafkaError, MalformedFrame
+from ..protocol.errors import KafkaError, MalformedFrame, UnsupportedVersion
 from ..protocol.primitives import read_varint
 from ..protocol.records.batch_header import HEADER_SIZE, BatchHeader
 from ..protocol.records.compression import decompress
@@ -39,7 +39,7 @@ def find_offset_for_timestamp(view: LogView, leo: int, timestamp: int,
     if timestamp == MAX_TIMESTAMP:
         return max_timestamp_offset(view, max_offset)
     if timestamp < 0:
-        raise KafkaError(f"unsupported ListOffsets timestamp {timestamp}")
+        raise UnsupportedVersion(f"unsupported ListOffsets timestamp {timestamp}")
     for seg in view.segments:
         if seg.next_offset <= log_start and seg is not view.segments[-1]:
             continue

@@ -54,6 +54,7 @@ from ..protocol.errors import (
     UnknownServerError,
     UnknownTopicId,
     UnknownTopicOrPartition,
+    UnsupportedVersion,
 )
 from ..protocol.messages.fetch import FetchRequestView
 from ..protocol.messages.list_offsets import ListOffsetsRequestView
@@ -91,6 +92,9 @@ def _code(e: BaseException | None) -> int:
 
 
 UNKNOWN_OPERATIONS = -2147483648
+#: Fetch errors found before a partition's log is read (Kafka answers them with no aborted
+#: transactions rather than a null list).
+_NOT_READ = (UnknownTopicOrPartition, TopicAuthorizationFailed, UnknownTopicId)
 
 
 class KafkaApis:
@@ -366,12 +370,17 @@ class KafkaApis:
     def fetch_response(results: list[FetchResult], context: FetchContext | None = None) -> Data:
         by_topic: dict[str, list[Data]] = {}
         for r in results:
+            if r.error is None:
+                offsets = (r.high_watermark, r.last_stable_offset, r.log_start_offset)
+                aborted = None if r.aborted is None else [
+                    Data(producer_id=pid, first_offset=first) for pid, first in r.aborted]
+            else:  # as Kafka: no offsets beside an error; [] for a partition never read
+                offsets = (-1, -1, -1)
+                aborted = [] if isinstance(r.error, _NOT_READ) else None
             by_topic.setdefault(r.spec.topic, []).append(Data(
                 partition_index=r.spec.partition, error_code=_code(r.error),
-                high_watermark=r.high_watermark, last_stable_offset=r.last_stable_offset,
-                log_start_offset=r.log_start_offset,
-                aborted_transactions=None if r.aborted is None else [
-                    Data(producer_id=pid, first_offset=first) for pid, first in r.aborted],
+                high_watermark=offsets[0], last_stable_offset=offsets[1],
+                log_start_offset=offsets[2], aborted_transactions=aborted,
                 preferred_read_replica=-1, records=r.records))
         error = context.error if context is not None else None
         return Data(throttle_time_ms=0, error_code=_code(error),
@@ -394,10 +403,13 @@ class KafkaApis:
                     parts.append(out)
                     continue
                 try:
+                    if p.timestamp < EARLIEST_TIMESTAMP:  # -3 max timestamp: v7+, -4: v8+, ...
+                        raise UnsupportedVersion(
+                            f"ListOffsets timestamp {p.timestamp} is not served at "
+                            f"v{request.header.api_version}")
                     part = self.replica_manager.partition(t.name, p.partition_index)
                     part.check_leader()
                     part.check_leader_epoch(p.current_leader_epoch)
-                    out.leader_epoch = part.leader_epoch
                     if p.timestamp == LATEST_TIMESTAMP:
                         out.offset = part.log_end_offset if is_follower else (
                             part.log.last_stable_offset if body.isolation_level == 1
@@ -410,6 +422,8 @@ class KafkaApis:
                             if body.isolation_level == 1 else part.high_watermark)
                         if found is not None:
                             out.offset, out.timestamp = found
+                    if out.offset >= 0:  # no record at or after the timestamp: no epoch either
+                        out.leader_epoch = part.leader_epoch
                 except KafkaError as e:
                     out.error_code = e.code
                 parts.append(out)

@@ -62,10 +62,12 @@ def commit_all(log: Log) -> None:
 
 
 def seal(log: Log, tail: bytes = b"tail") -> int:
-    """Roll (segment.ms passes) and append one record to the new active segment, so that
-    everything before it is in closed, cleanable segments; returns the tail's offset."""
+    """Roll (segment.ms passes: a record stamped 61 s after the newest) and append it to the
+    new active segment, so that everything before it is in closed, cleanable segments;
+    returns the tail's offset."""
     log.clock.advance(61_000)
-    info = log.append_as_leader(batch([(tail, b"t")]), 0)
+    newest = max(s.max_timestamp for s in log.segments)
+    info = log.append_as_leader(batch([(tail, b"t")], ts=newest + 61_000), 0)
     commit_all(log)
     return info.first_offset
 

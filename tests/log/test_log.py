@@ -331,13 +331,33 @@ def test_delete_records_before(open_log: OpenLog, batch: Batch) -> None:
     assert log.delete_records_before(50) == 100  # never moves back
 
 
-def test_segment_ms_rolls(open_log: OpenLog, clock: ManualClock, batch: Batch) -> None:
+def test_segment_ms_rolls_by_the_records_time(open_log: OpenLog, clock: ManualClock,
+                                               batch: Batch) -> None:
+    """As Kafka: a segment rolls once a batch is stamped more than segment.ms after the
+    segment's first batch, however little wall time passed; wall time alone does not roll
+    it while the records carry their own times."""
     log = open_log(LogConfig(segment_ms=1000))
-    log.append_as_leader(batch(1), 0)
-    log.append_as_leader(batch(1), 0)
+    log.append_as_leader(batch(1, timestamp=1_000), 0)
+    log.append_as_leader(batch(1, timestamp=2_000), 0)  # 1000 ms later: not more than segment.ms
+    clock.advance(5_000)
+    log.append_as_leader(batch(1, timestamp=1_500), 0)
+    assert len(log.segments) == 1
+    log.append_as_leader(batch(1, timestamp=2_001), 0)
+    assert [s.base_offset for s in log.segments] == [0, 3]
+    log.close()
+    reopened = open_log(LogConfig(segment_ms=1000))  # the first batch's time read from the file
+    reopened.append_as_leader(batch(1, timestamp=3_002), 0)
+    assert [s.base_offset for s in reopened.segments] == [0, 3, 4]
+
+
+def test_segment_ms_rolls_by_the_wall_clock_when_records_have_no_time(
+        open_log: OpenLog, clock: ManualClock, batch: Batch) -> None:
+    log = open_log(LogConfig(segment_ms=1000))
+    log.append_as_leader(batch(1, timestamp=-1), 0)
+    log.append_as_leader(batch(1, timestamp=-1), 0)
     assert len(log.segments) == 1
     clock.advance(1001)
-    log.append_as_leader(batch(1), 0)
+    log.append_as_leader(batch(1, timestamp=-1), 0)
     assert [s.base_offset for s in log.segments] == [0, 2]
 
 
