@@ -151,9 +151,15 @@ class ReplicaManager:
                     log.info("%s-%d: min.insync.replicas %d -> %d", name, index, p.min_isr, min_isr)
                 p.min_isr = min_isr
                 if pinfo.leader == self.broker_id:
+                    isr_before = list(p.isr)
                     if p.make_leader(pinfo.leader_epoch, pinfo.partition_epoch, pinfo.replicas, pinfo.isr, now):
                         self.fetchers.unfollow(key)
                         log.info("%s-%d: leader in epoch %d, isr %s", name, index, pinfo.leader_epoch, pinfo.isr)
+                        changed.append(key)
+                    elif p.isr != isr_before:
+                        # The controller shrank the ISR (a fenced follower) in the same epoch:
+                        # the high watermark may have moved, and acks=all produces waiting on
+                        # the dead follower are now satisfied.
                         changed.append(key)
                 elif pinfo.leader >= 0:
                     if p.make_follower(pinfo.leader, pinfo.leader_epoch, pinfo.partition_epoch,

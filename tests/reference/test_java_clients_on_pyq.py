@@ -6,7 +6,7 @@ tests drive them with (issue 29).
   leader of a partition is killed with SIGKILL and started again: every record the producer
   was told is written is read back, at the offset it was acknowledged at.
 * The same producer while a follower is killed: its sends stall only until the controller
-  fences the follower and shrinks the ISR (xfail: pyq answers them at their timeout).
+  fences the follower and shrinks the ISR.
 * ``TransactionalMessageCopier`` copies an input topic to an output topic exactly once
   (consume, produce and commit the consumed offsets in one transaction, KIP-447's group
   metadata) while the broker coordinating its transactions is killed and started again:
@@ -241,14 +241,6 @@ def test_verifiable_producer_and_consumer_lose_no_acked_record_when_a_leader_is_
             pyq.broker(victim).start()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pyq broker bug: when the controller fences a killed follower it shrinks the ISR of the "
-    "partitions it followed without a new leader epoch; ReplicaManager.apply_image calls "
-    "Partition.make_leader, which takes the new ISR and moves the high watermark but returns "
-    "False (same leader epoch), so the partition is not in `changed` and the produce purgatory "
-    "is not checked: acks=all Produce requests waiting for the dead follower are answered only "
-    "at their timeout (request.timeout.ms, 30 s), and the Java producer fails them with "
-    "TimeoutException 'Disconnected from node N due to timeout'"))
 def test_acks_all_sends_resume_once_a_killed_follower_is_fenced(
         pyq: EmbeddedCluster, servers: str, tmp_path: Path) -> None:
     """Kafka (KRaft) fences a dead broker after its session timeout and takes it out of
@@ -296,10 +288,8 @@ def test_transactional_message_copier_copies_exactly_once_across_a_coordinator_k
     """With ``--enable-random-aborts`` a third of the transactions are aborted and copied
     again: their records stay in the output's log, and read_committed must skip them.
 
-    The transaction timeout is the copier's default (60 s): a Produce in flight to a
-    partition the killed broker followed waits out the producer's request timeout (30 s,
-    the ISR bug of the xfail test above), and a shorter transaction timeout would let the
-    coordinator abort the transaction and fence the copier meanwhile."""
+    The transaction timeout is 30 s: a Produce in flight to a partition the killed broker
+    followed completes once the controller fences it (a few seconds), well within it."""
     tag = "-aborts" if random_aborts else ""
     source, sink = f"jc-copy-in{tag}", f"jc-copy-out{tag}"
     group, txn_id = f"jc-copy-g{tag}", f"jc-copier{tag}"
@@ -320,7 +310,7 @@ def test_transactional_message_copier_copies_exactly_once_across_a_coordinator_k
     copier = JavaTool("org.apache.kafka.tools.TransactionalMessageCopier",
                       "--broker-list", servers, "--input-topic", source, "--input-partition", "0",
                       "--output-topic", sink, "--consumer-group", group,
-                      "--transactional-id", txn_id, "--transaction-size", "100",
+                      "--transactional-id", txn_id, "--transaction-size", "100", "--transaction-timeout", "30000",
                       "--group-mode", "--use-group-metadata",
                       *(["--enable-random-aborts"] if random_aborts else []),
                       stderr=tmp_path / "copier.err")
