@@ -64,7 +64,7 @@ def test_every_tool_marked_verified_is_run_by_the_tools_tests() -> None:
         # the tools' module, or the module the row names where the tool is run
         modules = [TOOLS_TEST, *(ROOT / m for m in re.findall(r"`(tests/[\w/]+\.py)`", what))]
         source = "\n".join(m.read_text() for m in modules)
-        run = set(re.findall(r'(?:tool|run_tool|acls)\(\s*(?:[\w.]+,\s*)*"(kafka-[\w-]+)"', source))
+        run = set(re.findall(r'(?:tool|run_tool|acls|JavaTool)\(\s*(?:[\w.]+,\s*)*"(kafka-[\w-]+)"', source))
         named = re.findall(r"`(kafka-[\w-]+)`", tools)
         for name in named:
             if verdict == "✓":
