@@ -37,9 +37,28 @@ Ratios (the JSON's ``ratios``; each the median over ``--runs`` runs; pyq / Kafka
 better), ``p99_vs_kafka`` (end-to-end p99, acks=1; lower is better). Every cell of every run
 is printed, and the acks=all latency as a figure.
 
-Where the time goes: see the closing lines this benchmark prints (figures), and
-``benchmarks/broker_throughput.py``'s docstring for pyq's own produce and fetch profile; this
-docstring records the runs' results once they are known.
+Where the time goes (first full run, 2026-11-28, ``--mb 256 --runs 3``, a quiet 2-core VM;
+per run pyq | Kafka):
+
+* **produce, 16 KiB, acks=1**: 294/342/282 | 487/681/512 MB/s (``produce_vs_kafka`` 0.551).
+  pyq's broker runs at 0.65-0.87 of one core and no further, Kafka's at 0.76-1.10: a pyq
+  connection's requests are handled one at a time under one GIL (processor -> handler ->
+  processor), where Kafka's network and I/O threads run in parallel; pyq's profile is in
+  ``broker_throughput.py``'s docstring (``pwrite`` and ``recv`` copies, the interpreter).
+  Broker CPU over produce + fetch 1.27-1.56 | 0.68-1.33 s/GB (``cpu_per_gb_vs_kafka`` 1.549).
+* **fetch, 16 KiB, acks=1**: 581/657/372 | 983/883/1,198 MB/s (``fetch_vs_kafka`` 0.591) with
+  pyq's broker at only 0.09-0.16 of a core (zero-copy ``sendfile``) and Kafka's at 0.17-0.38:
+  pyq is not CPU-bound here; the same librdkafka consumer gets less per second, so the
+  difference is in what each answer carries and how soon — bytes per Fetch response and
+  responses per second are the next thing to measure (the issue's note), not yet done.
+* **produce, 16 KiB, acks=all** (3 nodes each): 73/83/231 | 74/85/150 MB/s
+  (``acks_all_vs_kafka`` 0.985): both clusters share two cores with each other's idle
+  nodes, and both spend 5.7-7.2 CPU-s per GB in their brokers in the first two runs.
+* **latency, 1 KiB at 1,000/s**: acks=1 p99 3.3/3.3/11.9 | 6.2/5.1/0.8 ms (``p99_vs_kafka``
+  0.648; p50 ~0.5 | ~0.3 ms). acks=all p50 reached 2 s on both (Kafka 1.6 ms in one run):
+  the phase comes right after the acks=all throughput cells, whose gigabyte of dirty pages
+  the kernel writes back meanwhile; those figures measure the disk, not the brokers, and the
+  phase needs its own quiet start before its numbers mean anything.
 
 Output: human-readable lines, then one JSON line (the last line)::
 
