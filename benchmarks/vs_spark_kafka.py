@@ -2,61 +2,101 @@
 
 What is measured, on 127.0.0.1, in one SparkSession (``local[2]``, 2 shuffle partitions, UI
 off; ``benchmarks/_spark.py``) that holds both connectors: ``format("pyq")`` and
-``format("kafka")``, the Maven artifact ``spark-sql-kafka-0-10_2.13`` with its
-dependencies, fetched by ``reference/spark-kafka/pom.xml`` into ``.cache/`` and given to
-Spark as local files (``spark.jars``). Every cell runs on both brokers, a pyq broker (or
-cluster) and an Apache Kafka KRaft cluster (``reference/``, ``kafka-server-start.sh``'s JVM
-options), both up side by side for the whole phase, and the rounds are interleaved (in
-each round, on each broker, the two connectors one after the other, the order swapped
-every round) so that whatever the machine does meanwhile falls on both. Both connectors
-run with their defaults: no ``maxOffsetsPerTrigger``, no ``minPartitions``, the same
-options otherwise.
+``format("kafka")``, the Maven artifact ``spark-sql-kafka-0-10_2.13`` with the dependencies
+pyspark lacks (kafka-clients, spark-token-provider-kafka, commons-pool2), fetched by
+``reference/spark-kafka/pom.xml`` into ``.cache/`` and given to Spark as local files
+(``spark.jars``). Every cell runs on both brokers, a pyq broker (or cluster) and an Apache
+Kafka KRaft cluster (``reference/``, ``kafka-server-start.sh``'s JVM options), both up side
+by side for the whole phase; rounds are interleaved (in each round, on each broker, every
+connector one after the other, the order rotated every round) so that whatever the machine
+does meanwhile falls on all. Both connectors run with their defaults (no
+``maxOffsetsPerTrigger``, no ``minPartitions``, the same options otherwise); a tuned Spark
+variant of each cell is a figure, never a ratio.
 
-* **Versions**: Spark's Kafka connector of the pyspark this project pins (4.3) is not
-  served by Maven Central; the newest served, 4.2.0 (with kafka-clients 3.9.2), is used,
-  and this benchmark runs under pyspark 4.2.0 in a virtualenv of its own
-  (``.venv-spark-kafka``, made by ``make bench-vs``). It refuses to run under any other
-  pyspark. pyq's connector runs unchanged on pyspark 4.2.
-* **source** (one broker of each, ``--source-rows`` (2,000,000) rows in 8 partitions, RF 1,
-  produced once per broker by pyq's producer, round robin over the partitions; the values
-  are JSON objects of ~90 bytes, ``{"user": ..., "kind": ..., "amount": ..., "ts": ...}``):
-  ``readStream`` from ``earliest`` with ``Trigger.AvailableNow``,
-  ``from_json(CAST(value AS STRING))`` and ``groupBy(kind).count()`` into the ``memory``
-  sink (complete mode). rows/s = rows / wall time from ``start()`` to the end of
-  ``awaitTermination()`` (query start included, a fresh checkpoint each run); every run's
-  counts are checked (``numInputRows`` and the sum of the table's counts). Both read one
-  Spark task per topic-partition here.
+* **Versions**: Maven Central serves no Spark Kafka connector of the pyspark this project
+  pins (4.3); the newest it serves, 4.2.0 (kafka-clients 3.9.2), is used, and this benchmark
+  runs under pyspark 4.2.0 in a virtualenv of its own (``.venv-spark-kafka``, made by
+  ``make bench-vs``); it refuses any other pyspark. pyq's connector runs on pyspark 4.2
+  unchanged.
+* **source** (one broker of each; ``--source-rows`` (2,000,000) rows in 8 partitions, RF 1,
+  produced once per broker by pyq's producer round robin; values are JSON objects of ~90
+  bytes, ``{"user", "kind", "amount", "ts", "note"}``): ``readStream`` from ``earliest``,
+  ``Trigger.AvailableNow``, ``from_json(CAST(value AS STRING))`` and
+  ``groupBy(kind).count()`` into the ``memory`` sink (complete mode). rows/s = rows / wall
+  time from ``start()`` to the end of ``awaitTermination()`` (query start included, a fresh
+  checkpoint each run); ``numInputRows`` and the table's counts are checked. Both read one
+  Spark task per topic-partition here. Figure: ``spark_wait_10ms``, Spark's connector with
+  ``kafka.fetch.max.wait.ms`` 10 (kafka-clients: 500).
 * **many small partitions** (the same brokers): a topic of 256 partitions; one query per
   connector and run, ``from_json`` of the values into the ``noop`` sink, under a
-  **processing-time trigger** of ``--trigger-interval`` (2 s) started at ``latest``.
-  After each micro-batch this process writes 20 new rows to every partition (5,120 rows,
-  flushed) early in a trigger interval, so the next trigger finds all of them; the figure
-  is the mean ``triggerExecution`` (Spark's own progress metric: offsets, planning, the
-  job, commit) over ``--triggers`` (10) such micro-batches, after one unmeasured one. A
-  micro-batch that found fewer rows (the write straddled a trigger) is left out and
-  counted. Spark's connector runs one task per partition (256); pyq's packs ranges under
-  ``minRecordsPerPartition`` (10,000) of partitions led by one broker into one task.
-* **sink** (a 3-broker pyq cluster, a 3-node Kafka cluster; each run a fresh topic of 8
-  partitions, RF 3, ``min.insync.replicas=2``, every replica in sync before the clock
-  starts; the topic deleted after the run): ``df.write`` of a cached DataFrame of
-  ``--sink-rows`` (2,000,000) rows in 2 Spark partitions, ``key`` (a user id string) and
-  ``value`` (the same JSON as above), acks=all on both sides. Spark's sink
-  (``kafka.acks=all``; kafka-clients' defaults otherwise: idempotent, ``linger.ms`` 0,
-  ``batch.size`` 16 KiB) and pyq's sink at least once (its default), and pyq's
-  ``exactlyOnce=true`` as a figure. rows/s = rows / wall time of ``save()``; the topic's
-  end offsets are checked (at least the rows; exactly once adds its commit markers).
-* **warm-up**: one unmeasured source run per connector and broker (the JIT compiles Spark
-  and kafka-clients' hot paths; the Python workers start) and a 20,000-row write per sink.
-* **CPU**: utime + stime from ``/proc`` of the Spark JVM, of its Python processes (the
-  planner and workers pyq runs in; Spark's connector needs none) and of the brokers, per run.
+  **processing-time trigger** of ``--trigger-interval`` (2 s), started at ``latest``. After
+  each micro-batch this process writes 20 new rows to every partition (5,120 rows, flushed)
+  early in a trigger interval, so the next trigger finds them all; the figure is the mean
+  ``triggerExecution`` (Spark's progress metric: offsets, planning, the job, the commit) of
+  ``--triggers`` (3) such micro-batches after one unmeasured one. A micro-batch that found
+  only part of a write is left out and counted. Spark's connector runs one task per
+  partition (256); pyq's packs ranges under ``minRecordsPerPartition`` (10,000) of partitions
+  led by one broker into one task. Every source round runs before the first of these (Spark
+  reaps a Python worker idle for a minute, and Spark's connector takes minutes here: pyq's
+  next source run paid 3.3 s for new workers in a probe).
+* **sink** (a 3-broker pyq cluster and a 3-node Kafka cluster; each run a fresh topic of 8
+  partitions, RF 3, ``min.insync.replicas=2``, every replica in sync before the clock starts,
+  deleted after the run): ``df.write`` of a cached DataFrame of ``--sink-rows`` (2,000,000)
+  rows in 2 Spark partitions, ``key`` (a user id) and ``value`` (JSON as above), acks=all on
+  both sides, at least once: Spark's sink (``kafka.acks=all``; kafka-clients' defaults
+  otherwise: idempotent, ``batch.size`` 16 KiB, ``linger.ms`` 0) and pyq's (its default).
+  rows/s = rows / wall time of ``save()``; the topic's end offsets are checked. Figures:
+  ``pyq_exactly_once`` (``exactlyOnce=true``) and ``spark_batch_900kib`` (Spark's producers
+  batching as pyq's sink does: ``batch.size`` 900 KiB, ``linger.ms`` 5).
+* **warm-up**: one unmeasured source run per connector and broker, a 20,000-row write per sink.
+* **CPU**: utime + stime from ``/proc`` of the Spark JVM, of its Python processes (the JVM's
+  descendants: pyq's planner and workers) and of the brokers, per run (per micro-batch in
+  the 256-partition cell).
 
-Ratios (the JSON's ``ratios``; each the median over ``--rounds`` rounds of that round's
-ratio, the headline on the Kafka cluster, the same on pyq's broker in ``figures``):
+Ratios (the JSON's ``ratios``, on the Kafka cluster; each the median over ``--rounds``
+rounds of that round's ratio; the same on pyq's brokers in ``figures``):
 ``source_vs_spark_kafka`` and ``sink_vs_spark_kafka`` (rows/s, pyq / Spark's; higher is
 better), ``trigger_256_vs_spark_kafka`` (mean trigger time, pyq / Spark's; lower is better).
 
-Where the time goes: filled in from the runs below once they are known; the printed CPU
-split (JVM, Python, broker) and the progress durations are the figures to read.
+Where the time goes (2026-11-28, one run of ``--source-rows 1000000 --sink-rows 1000000
+--triggers 2 --rounds 2``, 20 min, on 2 cores shared with other sessions; ratios
+source 1.53, trigger 0.0034, sink 3.49 on Kafka; 1.72, 0.0037, 5.54 on pyq's broker):
+
+* source, per 1,000,000 rows: pyq 2.99-3.12 s (addBatch 1.90-1.99 s), Spark's connector
+  4.70-5.25 s (addBatch 4.38-4.96 s), with ``fetch.max.wait.ms`` 10 2.52-3.20 s. Spark's
+  default loses ~2 s a run at the end of its 8 ranges: after every poll its
+  ``KafkaDataConsumer.fetch`` calls ``getAvailableOffsetRange`` (``seekToBeginning`` /
+  ``seekToEnd`` + ``position``: ListOffsets), and after the poll that returned a range's
+  last records the consumer already has its next Fetch in flight, which the broker holds
+  ``fetch.max.wait.ms`` (500 ms) for lack of data; a broker answers a connection's requests
+  in order, so the ListOffsets waits that long, once per task (``jstack`` during a read of
+  256 small partitions: 284 of 287 samples of the task threads in ``KafkaConsumer.position``
+  under ``getAvailableOffsetRange``). Tuned so, Spark's connector is ahead on Kafka (pyq / it
+  0.84; 1.05 on pyq's broker). CPU per run: pyq JVM 2.9-3.0 s, Python 1.5-1.6 s, broker
+  0.07-0.25 s; Spark's JVM 3.5-3.7 s (each record turned into a row in the JVM, where pyq
+  hands Arrow batches over), ~0.2 s of Python that Spark spends on any query, broker
+  0.77-0.94 s (two ListOffsets per poll, 1 MiB partition fetches). pyq's query pays ~1.1 s
+  from ``start()`` to its batch (the Python process that plans it, see
+  ``benchmarks/source.py``) against Spark's 0.3 s; inside the batch pyq is the faster
+  (addBatch 1.9 s against the tuned 2.2-2.9 s).
+* 256 partitions x 20 rows: pyq's trigger 0.21-0.29 s (latestOffset 0.011-0.014 s, addBatch
+  0.11-0.18 s: one task reads all 256 ranges with one Fetch per round trip; JVM 0.18-0.60
+  and Python 0.21-0.35 CPU-s per batch). Spark's 66.4-67.3 s: 256 tasks on 2 slots, each
+  waiting the 500 ms above (64 s); with ``fetch.max.wait.ms`` 10 3.2-3.9 s (~25 ms a task;
+  JVM 2.7-3.6 CPU-s per batch), still 15x pyq's.
+* sink, per 1,000,000 rows at RF 3: on Kafka pyq 2.07-2.46 s, Spark's 6.54-8.95 s, whose
+  16 KiB batches cost Kafka's brokers 10.6-14.3 CPU-s against 2.8-3.2 for pyq's 900 KiB
+  ones; with 900 KiB batches Spark's takes 2.89-2.94 s (brokers 3.4-3.8 CPU-s; pyq / it
+  1.30), its JVM 1.7-1.8 CPU-s against pyq's JVM 0.46-0.63 plus Python 0.69-0.89.
+  ``exactlyOnce`` costs little at this size (1.86-2.33 s). On pyq's cluster Spark's
+  producers stay slow even with 900 KiB batches (6.1-7.1 s, pyq's brokers 8.2-10.4 CPU-s,
+  against 0.7-1.4 for pyq's sink): pyq's brokers pay far more than Kafka's per request of
+  the Java producer; not investigated yet.
+
+An earlier run (same sizes, while another session's test suite ran) gave source ratios of
+0.67 and 0.91 on Kafka: the source rounds then ran between the 256-partition ones, and
+pyq's source runs after Spark's minutes-long triggers paid for new Python workers (hence
+the order above).
 
 Output: human-readable lines, then one JSON line (the last line)::
 
@@ -466,19 +506,22 @@ def main() -> None:
                         for c in readers:
                             bench.source(c, side, "vs-source", args.source_rows,
                                          f"{c} on {side.name}")
-                for r in range(args.rounds):
-                    print(f"round {r + 1}:")
+                # Every source round before the first trigger run: Spark reaps a Python worker
+                # idle for a minute, and a run of Spark's connector over 256 partitions takes
+                # minutes, so pyq's next source run paid for new workers (3.3 s more in one run).
+                for r in range(args.rounds if "source" in parts else 0):
+                    print(f"source round {r + 1}:")
                     for side in sides:
-                        if "source" in parts:
-                            for c in order(readers, r):
-                                record("source", side.name, c, bench.source(
-                                    c, side, "vs-source", args.source_rows,
-                                    f"source {c} on {side.name}"))
-                        if "triggers" in parts:
-                            for c in order(readers, r):
-                                record("trigger_256", side.name, c, bench.triggers(
-                                    c, side, "vs-256", produced[side.name], args.triggers,
-                                    args.trigger_interval, f"256 partitions {c} on {side.name}"))
+                        for c in order(readers, r):
+                            record("source", side.name, c, bench.source(
+                                c, side, "vs-source", args.source_rows, f"source {c} on {side.name}"))
+                for r in range(args.rounds if "triggers" in parts else 0):
+                    print(f"256 partitions round {r + 1}:")
+                    for side in sides:
+                        for c in order(readers, r):
+                            record("trigger_256", side.name, c, bench.triggers(
+                                c, side, "vs-256", produced[side.name], args.triggers,
+                                args.trigger_interval, f"256 partitions {c} on {side.name}"))
             finally:
                 for side in sides:
                     side.stop()
