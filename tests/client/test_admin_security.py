@@ -11,8 +11,8 @@ they allow and nothing else, and once deleted let it do nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -32,8 +32,7 @@ from broker_sim.security.acl import (
 )
 from connector.client import Admin, Fetcher, OffsetAndMetadata, Producer
 from connector.client.errors import ClientError
-from connector.cluster import EmbeddedCluster
-from tests.conftest import KAFKA_USERS
+from tests.secured import Secured, secured_broker_under_test
 from tests.wire import wait_for
 
 pytestmark = pytest.mark.integration
@@ -41,29 +40,11 @@ pytestmark = pytest.mark.integration
 MECHANISM = "SCRAM-SHA-512"
 
 
-class Secured(NamedTuple):
-    name: str
-    #: pyq client options (librdkafka names) for a user of ``KAFKA_USERS`` on the SASL_SSL listener
-    options: Callable[[str], dict[str, Any]]
-
-
 @pytest.fixture(scope="module", params=["pyq", "kafka"])
 def broker_under_test(request: pytest.FixtureRequest,
                       tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
     """A secured pyq broker with its authorizer, then the session's secured Apache Kafka."""
-    if request.param == "kafka":
-        yield Secured("kafka", request.getfixturevalue("kafka").client_options)
-        return
-    cluster = EmbeddedCluster(brokers=1, data_dir=tmp_path_factory.mktemp("pyq-admin-security"),
-                              security="SASL_SSL", users=KAFKA_USERS,
-                              overrides={"authorizer.class.name": "pyq", "super.users": "User:admin",
-                                         "allow.everyone.if.no.acl.found": "false",
-                                         "auto.create.topics.enable": "false"})
-    cluster.start()
-    try:
-        yield Secured("pyq", cluster.client_options)
-    finally:
-        cluster.stop()
+    yield from secured_broker_under_test(request, tmp_path_factory)
 
 
 def as_user(broker: Secured, user: str, password: str) -> dict[str, Any]:

@@ -12,46 +12,26 @@ nothing allowed unless an ACL says so (``allow.everyone.if.no.acl.found=false``)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 from pyspark.sql import Row
 
 from connector.client import Admin, Fetcher
-from connector.cluster import EmbeddedCluster
 from reference.kafka_tools import java_client_properties, run_tool
-from tests.conftest import KAFKA_USERS
+from tests.secured import Secured, secured_broker_under_test
 from tests.wire import wait_for
 
 pytestmark = pytest.mark.integration
 
 
-class Secured(NamedTuple):
-    name: str
-    #: pyq client options (librdkafka names) for a user on the SASL_SSL listener
-    options: Callable[[str], dict[str, Any]]
-
-
 @pytest.fixture(scope="module", params=["pyq", "kafka"])
 def broker_under_test(request: pytest.FixtureRequest,
                       tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
-    """A secured pyq broker with its authorizer, then the session's secured Apache Kafka;
-    the same users (``admin`` a super user) on both."""
-    if request.param == "kafka":
-        kafka = request.getfixturevalue("kafka")
-        yield Secured("kafka", kafka.client_options)
-        return
-    cluster = EmbeddedCluster(brokers=1, data_dir=tmp_path_factory.mktemp("pyq-acls"),
-                              security="SASL_SSL", users=KAFKA_USERS,
-                              overrides={"authorizer.class.name": "pyq", "super.users": "User:admin",
-                                         "allow.everyone.if.no.acl.found": "false"})
-    cluster.start()
-    try:
-        yield Secured("pyq", cluster.client_options)
-    finally:
-        cluster.stop()
+    """A secured pyq broker with its authorizer, then the session's secured Apache Kafka."""
+    yield from secured_broker_under_test(request, tmp_path_factory)
 
 
 def acls(broker: Secured, tmp_path: Path, *args: str) -> str:
