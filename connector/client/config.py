@@ -35,11 +35,21 @@ Options (producer and fetcher options add to the common ones)::
               max.in.flight conflict), compression.type none (gzip, snappy, lz4, zstd)
     fetcher   fetch.max.wait.ms 500, fetch.min.bytes 1, fetch.max.bytes 50 MiB,
               max.partition.fetch.bytes 1 MiB, check.crcs true
+    consumer  group.id (required), group.instance.id, group.protocol classic (consumer:
+              KIP-848), group.remote.assignor (consumer only: uniform, range; unset: the
+              coordinator's first), session.timeout.ms 45000 and heartbeat.interval.ms 3000
+              and partition.assignment.strategy range (classic only), max.poll.interval.ms
+              300000, auto.offset.reset latest, enable.auto.commit true,
+              auto.commit.interval.ms 5000
 
 Cross-field rules: ``delivery.timeout.ms >= linger.ms + request.timeout.ms``;
 ``enable.idempotence=true`` requires ``acks=all``, ``retries > 0`` and
 ``max.in.flight.requests.per.connection <= 5``; for the fetcher
-``request.timeout.ms > fetch.max.wait.ms`` (a long poll must not time out its request).
+``request.timeout.ms > fetch.max.wait.ms`` (a long poll must not time out its request);
+for the consumer, ``heartbeat.interval.ms < session.timeout.ms``, and each group protocol
+refuses the other's options (as Kafka's Java consumer: ``group.protocol=consumer`` with
+``session.timeout.ms``, ``heartbeat.interval.ms`` or ``partition.assignment.strategy`` set,
+``classic`` with ``group.remote.assignor`` set).
 ``linger.ms`` defaults to 5, Apache Kafka's default since 4.0 (KIP-1030).
 Security options must match ``security.protocol``: a SASL protocol needs a mechanism, a
 user and a password; a TLS or SASL setting the protocol would not use is refused rather
@@ -183,6 +193,9 @@ def _parse_endpoint_id(value: Any) -> str:
 
 OFFSET_RESETS = ("earliest", "latest", "none")
 ISOLATION_LEVELS = ("read_uncommitted", "read_committed")
+GROUP_PROTOCOLS = ("classic", "consumer")
+#: The coordinator's assignors of the consumer protocol (KIP-848), by Kafka's names.
+REMOTE_ASSIGNORS = ("uniform", "range")
 ASSIGNORS = {"range": "range", "roundrobin": "roundrobin",
              "org.apache.kafka.clients.consumer.RangeAssignor": "range",
              "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin"}
@@ -202,11 +215,26 @@ def _parse_lower(value: Any, allowed: tuple[str, ...]) -> str:
     return text
 
 
-def _parse_assignor(value: Any) -> str:
+def _parse_assignor(value: Any) -> str | None:
+    if value is None:
+        return None
     text = str(value).strip()
     if text not in ASSIGNORS:
         raise ValueError
     return ASSIGNORS[text]
+
+
+def _parse_optional_int(value: Any) -> int | None:
+    return None if value is None else _parse_int(value)
+
+
+def _parse_remote_assignor(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip().lower()
+    if text not in REMOTE_ASSIGNORS:
+        raise ValueError
+    return text
 
 
 _PARSERS: dict[str, Callable[[Any], Any]] = {
@@ -217,6 +245,8 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "sasl_mechanism": _choice(SASL_MECHANISMS), "pem": _parse_pem,
     "endpoint_id": _parse_endpoint_id,
     "offset_reset": _parse_offset_reset, "assignor": _parse_assignor,
+    "optional_int": _parse_optional_int, "remote_assignor": _parse_remote_assignor,
+    "group_protocol": lambda value: _parse_lower(value, GROUP_PROTOCOLS),
     "isolation_level": lambda value: _parse_lower(value, ISOLATION_LEVELS),
 }
 
@@ -241,7 +271,7 @@ def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
 
 def _allowed(meta: Mapping[str, Any]) -> str:
     kind = meta["kind"]
-    if kind in ("int", "long"):
+    if kind in ("int", "long", "optional_int"):
         return f"an integer in [{meta['low']}, {meta['high']}]"
     if kind == "bool":
         return "true or false"
@@ -269,6 +299,10 @@ def _allowed(meta: Mapping[str, Any]) -> str:
         return "one of " + ", ".join(ISOLATION_LEVELS)
     if kind == "assignor":
         return "range or roundrobin (or Kafka's RangeAssignor / RoundRobinAssignor class name)"
+    if kind == "group_protocol":
+        return "one of " + ", ".join(GROUP_PROTOCOLS)
+    if kind == "remote_assignor":
+        return "one of " + ", ".join(REMOTE_ASSIGNORS) + " (the coordinator's assignors)"
     return "a string"
 
 
@@ -317,7 +351,8 @@ class ClientConfig:
                                   "must be a non-empty comma-separated list of host:port")
             try:
                 value = _PARSERS[meta["kind"]](raw)
-                if meta["kind"] in ("int", "long") and not meta["low"] <= value <= meta["high"]:
+                if meta["kind"] in ("int", "long", "optional_int") and value is not None \
+                        and not meta["low"] <= value <= meta["high"]:
                     raise ValueError
             except (ValueError, TypeError):
                 raise ConfigError(f"Invalid value {raw!r} for configuration {meta['name']}: "
@@ -539,27 +574,84 @@ class FetcherConfig(ClientConfig):
 AdminConfig = ClientConfig
 
 
+#: The classic protocol's session.timeout.ms and heartbeat.interval.ms when not set (Kafka's).
+CLASSIC_SESSION_TIMEOUT_MS = 45_000
+CLASSIC_HEARTBEAT_INTERVAL_MS = 3000
+
+
 @dataclass(frozen=True)
 class ConsumerConfig(FetcherConfig):
     """A consumer group member's options (see :mod:`connector.client.consumer`), with
-    Kafka's names and defaults."""
+    Kafka's names and defaults.
+
+    ``group.protocol`` picks the rebalance protocol: ``classic`` (JoinGroup/SyncGroup, the
+    default) or ``consumer`` (KIP-848's ConsumerGroupHeartbeat, with the assignor
+    ``group.remote.assignor`` on the coordinator). With ``consumer`` the coordinator sets the
+    session timeout and the heartbeat interval and runs the assignor, so, as Kafka's Java
+    consumer does, setting ``session.timeout.ms``, ``heartbeat.interval.ms`` or
+    ``partition.assignment.strategy`` is refused; with ``classic``, ``group.remote.assignor``
+    is. Those three hold None when not set; :attr:`session_timeout`,
+    :attr:`heartbeat_interval` and :attr:`assignment_strategy` are the classic values in
+    use (Kafka's defaults: 45000, 3000, range).
+    """
 
     group_id: str = option("group.id", "", "str")
     group_instance_id: str | None = option("group.instance.id", None, "optional_str")
-    session_timeout_ms: int = option("session.timeout.ms", 45_000, low=1)
-    heartbeat_interval_ms: int = option("heartbeat.interval.ms", 3000, low=1)
+    group_protocol: str = option("group.protocol", "classic", "group_protocol")
+    group_remote_assignor: str | None = option("group.remote.assignor", None, "remote_assignor")
+    session_timeout_ms: int | None = option("session.timeout.ms", None, "optional_int", low=1)
+    heartbeat_interval_ms: int | None = option("heartbeat.interval.ms", None, "optional_int", low=1)
     max_poll_interval_ms: int = option("max.poll.interval.ms", 300_000, low=1)
     auto_offset_reset: str = option("auto.offset.reset", "latest", "offset_reset")
     enable_auto_commit: bool = option("enable.auto.commit", True, "bool")
     auto_commit_interval_ms: int = option("auto.commit.interval.ms", 5000)
-    partition_assignment_strategy: str = option("partition.assignment.strategy", "range", "assignor")
+    partition_assignment_strategy: str | None = option(
+        "partition.assignment.strategy", None, "assignor")
+
+    @property
+    def session_timeout(self) -> int:
+        """``session.timeout.ms`` of a classic member (Kafka's default when not set)."""
+        return (CLASSIC_SESSION_TIMEOUT_MS if self.session_timeout_ms is None
+                else self.session_timeout_ms)
+
+    @property
+    def heartbeat_interval(self) -> int:
+        """``heartbeat.interval.ms`` of a classic member (Kafka's default when not set)."""
+        return (CLASSIC_HEARTBEAT_INTERVAL_MS if self.heartbeat_interval_ms is None
+                else self.heartbeat_interval_ms)
+
+    @property
+    def assignment_strategy(self) -> str:
+        """The classic protocol's client-side assignor (range when not set)."""
+        return self.partition_assignment_strategy or "range"
+
+    @property
+    def uses_consumer_protocol(self) -> bool:
+        return self.group_protocol == "consumer"
 
     def _check_cross_fields(self) -> None:
         super()._check_cross_fields()
         if not self.group_id:
             raise ConfigError("Missing required configuration group.id: a consumer that "
                               "subscribes belongs to a group")
-        if self.heartbeat_interval_ms >= self.session_timeout_ms:
-            raise ConfigError(f"Invalid value {self.heartbeat_interval_ms} for configuration "
+        if self.uses_consumer_protocol:
+            refused = [f"{name}={value}" for name, value in [
+                ("partition.assignment.strategy", self.partition_assignment_strategy),
+                ("heartbeat.interval.ms", self.heartbeat_interval_ms),
+                ("session.timeout.ms", self.session_timeout_ms)] if value is not None]
+            if refused:
+                raise ConfigError(
+                    f"Invalid configuration for group.protocol=consumer: {', '.join(refused)} "
+                    "may not be set; under the consumer protocol the group coordinator sets the "
+                    "session timeout and heartbeat interval and assigns partitions (choose its "
+                    "assignor with group.remote.assignor: " + ", ".join(REMOTE_ASSIGNORS) + ")")
+            return
+        if self.group_remote_assignor is not None:
+            raise ConfigError(
+                f"Invalid value {self.group_remote_assignor} for configuration "
+                "group.remote.assignor: it applies only with group.protocol=consumer "
+                "(group.protocol=classic assigns with partition.assignment.strategy)")
+        if self.heartbeat_interval >= self.session_timeout:
+            raise ConfigError(f"Invalid value {self.heartbeat_interval} for configuration "
                               f"heartbeat.interval.ms: must be lower than session.timeout.ms "
-                              f"({self.session_timeout_ms})")
+                              f"({self.session_timeout})")

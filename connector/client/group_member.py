@@ -101,7 +101,7 @@ class GroupMember:
         self._pending: list[tuple[RequestFuture, dict[TopicPartition, int], CommitCallback | None]] = []
         self._completed: deque[tuple[CommitCallback, dict[TopicPartition, int], BaseException | None]] = deque()
         self._heartbeat = PeriodicThread(f"pyq-heartbeat-{config.group_id}",
-                                         config.heartbeat_interval_ms, self._heartbeat_once)
+                                         config.heartbeat_interval, self._heartbeat_once)
 
     def start(self) -> None:
         self._heartbeat.start()
@@ -195,10 +195,10 @@ class GroupMember:
         self._step = "join"
         metadata = encode_subscription(Subscription(topics))
         return self._sync.client.send(node, ApiKey.JOIN_GROUP, {
-            "group_id": cfg.group_id, "session_timeout_ms": cfg.session_timeout_ms,
+            "group_id": cfg.group_id, "session_timeout_ms": cfg.session_timeout,
             "rebalance_timeout_ms": cfg.max_poll_interval_ms, "member_id": self.member_id,
             "group_instance_id": cfg.group_instance_id, "protocol_type": "consumer",
-            "protocols": [{"name": cfg.partition_assignment_strategy, "metadata": metadata}],
+            "protocols": [{"name": cfg.assignment_strategy, "metadata": metadata}],
             "reason": None}, self._sync.now(),
             timeout_ms=max(cfg.request_timeout_ms, cfg.max_poll_interval_ms + 5000))
 

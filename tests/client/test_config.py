@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from connector.client.config import ClientConfig, FetcherConfig, ProducerConfig
+from connector.client.config import ClientConfig, ConsumerConfig, FetcherConfig, ProducerConfig
 from connector.client.errors import ConfigError
 
 SERVERS = {"bootstrap.servers": "localhost:9092"}
@@ -108,3 +110,37 @@ def test_configs_are_frozen_and_report_their_options():
     with pytest.raises(AttributeError):
         cfg.acks = 0  # type: ignore[misc]
     assert cfg.to_options()["delivery.timeout.ms"] == 120_000
+
+
+GROUP = {"bootstrap.servers": "h:1", "group.id": "g"}
+
+
+@pytest.mark.parametrize(("options", "says"), [
+    ({"group.protocol": "cooperative"},
+     "Invalid value 'cooperative' for configuration group.protocol: must be one of classic, consumer"),
+    ({"group.protocol": "consumer", "group.remote.assignor": "sticky"},
+     "Invalid value 'sticky' for configuration group.remote.assignor: must be one of uniform, range"),
+    ({"group.protocol": "consumer", "session.timeout.ms": "45000"},
+     "group.protocol=consumer: session.timeout.ms=45000 may not be set"),
+    ({"group.protocol": "consumer", "heartbeat.interval.ms": 300, "partition.assignment.strategy": "range"},
+     "group.protocol=consumer: partition.assignment.strategy=range, heartbeat.interval.ms=300 may not be set"),
+    ({"group.remote.assignor": "uniform"},
+     "Invalid value uniform for configuration group.remote.assignor: it applies only with "
+     "group.protocol=consumer"),
+])
+def test_each_group_protocol_refuses_the_others_options(options, says):
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        ConsumerConfig.from_options({**GROUP, **options})
+
+
+def test_the_consumer_protocol_leaves_the_session_to_the_coordinator():
+    cfg = ConsumerConfig.from_options({**GROUP, "group.protocol": "CONSUMER",
+                                       "group.remote.assignor": "Range"})
+    assert (cfg.group_protocol, cfg.group_remote_assignor, cfg.uses_consumer_protocol) == (
+        "consumer", "range", True)
+    assert (cfg.session_timeout_ms, cfg.heartbeat_interval_ms, cfg.partition_assignment_strategy) == (
+        None, None, None)
+    classic = ConsumerConfig.from_options(GROUP)
+    assert (classic.group_protocol, classic.session_timeout, classic.heartbeat_interval,
+            classic.assignment_strategy) == ("classic", 45_000, 3000, "range")
+    assert ConsumerConfig.coerce(cfg, group_id="other").group_protocol == "consumer"
