@@ -1,12 +1,13 @@
 """A consumer's membership of its group: the classic protocol, seen from the member.
 
-:class:`GroupMember` finds the group's coordinator (FindCoordinator), joins (JoinGroup,
+:class:`GroupMember` (a :class:`~.coordinator_client.CoordinatorClient`, which finds the
+coordinator and commits and fetches offsets in the member's name) joins (JoinGroup,
 answering MEMBER_ID_REQUIRED by joining again with the id it was given), runs the
 assignor when it is elected leader, collects its assignment (SyncGroup), keeps its session
 alive with Heartbeats from a background thread every ``heartbeat.interval.ms``, commits
-and fetches offsets as a member (generation and member id checked by the coordinator) and
-leaves the group on close (static members, with ``group.instance.id``, do not: a restart
-within ``session.timeout.ms`` takes their place back without a rebalance).
+as a member (generation and member id checked by the coordinator) and leaves the group on
+close (static members, with ``group.instance.id``, do not: a restart within
+``session.timeout.ms`` takes their place back without a rebalance).
 
 A heartbeat answered REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID marks
 the member ``rejoin_needed``; the consumer rejoins on its next poll. An application that
@@ -27,21 +28,16 @@ from __future__ import annotations
 
 import functools
 import logging
-import threading
-from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from broker_sim.common import SYSTEM_CLOCK, Clock, PeriodicThread
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import (
     CoordinatorLoadInProgress,
-    CoordinatorNotAvailable,
     FencedInstanceId,
     IllegalGeneration,
-    KafkaError,
     MemberIdRequired,
-    NotCoordinator,
     RebalanceInProgress,
     UnknownMemberId,
     error_for_code,
@@ -56,94 +52,56 @@ from .consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from .errors import ClientError, KafkaTimeoutError
+from .coordinator_client import (
+    COORDINATOR_MOVED,
+    CommitCallback,
+    CommitFailedError,
+    CoordinatorClient,
+)
+from .errors import KafkaTimeoutError
 from .metadata import TopicPartition
-from .offset_fetch import group_answer, offset_fetch_body
 from .request_future import RequestFuture
-from .sync_client import SyncClient
 
 log = logging.getLogger(__name__)
 
-COORDINATOR_MOVED = (NotCoordinator.code, CoordinatorNotAvailable.code)
 RETRY_LATER = (CoordinatorLoadInProgress.code, RebalanceInProgress.code)
 REJOIN = (RebalanceInProgress.code, IllegalGeneration.code, UnknownMemberId.code)
 
-CommitCallback = Callable[[dict[TopicPartition, int], BaseException | None], None]
+__all__ = ["CommitCallback", "CommitFailedError", "GroupMember"]
 
 
 def _is_done(future: RequestFuture) -> bool:
     return future.is_done
 
 
-class CommitFailedError(ClientError):
-    """The group rebalanced (or dropped this member) before the commit: the partitions may
-    belong to another member now. Poll again: the consumer rejoins."""
-
-    retriable = False
-
-
-class GroupMember:
+class GroupMember(CoordinatorClient):
     def __init__(self, config: ConsumerConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self._sync = SyncClient(config, clock=clock)
-        self._lock = threading.RLock()
-        self.member_id = ""
+        super().__init__(config, clock)
         self.generation = -1
         self.protocol: str | None = None
         self.rejoin_needed = True
-        self.fatal: KafkaError | None = None
-        self._coordinator: int | None = None
         self._join_future: RequestFuture | None = None
         self._step = "join"
         self._retry_at = 0.0
         self._joining_topics: list[str] = []
         self._last_poll: float | None = None
-        self._pending: list[tuple[RequestFuture, dict[TopicPartition, int], CommitCallback | None]] = []
-        self._completed: deque[tuple[CommitCallback, dict[TopicPartition, int], BaseException | None]] = deque()
         self._heartbeat = PeriodicThread(f"pyq-heartbeat-{config.group_id}",
                                          config.heartbeat_interval, self._heartbeat_once)
 
     def start(self) -> None:
         self._heartbeat.start()
 
-    # ---- the coordinator ----------------------------------------------------------------
-    def _coordinator_id(self, deadline: float) -> int:
-        if self._coordinator is not None:
-            return self._coordinator
-        sync = self._sync
-        while True:
-            response = sync.request_any(ApiKey.FIND_COORDINATOR, {
-                "key": self.config.group_id, "key_type": 0,
-                "coordinator_keys": [self.config.group_id]}, deadline)
-            if response.coordinators:
-                response = response.coordinators[0]
-            if response.error_code == 0:
-                sync.client.add_node(response.node_id, response.host, response.port)
-                self._coordinator = int(response.node_id)
-                return self._coordinator
-            error = error_for_code(response.error_code)(
-                f"coordinator of group {self.config.group_id!r}: {response.error_message}")
-            if not error.retriable:
-                raise error
-            self._backoff(deadline, error)
+    # ---- who the member is --------------------------------------------------------------
+    def _commit_identity(self) -> tuple[str, int]:
+        return self.member_id, self.generation
 
-    def _backoff(self, deadline: float, error: BaseException) -> None:
-        if self._sync.now() + self.config.retry_backoff_ms >= deadline:
-            raise KafkaTimeoutError(f"group {self.config.group_id!r}: {error}") from error
-        self._sync.client.poll(self.config.retry_backoff_ms, self._sync.now())
-
-    def _call(self, api_key: int, body: Any, deadline: float, timeout_ms: float | None = None) -> Any:
-        """One request to the coordinator; a transport failure forgets the coordinator."""
-        node = self._coordinator_id(deadline)
-        try:
-            return self._sync.request(node, api_key, body, deadline, timeout_ms)
-        except KafkaTimeoutError:
-            self._coordinator = None
-            raise
-        except Exception as e:
-            if getattr(e, "retriable", False):
-                self._coordinator = None
-            raise
+    def _refuses_commit(self, code: int) -> bool:
+        if code not in REJOIN:
+            return False
+        self.rejoin_needed = True
+        if code == UnknownMemberId.code:
+            self.member_id = ""
+        return True
 
     # ---- joining ------------------------------------------------------------------------
     def poll_join(self, topics: Iterable[str], deadline: float) -> list[TopicPartition] | None:
@@ -336,117 +294,12 @@ class GroupMember:
             log.warning("group %s: heartbeat answered %s", self.config.group_id,
                         error_for_code(code).__name__)
 
-    # ---- offsets ------------------------------------------------------------------------
-    def _commit_body(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
-        topics: dict[str, list[dict[str, Any]]] = {}
-        for tp, offset in offsets.items():
-            topics.setdefault(tp.topic, []).append({
-                "partition_index": tp.partition, "committed_offset": offset,
-                "committed_leader_epoch": -1, "committed_metadata": ""})
-        return {"group_id": self.config.group_id, "generation_id_or_member_epoch": self.generation,
-                "member_id": self.member_id, "group_instance_id": self.config.group_instance_id,
-                "retention_time_ms": -1,
-                "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
-
-    def _commit_error(self, response: Any) -> BaseException | None:
-        for t in response.topics:
-            for p in t.partitions:
-                if p.error_code in REJOIN:
-                    self.rejoin_needed = True
-                    if p.error_code == UnknownMemberId.code:
-                        self.member_id = ""
-                    return CommitFailedError(
-                        f"commit for group {self.config.group_id!r} failed: "
-                        f"{error_for_code(p.error_code).__name__} (the group rebalanced)")
-                if p.error_code:
-                    return error_for_code(p.error_code)(
-                        f"commit of {t.name}-{p.partition_index} for group {self.config.group_id!r}")
-        return None
-
-    def commit(self, offsets: Mapping[TopicPartition, int], deadline: float) -> None:
-        with self._lock:
-            while True:
-                response = self._call(ApiKey.OFFSET_COMMIT, self._commit_body(offsets), deadline)
-                codes = {p.error_code for t in response.topics for p in t.partitions}
-                moved = codes & set(COORDINATOR_MOVED) or codes & {CoordinatorLoadInProgress.code}
-                if not moved:
-                    break
-                self._coordinator = None
-                self._backoff(deadline, error_for_code(next(iter(moved)))("commit"))
-            error = self._commit_error(response)
-        if error is not None:
-            raise error
-
-    def commit_async(self, offsets: dict[TopicPartition, int], callback: CommitCallback | None) -> None:
-        with self._lock:
-            try:
-                node = self._coordinator_id(self._sync.now() + self.config.request_timeout_ms)
-                self._sync.await_ready(node, self._sync.now() + self.config.request_timeout_ms)
-                future = self._sync.client.send(node, ApiKey.OFFSET_COMMIT, self._commit_body(offsets),
-                                                self._sync.now())
-            except Exception as e:  # noqa: BLE001 - reported through the callback
-                if callback is not None:
-                    self._completed.append((callback, offsets, e))
-                return
-            self._pending.append((future, offsets, callback))
-            self._pump()
-
-    def _pump(self) -> None:
-        """Read what has arrived; move finished async commits to the callback queue."""
-        if not self._pending:
-            return
-        self._sync.client.poll(0, self._sync.now())
-        still = []
-        for future, offsets, callback in self._pending:
-            if not future.is_done:
-                still.append((future, offsets, callback))
-                continue
-            error = future.exception or self._commit_error(future.value)
-            if error is not None:
-                log.info("group %s: asynchronous commit failed: %s", self.config.group_id, error)
-            if callback is not None:
-                self._completed.append((callback, offsets, error))
-        self._pending = still
-
-    def run_callbacks(self) -> None:
-        """Call the callbacks of finished asynchronous commits (on the caller's thread)."""
-        with self._lock:
-            self._pump()
-        while self._completed:
-            callback, offsets, error = self._completed.popleft()
-            callback(offsets, error)
-
-    def committed(self, partitions: list[TopicPartition], deadline: float) -> dict[TopicPartition, int]:
-        """This group's committed offsets of ``partitions`` (missing: none committed)."""
-        by_topic: dict[str, list[int]] = {}
-        for tp in partitions:
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
-        body = offset_fetch_body(self.config.group_id, [
-            {"name": t, "partition_indexes": ps} for t, ps in by_topic.items()])
-        with self._lock:
-            while True:
-                response = group_answer(self._call(ApiKey.OFFSET_FETCH, body, deadline))
-                codes = {response.error_code} | {p.error_code for t in response.topics for p in t.partitions}
-                moved = codes & {*COORDINATOR_MOVED, CoordinatorLoadInProgress.code}
-                if not moved:
-                    break
-                self._coordinator = None
-                self._backoff(deadline, error_for_code(next(iter(moved)))("offset fetch"))
-        if response.error_code:
-            raise error_for_code(response.error_code)(f"offset fetch for group {self.config.group_id!r}")
-        return {TopicPartition(t.name, p.partition_index): p.committed_offset
-                for t in response.topics for p in t.partitions if p.committed_offset >= 0}
-
     # ---- leaving ------------------------------------------------------------------------
     def close(self, leave: bool = True) -> None:
         self._heartbeat.stop()
         with self._lock:
             try:
-                if self._pending:
-                    deadline = self._sync.now() + self.config.request_timeout_ms
-                    self._sync.poll_until(lambda: all(f.is_done for f, _, _ in self._pending),
-                                          deadline, "asynchronous commits")
-                    self._pump()
+                self._finish_pending()
                 if leave and self._coordinator is not None and self.generation >= 0:
                     self._leave()
             except Exception as e:  # noqa: BLE001 - closing: the session timeout covers it
