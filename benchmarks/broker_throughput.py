@@ -418,13 +418,15 @@ def produce(bootstrap: str, topic: str, n: int, value_bytes: int, acks: str,
 
 
 def fetch(bootstrap: str, topic: str, n: int, value_bytes: int, partitions: int,
-          pids: list[int]) -> tuple[Phase, float | None]:
+          pids: list[int], partition_bytes: int = FETCH_BYTES) -> tuple[Phase, float | None]:
+    """Read the topic from the beginning; ``partition_bytes`` is the consumer's
+    ``max.partition.fetch.bytes`` (librdkafka's default is 1 MiB)."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     stats = Stats()
     consumer = Consumer({
         "bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
-        "fetch.max.bytes": FETCH_BYTES, "max.partition.fetch.bytes": FETCH_BYTES,
+        "fetch.max.bytes": FETCH_BYTES, "max.partition.fetch.bytes": partition_bytes,
         "receive.message.max.bytes": 128 << 20, "fetch.wait.max.ms": 100,
         "queued.max.messages.kbytes": 1 << 20, "statistics.interval.ms": 100,
         "stats_cb": stats, "socket.nagle.disable": True,

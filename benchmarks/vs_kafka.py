@@ -15,13 +15,17 @@ the machine does meanwhile falls on both:
   MB of values (no keys, no compression) into a fresh topic and reads them back, with the
   producer and consumer of ``benchmarks/broker_throughput.py`` (librdkafka: ``linger.ms`` 5,
   ``batch.size`` 1 MiB, no idempotence; the consumer assigned from the beginning, 16 MiB
-  fetches, drained ``consume(10000)`` at a time). MB/s = value bytes / wall time.
+  fetches, drained ``consume(10000)`` at a time). MB/s = value bytes / wall time. Each
+  cell's topic is read twice: with 16 MiB partition fetches (the ratio), then with
+  librdkafka's default ``max.partition.fetch.bytes`` of 1 MiB (a figure), where each
+  Fetch's round trip counts; both print the bytes per Fetch response librdkafka received.
 * **broker CPU**: ``utime + stime`` of the broker processes (with acks=all all three, and
   pyq's controller) from ``/proc`` over each phase, as CPU seconds per GB moved; a cell's
   figure is over produce + fetch together.
 * **end-to-end latency**: a producer thread sends ``--rate`` records per second of 1 KiB
   (``linger.ms`` 0, acks as the cell) for ``--latency-seconds``, each carrying its send
-  time; a consumer in this process, assigned the partition beforehand (``fetch.wait.max.ms``
+  time, after ``sync()`` has written back the dirty pages the cells before it left (a quiet
+  start); a consumer in this process, assigned the partition beforehand (``fetch.wait.max.ms``
   100 on both brokers), records the time from send to receipt. p50 and p99 over every
   record (polled one at a time, so no batch holds a record back). The rate is far below
   what either broker sustains, so the figure is the round trip, not a queue.
@@ -30,7 +34,9 @@ the machine does meanwhile falls on both:
   interpreter until the JIT compiles the hot paths (the first cell on a cold Kafka ran at
   half its later speed).
 
-Ratios (the JSON's ``ratios``; each the median over ``--runs`` runs; pyq / Kafka):
+Ratios (the JSON's ``ratios``; pyq / Kafka; in one invocation each the median over its
+``--runs`` runs, and the JSON line printed last the median of ``--invocations`` (3) whole
+invocations, each a fresh process with fresh brokers, every one's JSON line printed before):
 ``produce_vs_kafka``, ``fetch_vs_kafka`` (16 KiB, acks=1, MB/s; higher is better),
 ``acks_all_vs_kafka`` (16 KiB, acks=all, produce MB/s; higher is better),
 ``cpu_per_gb_vs_kafka`` (16 KiB, acks=1, broker CPU-s per GB over produce + fetch; lower is
@@ -78,51 +84,19 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import _invocations  # noqa: E402
 from benchmarks._cluster import wait_in_sync  # noqa: E402
+from benchmarks._sides import Side, start_kafka, start_pyq  # noqa: E402
 from benchmarks.broker_throughput import MB, fetch, produce  # noqa: E402
 
 BROKERS = ("pyq", "kafka")
 VALUES = (1024, 16384)
 HEADLINE = 16384
 _SENT = struct.Struct(">d")
-
-
-@dataclass
-class Side:
-    """One broker side of a topology: its bootstrap address, its processes, how to stop."""
-
-    name: str
-    bootstrap: str
-    pids: list[int]
-    ports: list[int]
-    stop: Callable[[], None]
-
-
-def start_pyq(directory: Path, nodes: int) -> Side:
-    from broker_sim.cluster import LocalCluster
-    from broker_sim.process import BrokerProcess
-
-    if nodes == 1:
-        broker = BrokerProcess(directory, port=0).start()
-        return Side("pyq", broker.bootstrap_servers, [broker.pid], [broker.port], broker.stop)
-    cluster = LocalCluster(directory, brokers=nodes).start()
-    return Side("pyq", cluster.bootstrap_servers,
-                [b.pid for b in cluster.brokers] + [cluster.controller.pid],
-                [int(a.rsplit(":", 1)[1]) for a in cluster.bootstrap_servers.split(",")], cluster.stop)
-
-
-def start_kafka(directory: Path, nodes: int) -> Side:
-    from reference.kafka_cluster import KAFKA_SERVER_JVM_OPTIONS, KafkaCluster
-
-    cluster = KafkaCluster(directory, nodes, jvm_options=KAFKA_SERVER_JVM_OPTIONS,
-                           overrides={"auto.create.topics.enable": "false"}).start()
-    return Side("kafka", cluster.bootstrap_servers, [n.pid for n in cluster.nodes],
-                [n.port for n in cluster.nodes], cluster.stop)
 
 
 def create_topic(side: Side, topic: str, rf: int) -> None:
@@ -191,16 +165,28 @@ def run_cell(side: Side, value_bytes: int, acks: str, run: int, total: int) -> d
     print(f"{side.name:5s} {value_bytes // 1024}k acks={acks} run {run + 1}: {n:,} records")
     prod, _ = produce(side.bootstrap, topic, n, value_bytes, acks, side.pids)
     print(prod.line())
-    fet, _ = fetch(side.bootstrap, topic, n, value_bytes, 1, side.pids)
-    print(fet.line())
+    fet, per_response = fetch(side.bootstrap, topic, n, value_bytes, 1, side.pids)
+    print(fet.line() + f"   {(per_response or 0) / MB:5.2f} MB per Fetch response")
+    # the same read with librdkafka's default max.partition.fetch.bytes (1 MiB): many more,
+    # smaller responses, so each Fetch's round trip counts (a figure)
+    small, small_response = fetch(side.bootstrap, topic, n, value_bytes, 1, side.pids,
+                                  partition_bytes=1 << 20)
+    print(small.line().replace("fetch          ", "fetch (1 MiB) ")
+          + f"   {(small_response or 0) / MB:5.2f} MB per Fetch response")
     delete_topic(side, topic)
     cpu_per_gb = (prod.server_cpu + fet.server_cpu) / (2 * n * value_bytes / 1e9)
     print(f"  broker CPU over produce + fetch: {cpu_per_gb:.2f} s/GB")
-    return {"produce": prod.figures(), "fetch": fet.figures(),
+    return {"produce": prod.figures(), "fetch": fet.figures(), "fetch_1mib": small.figures(),
+            "fetch_bytes_per_response": round(per_response or 0),
+            "fetch_1mib_bytes_per_response": round(small_response or 0),
             "broker_cpu_s_per_gb": round(cpu_per_gb, 3)}
 
 
 def run_latency(side: Side, acks: str, run: int, rate: int, seconds: float) -> dict[str, float]:
+    # A quiet start: the throughput cells before this leave up to gigabytes of dirty pages
+    # (three replicas' worth with acks=all), whose writeback would otherwise run during the
+    # phase and be measured as the brokers' latency. sync() returns once it is done.
+    os.sync()
     topic = f"vs-{side.name}-latency-acks{acks}-r{run}"
     create_topic(side, topic, 1 if acks == "1" else 3)
     out = latency(side, topic, acks, rate, seconds)
@@ -216,14 +202,18 @@ def median(values: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=512, help="MB of values per cell and run")
+    parser.add_argument("--mb", type=float, default=1024, help="MB of values per cell and run")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--rate", type=int, default=1000, help="records/s of the latency phase")
     parser.add_argument("--latency-seconds", type=float, default=10.0)
     parser.add_argument("--acks", default="1,all")
     parser.add_argument("--warmup-mb", type=float, default=256,
                         help="MB written and read once on each broker before the measured runs")
+    parser.add_argument("--invocations", type=int, default=3,
+                        help="whole invocations, each its own process; the JSON holds their medians")
     args = parser.parse_args()
+    if _invocations.run("vs_kafka", args.invocations):
+        return
     total = int(args.mb * MB)
     import confluent_kafka
 
@@ -266,12 +256,14 @@ def main() -> None:
             cell = {b: per[b]["cells"][value] for b in BROKERS}
             fig = {b: {"produce_mb_s": median([r["produce"]["mb_s"] for r in cell[b]]),
                        "fetch_mb_s": median([r["fetch"]["mb_s"] for r in cell[b]]),
+                       "fetch_1mib_mb_s": median([r["fetch_1mib"]["mb_s"] for r in cell[b]]),
                        "broker_cpu_s_per_gb": median([r["broker_cpu_s_per_gb"] for r in cell[b]]),
                        "runs": cell[b]} for b in BROKERS}
             figures[f"{value // 1024}k_acks{acks}"] = fig
             print(f"  {value // 1024:2d}k acks={acks:3s} produce {fig['pyq']['produce_mb_s']:7.1f} | "
                   f"{fig['kafka']['produce_mb_s']:7.1f} MB/s   fetch {fig['pyq']['fetch_mb_s']:7.1f} | "
-                  f"{fig['kafka']['fetch_mb_s']:7.1f} MB/s   broker CPU {fig['pyq']['broker_cpu_s_per_gb']:.2f}"
+                  f"{fig['kafka']['fetch_mb_s']:7.1f} MB/s (1 MiB: {fig['pyq']['fetch_1mib_mb_s']:7.1f} | "
+                  f"{fig['kafka']['fetch_1mib_mb_s']:7.1f})   broker CPU {fig['pyq']['broker_cpu_s_per_gb']:.2f}"
                   f" | {fig['kafka']['broker_cpu_s_per_gb']:.2f} s/GB")
         lat = {b: {"p50_ms": median([r["p50_ms"] for r in per[b]["latency"]]),
                    "p99_ms": median([r["p99_ms"] for r in per[b]["latency"]]),
@@ -293,6 +285,7 @@ def main() -> None:
         lat1 = results["1"]
         ratios["p99_vs_kafka"] = median([p["p99_ms"] / k["p99_ms"] for p, k in
                                          zip(lat1["pyq"]["latency"], lat1["kafka"]["latency"], strict=True)])
+        figures["fetch_1mib_vs_kafka"] = per_run_ratio("1", HEADLINE, lambda r: r["fetch_1mib"]["mb_s"])
     if "all" in results:
         ratios["acks_all_vs_kafka"] = per_run_ratio("all", HEADLINE, lambda r: r["produce"]["mb_s"])
     print("ratios (pyq / Kafka, median of per-run ratios): "

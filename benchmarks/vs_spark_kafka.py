@@ -116,15 +116,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import _invocations  # noqa: E402
 from benchmarks._cluster import wait_in_sync  # noqa: E402
 from benchmarks._proc import proc_cpu_seconds, tree_cpu_delta, tree_cpu_snapshot  # noqa: E402
+from benchmarks._sides import Side, start_kafka, start_pyq  # noqa: E402
 from benchmarks._spark import bench_session  # noqa: E402
 from connector.client import Admin, NewTopic, Producer  # noqa: E402
 from reference.jars import spark_kafka_jars, spark_kafka_version  # noqa: E402
@@ -156,40 +157,6 @@ def json_value(i: int) -> bytes:
     """The i-th record's value: ~90 bytes of JSON, ``kind`` cycling through KINDS."""
     return (b'{"user": "u%05d", "kind": "%s", "amount": %d.%02d, "ts": %d, "note": "pyq-vs"}'
             % (i % 10007, KINDS[i % len(KINDS)], i % 1000, i % 100, 1_700_000_000_000 + i))
-
-
-@dataclass
-class Side:
-    """One broker side of a phase: its bootstrap address, its processes and ports, how to stop."""
-
-    name: str
-    bootstrap: str
-    pids: list[int]
-    ports: list[int]
-    stop: Callable[[], None]
-
-
-def start_pyq(directory: Path, nodes: int) -> Side:
-    from broker_sim.cluster import LocalCluster
-    from broker_sim.process import BrokerProcess
-
-    if nodes == 1:
-        broker = BrokerProcess(directory, port=0).start()
-        assert broker.port is not None
-        return Side("pyq", broker.bootstrap_servers, [broker.pid], [broker.port], broker.stop)
-    cluster = LocalCluster(directory, brokers=nodes).start()
-    return Side("pyq", cluster.bootstrap_servers,
-                [b.pid for b in cluster.brokers] + [cluster.controller.pid],
-                [int(a.rsplit(":", 1)[1]) for a in cluster.bootstrap_servers.split(",")], cluster.stop)
-
-
-def start_kafka(directory: Path, nodes: int) -> Side:
-    from reference.kafka_cluster import KAFKA_SERVER_JVM_OPTIONS, KafkaCluster
-
-    cluster = KafkaCluster(directory, nodes, jvm_options=KAFKA_SERVER_JVM_OPTIONS,
-                           overrides={"auto.create.topics.enable": "false"}).start()
-    return Side("kafka", cluster.bootstrap_servers, [n.pid for n in cluster.nodes],
-                [n.port for n in cluster.nodes], cluster.stop)
 
 
 def create_topic(side: Side, topic: str, partitions: int, rf: int) -> None:
@@ -445,7 +412,11 @@ def main() -> None:
     parser.add_argument("--trigger-interval", type=float, default=2.0, help="seconds")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--parts", default="source,triggers,sink")
+    parser.add_argument("--invocations", type=int, default=3,
+                        help="whole invocations, each its own process; the JSON holds their medians")
     args = parser.parse_args()
+    if _invocations.run("vs_spark_kafka", args.invocations):
+        return
     parts = set(args.parts.split(","))
     logging.basicConfig(level=logging.WARNING)
     import pyspark
