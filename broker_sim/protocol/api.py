@@ -71,6 +71,10 @@ from .messages.describe_cluster import DescribeClusterRequest, DescribeClusterRe
 from .messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from .messages.describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResponse
 from .messages.describe_producers import DescribeProducersRequest, DescribeProducersResponse
+from .messages.describe_topic_partitions import (
+    DescribeTopicPartitionsRequest,
+    DescribeTopicPartitionsResponse,
+)
 from .messages.describe_transactions import (
     DescribeTransactionsRequest,
     DescribeTransactionsResponse,
@@ -110,6 +114,7 @@ from .messages.scram_credentials import (
 )
 from .messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from .messages.txn_offset_commit import TxnOffsetCommitRequest, TxnOffsetCommitResponse
+from .messages.update_features import UpdateFeaturesRequest, UpdateFeaturesResponse
 from .messages.write_txn_markers import WriteTxnMarkersRequest, WriteTxnMarkersResponse
 from .primitives import ExternalBytes, SplicedBuffer
 from .schema import Data, Message
@@ -155,12 +160,14 @@ class ApiKey:
     OFFSET_DELETE = 47
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
+    UPDATE_FEATURES = 57
     DESCRIBE_CLUSTER = 60
     DESCRIBE_PRODUCERS = 61
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
     CONSUMER_GROUP_DESCRIBE = 69
+    DESCRIBE_TOPIC_PARTITIONS = 75
     # pyq-internal control plane (controller listener only; never advertised)
     BROKER_HEARTBEAT = 10001
     ALTER_PARTITION = 10002
@@ -237,12 +244,14 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("IncrementalAlterConfigs", IncrementalAlterConfigsRequest,
           IncrementalAlterConfigsResponse),
     _spec("OffsetDelete", OffsetDeleteRequest, OffsetDeleteResponse),
+    _spec("UpdateFeatures", UpdateFeaturesRequest, UpdateFeaturesResponse),
     _spec("DescribeCluster", DescribeClusterRequest, DescribeClusterResponse),
     _spec("DescribeProducers", DescribeProducersRequest, DescribeProducersResponse),
     _spec("DescribeTransactions", DescribeTransactionsRequest, DescribeTransactionsResponse),
     _spec("ListTransactions", ListTransactionsRequest, ListTransactionsResponse),
     _spec("ConsumerGroupHeartbeat", ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
     _spec("ConsumerGroupDescribe", ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
+    _spec("DescribeTopicPartitions", DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse),
 ]}
 
 #: The controller's listener: the internal control plane plus what brokers forward to it

@@ -470,6 +470,12 @@ class UnacceptableCredential(KafkaError):
     code = 93
 
 
+class InvalidUpdateVersion(KafkaError):
+    """Kafka error 95, ``INVALID_UPDATE_VERSION``: a feature level asked of UpdateFeatures
+    that the cluster cannot finalize."""
+    code = 95
+
+
 class UnknownTopicId(KafkaError):
     """Kafka error 100, ``UNKNOWN_TOPIC_ID``: no topic has the id the request named."""
     code = 100
@@ -595,6 +601,7 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
         ResourceNotFound,
         DuplicateResource,
         UnacceptableCredential,
+        InvalidUpdateVersion,
         UnknownTopicId,
         TransactionalIdNotFound,
         FencedMemberEpoch,

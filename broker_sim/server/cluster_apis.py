@@ -1,5 +1,5 @@
 """What a broker says about the cluster as a whole: ApiVersions with its features,
-DescribeCluster, and ElectLeaders.
+DescribeCluster, ElectLeaders and UpdateFeatures.
 
 * **ApiVersions** lists exactly the versions the codec implements (:mod:`..protocol.api`)
   and, from v3, the cluster's features (:data:`FEATURES`): ``group.version`` 1, the
@@ -16,6 +16,14 @@ DescribeCluster, and ElectLeaders.
   request when it names none, is CLUSTER_AUTHORIZATION_FAILED) and is forwarded to the
   controller (:meth:`~broker_sim.controller.controller.Controller.elect_leaders`), answered
   once every live broker applied the new leaders.
+* **UpdateFeatures** needs Alter on the cluster (else CLUSTER_AUTHORIZATION_FAILED for the
+  whole request). pyq's finalized levels are fixed (:data:`FEATURES`): setting a feature
+  to the level it has succeeds and changes nothing (``kafka-features upgrade --feature
+  group.version=1``), with ``validate_only`` (``--dry-run``) or not; any other level, or a
+  feature pyq does not have, is INVALID_UPDATE_VERSION for the whole request with a
+  message saying which levels pyq supports. As on Kafka, an error is only top-level (no
+  per-feature results), and v0-1 answer each feature's success. Nothing changes, so
+  nothing is forwarded to the controller: every broker answers the same.
 
 Threading: request-handler threads, several at once; no state of its own.
 """
@@ -28,7 +36,11 @@ from typing import TYPE_CHECKING, Any
 from ..network.request_channel import Request
 from ..protocol import api
 from ..protocol.api import ApiKey
-from ..protocol.errors import ClusterAuthorizationFailed, MismatchedEndpointType
+from ..protocol.errors import (
+    ClusterAuthorizationFailed,
+    InvalidUpdateVersion,
+    MismatchedEndpointType,
+)
 from ..protocol.schema import Data
 from ..security.acl import Operation as Op
 from ..security.acl import ResourceType as RT
@@ -44,6 +56,26 @@ FEATURES: dict[str, tuple[int, int, int]] = {
 
 UNKNOWN_OPERATIONS = -(2 ** 31)
 BROKERS, CONTROLLERS = 1, 2
+#: UpdateFeatures' upgrade types (v1+; v0's ``allow_downgrade`` maps to the first two)
+UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
+
+
+def fixed_levels() -> str:
+    return ", ".join(f"{name} {level}" for name, (_, _, level) in FEATURES.items())
+
+
+def feature_update_error(name: str, level: int, upgrade_type: int) -> str | None:
+    """Why pyq cannot set feature ``name`` to ``level`` (None: it is already there)."""
+    if upgrade_type not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):
+        reason = f"upgrade type {upgrade_type} is none of 1 (upgrade), 2 (safe downgrade), 3 (unsafe downgrade)"
+    elif name not in FEATURES:
+        reason = f"pyq has no feature {name!r} (its features: {fixed_levels()})"
+    elif level != FEATURES[name][2]:
+        reason = (f"pyq supports only version {FEATURES[name][2]} of {name}: its feature levels are "
+                  f"fixed ({fixed_levels()})")
+    else:
+        return None
+    return f"Invalid update version {level} for feature {name}: {reason}."
 
 
 def supported_features(version: int) -> list[Data]:
@@ -66,6 +98,7 @@ class ClusterApis:
             ApiKey.API_VERSIONS: self.handle_api_versions,
             ApiKey.DESCRIBE_CLUSTER: self.handle_describe_cluster,
             ApiKey.ELECT_LEADERS: self.handle_elect_leaders,
+            ApiKey.UPDATE_FEATURES: self.handle_update_features,
         }
 
     def handle_api_versions(self, request: Request) -> None:
@@ -115,3 +148,26 @@ class ClusterApis:
         response = self.apis.controller.elect_leaders(body)
         self.apis.refresh_metadata()
         self.apis.respond(request, response)
+
+    def handle_update_features(self, request: Request) -> None:
+        body: Any = request.body
+        version = request.header.api_version
+        out = Data(throttle_time_ms=0, error_code=0, error_message=None, results=[])
+        if not self.apis.authorized(request, Op.ALTER, RT.CLUSTER):
+            out.error_code = ClusterAuthorizationFailed.code
+            out.error_message = "Alter on the cluster is needed to update features"
+            self.apis.respond(request, out)
+            return
+        for update in body.feature_updates:
+            upgrade_type = update.upgrade_type if version >= 1 else (
+                SAFE_DOWNGRADE if update.allow_downgrade else UPGRADE)
+            reason = feature_update_error(update.feature, update.max_version_level, upgrade_type)
+            if reason is not None:
+                out.error_code = InvalidUpdateVersion.code
+                out.error_message = f"No feature was updated: {reason}"
+                self.apis.respond(request, out)
+                return
+        if version <= 1:
+            out.results = [Data(feature=u.feature, error_code=0, error_message=None)
+                           for u in body.feature_updates]
+        self.apis.respond(request, out)

@@ -18,9 +18,10 @@ Metadata of all topics lists only those the principal may describe. The security
 themselves (SASL, SCRAM users, ACLs) live in :mod:`.security_apis`, the group APIs
 (FindCoordinator, the rebalance protocol, offsets) in :mod:`.group_apis`, the config APIs
 (DescribeConfigs, AlterConfigs, IncrementalAlterConfigs) in :mod:`.config_apis`, the
-cluster-wide ones (ApiVersions, DescribeCluster, ElectLeaders) in :mod:`.cluster_apis`, and
-the views of this broker's replicas (DescribeLogDirs, DescribeProducers) in
-:mod:`.replica_state_apis`.
+cluster-wide ones (ApiVersions, DescribeCluster, ElectLeaders, UpdateFeatures) in
+:mod:`.cluster_apis`, Metadata's paged sibling DescribeTopicPartitions in
+:mod:`.topic_partitions_apis`, and the views of this broker's replicas (DescribeLogDirs,
+DescribeProducers) in :mod:`.replica_state_apis`.
 
 Called from request-handler threads, several at a time: handlers keep no state of their
 own; shared state lives in the stores they call, each with its own lock.
@@ -79,6 +80,7 @@ from .producer_ids import ProducerIdManager
 from .replica_manager import FetchResult, FetchSpec, ReplicaManager, release_results
 from .replica_state_apis import ReplicaStateApis
 from .security_apis import SecurityApis
+from .topic_partitions_apis import TopicPartitionsApis
 from .transaction_apis import TransactionApis
 from .txn_markers import TxnMarkerApis
 
@@ -136,6 +138,8 @@ class KafkaApis:
         self._handlers.update(self.cluster.handlers)
         self.replica_states = ReplicaStateApis(self)
         self._handlers.update(self.replica_states.handlers)
+        self.topic_partitions = TopicPartitionsApis(self)
+        self._handlers.update(self.topic_partitions.handlers)
         self.txn_markers = TxnMarkerApis(self)
         self._handlers.update(self.txn_markers.handlers)
         if transactions is not None:

@@ -133,6 +133,7 @@ from broker_sim.protocol.messages.write_txn_markers import (
     WriteTxnMarkersResponse,
 )
 from broker_sim.protocol.schema import Message
+from tests.protocol.golden_topic_pages_and_features import CASES as TOPIC_PAGES_AND_FEATURES_CASES
 from tests.protocol.protocol_samples import plain
 
 
@@ -1912,6 +1913,7 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00                            #   tagged fields
         00                            # tagged fields
      """)),
+    *TOPIC_PAGES_AND_FEATURES_CASES,
 ]
 
 
