@@ -69,13 +69,12 @@ def feature_update_error(name: str, level: int, upgrade_type: int) -> str | None
     if upgrade_type not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):
         reason = f"upgrade type {upgrade_type} is none of 1 (upgrade), 2 (safe downgrade), 3 (unsafe downgrade)"
     elif name not in FEATURES:
-        reason = f"pyq has no feature {name!r} (its features: {fixed_levels()})"
+        reason = f"pyq does not support this feature (its features: {fixed_levels()})"
     elif level != FEATURES[name][2]:
-        reason = (f"pyq supports only version {FEATURES[name][2]} of {name}: its feature levels are "
-                  f"fixed ({fixed_levels()})")
+        reason = f"pyq supports only version {FEATURES[name][2]} of {name} (its levels are fixed: {fixed_levels()})"
     else:
         return None
-    return f"Invalid update version {level} for feature {name}: {reason}."
+    return f"Invalid update version {level} for feature {name}. {reason}."
 
 
 def supported_features(version: int) -> list[Data]:
@@ -164,7 +163,7 @@ class ClusterApis:
             reason = feature_update_error(update.feature, update.max_version_level, upgrade_type)
             if reason is not None:
                 out.error_code = InvalidUpdateVersion.code
-                out.error_message = f"No feature was updated: {reason}"
+                out.error_message = f"No feature was updated. {reason}"
                 self.apis.respond(request, out)
                 return
         if version <= 1:

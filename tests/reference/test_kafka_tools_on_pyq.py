@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
+import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +29,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
 @pytest.fixture(scope="module")
 def pyq(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
-    cluster = EmbeddedCluster(brokers=3, data_dir=tmp_path_factory.mktemp("pyq-for-kafka-tools"))
+    cluster = EmbeddedCluster(brokers=3, data_dir=tmp_path_factory.mktemp("pyq-for-kafka-tools"),
+                              overrides={"metrics.port": "0"})
     cluster.start()
     yield cluster
     cluster.stop()
@@ -80,6 +84,35 @@ def test_kafka_topics_creates_describes_alters_and_deletes(servers: str) -> None
 
     tool("kafka-topics", servers, "--delete", "--topic", "kt-orders")
     wait_for(lambda: "kt-orders" not in tool("kafka-topics", servers, "--list").split(), 20)
+
+
+def requests_answered(pyq: EmbeddedCluster, api: str) -> int:
+    """How many ``api`` requests the brokers answered, from their Prometheus endpoints."""
+    total = 0
+    for broker in pyq.brokers:
+        with urllib.request.urlopen(f"http://127.0.0.1:{broker.metrics_port}/metrics", timeout=10) as r:
+            found = re.search(rf'^pyq_requests_total{{api="{api}"}} (\S+)$', r.read().decode(), re.M)
+        total += int(float(found.group(1))) if found else 0
+    return total
+
+
+def test_kafka_topics_describes_a_page_of_partitions_at_a_time(servers: str, pyq: EmbeddedCluster) -> None:
+    sizes = {"kt-pages-a": 5, "kt-pages-b": 1, "kt-pages-c": 4}
+    with Admin({"bootstrap.servers": servers}) as admin:
+        for name, partitions in sizes.items():
+            admin.create_topic(name, partitions, 2)
+        wait_for(lambda: all(len(t.partitions) == sizes[n]
+                             for n, t in admin.describe_topics(list(sizes)).items()), 10)
+        ours = {(n, p.partition): p.leader for n, t in admin.describe_topics(list(sizes)).items()
+                for p in t.partitions}
+    before = requests_answered(pyq, "DescribeTopicPartitions")
+    described = tool("kafka-topics", servers, "--describe", "--topic", "kt-pages-.*",
+                     "--partition-size-limit-per-response", "2")
+    rows = re.findall(r"Topic: (\S+)\s+Partition: (\d+)\s+Leader: (\d+)", described)
+    assert Counter((t, int(p)) for t, p, _ in rows) == Counter(list(ours))  # every partition once
+    assert {(t, int(p)): int(leader) for t, p, leader in rows} == ours
+    # 10 partitions two a page: a0-1 | a2-3 | a4 b0 | c0-1 | c2-3, each page a request
+    assert requests_answered(pyq, "DescribeTopicPartitions") - before == 5
 
 
 def test_a_replication_factor_above_the_broker_count_is_refused_with_kafkas_message(servers: str) -> None:
@@ -290,3 +323,43 @@ def test_kafka_leader_election_moves_leadership_back_to_the_preferred_replica(
                    "--topic", "kt-elect", "--partition", "0")
         assert "Successfully completed leader election (PREFERRED) for partitions kt-elect-0" in out
         wait_for(lambda: partition().leader == preferred, 10)
+
+
+def test_kafka_features_sets_a_feature_to_its_level_and_refuses_any_other(servers: str) -> None:
+    for args, said in [(["upgrade", "--feature", "group.version=1"], "group.version was upgraded to 1."),
+                       (["downgrade", "--feature", "group.version=1"], "group.version was downgraded to 1."),
+                       (["upgrade", "--feature", "group.version=1", "--dry-run"],
+                        "group.version can be upgraded to 1.")]:
+        assert run_tool("kafka-features", "--bootstrap-server", servers, *args).stdout.strip() == said
+    for args, said in [
+            (["upgrade", "--feature", "transaction.version=2"], "Could not upgrade transaction.version to 2."),
+            (["upgrade", "--feature", "transaction.version=2", "--dry-run"],
+             "Can not upgrade transaction.version to 2."),
+            (["disable", "--feature", "group.version"], "Could not disable group.version.")]:
+        refused = run_tool("kafka-features", "--bootstrap-server", servers, *args, check=False)
+        assert refused.returncode == 1 and refused.stderr.strip() == "1 out of 1 operation(s) failed."
+        assert refused.stdout.startswith(f"{said} No feature was updated. Invalid update version"), refused.stdout
+        assert "pyq supports only version" in refused.stdout
+    described = run_tool("kafka-features", "--bootstrap-server", servers, "describe").stdout
+    assert re.search(r"Feature: transaction.version\s.*FinalizedVersionLevel: 0\s", described)
+    assert re.search(r"Feature: group.version\s.*FinalizedVersionLevel: 1\s", described)
+
+
+def test_kafka_reassign_partitions_says_pyq_cannot_reassign(servers: str) -> None:
+    """pyq does not move replicas: the tool's --generate (which only reads) proposes a plan,
+    and --execute stops before changing anything, naming the API pyq does not advertise."""
+    with Admin({"bootstrap.servers": servers}) as admin:
+        admin.create_topic("kt-reassign", 1, 2)
+        before = admin.describe_topics(["kt-reassign"])["kt-reassign"].partitions[0].replicas
+    plan = json.dumps({"version": 1, "partitions": [
+        {"topic": "kt-reassign", "partition": 0, "replicas": sorted({0, 1, 2} - set(before))[:1] + [before[0]]}]})
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        f.write(plan)
+        f.flush()
+        done = run_tool("kafka-reassign-partitions", "--bootstrap-server", servers, "--execute",
+                        "--reassignment-json-file", f.name, check=False)
+    assert done.returncode == 1
+    assert done.stdout.startswith("Error: org.apache.kafka.common.errors.UnsupportedVersionException: "
+                                  "The node does not support LIST_PARTITION_REASSIGNMENTS"), done.stdout
+    with Admin({"bootstrap.servers": servers}) as admin:
+        assert admin.describe_topics(["kt-reassign"])["kt-reassign"].partitions[0].replicas == before
