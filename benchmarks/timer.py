@@ -56,6 +56,25 @@ operations pending in the timer (spread over 30-60 s, as the purgatory's would b
 On a shared machine the CPU's speed itself drifts over seconds, so single runs can be
 off by tens of percent either way; compare ratios from several invocations.
 
+Where the time goes (2026-11-28, cProfile of ``ours`` over 300,000 operations: 4.3M calls,
+1.53 s under the profiler): ``SystemTimer.add`` 22% of it on its own line (the timer's lock,
+the shut-down check, the entry's construction and the clock read), the workload's driver
+17%, ``TimingWheel.add`` 14% (bucket choice, the overflow walk), ``TimerTaskList.remove``
+11% and ``add_locked`` 6% (linking and unlinking under the lock), ``TimerTask.cancel`` 6%,
+entry construction 4%, lock acquire/release 6%, ``Clock.monotonic_ms`` 2%; the delay queue
+and ``ManualClock.advance`` (once per simulated ms, not per op) under 2% each.
+
+Three full runs that day, on 2 cores with other agents' test suites running (load 7-8):
+``ops_vs_heapq`` 2.021, 2.153, 2.117 (ours 1.01-1.15M ops/s, 0.87-0.99 us an op). A week
+earlier three runs gave 1.56, 1.75 and 1.69 with ours at 374k-450k ops/s. That was not a
+change on the wheel's hot path: this benchmark at the commit that first reported it
+(e78645e, before the shared ``Clock``, the one reaper and the ``ShutdownableThread``
+pass) gave 2.32 the same day (ours 0.94 us an op, the same as now), and a 300,000-op
+probe of both trees in alternation gave 1.70-1.77 (old) against 1.60-1.75 (now). What moved
+was the machine: when it ran our interpreted wheel at a third of today's speed it slowed
+the C ``heappush``/``heappop`` less, so the ratio fell with it. The ratio is a property of
+the code and the machine's state together; compare it within one day's runs.
+
 Python's GC stays enabled for all timers: a heap that keeps a million live tuples makes
 the collector work harder, and that is part of its real cost.
 
