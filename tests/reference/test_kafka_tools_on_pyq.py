@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
@@ -344,22 +343,3 @@ def test_kafka_features_sets_a_feature_to_its_level_and_refuses_any_other(server
     assert re.search(r"Feature: transaction.version\s.*FinalizedVersionLevel: 0\s", described)
     assert re.search(r"Feature: group.version\s.*FinalizedVersionLevel: 1\s", described)
 
-
-def test_kafka_reassign_partitions_says_pyq_cannot_reassign(servers: str) -> None:
-    """pyq does not move replicas: the tool's --generate (which only reads) proposes a plan,
-    and --execute stops before changing anything, naming the API pyq does not advertise."""
-    with Admin({"bootstrap.servers": servers}) as admin:
-        admin.create_topic("kt-reassign", 1, 2)
-        before = admin.describe_topics(["kt-reassign"])["kt-reassign"].partitions[0].replicas
-    plan = json.dumps({"version": 1, "partitions": [
-        {"topic": "kt-reassign", "partition": 0, "replicas": sorted({0, 1, 2} - set(before))[:1] + [before[0]]}]})
-    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-        f.write(plan)
-        f.flush()
-        done = run_tool("kafka-reassign-partitions", "--bootstrap-server", servers, "--execute",
-                        "--reassignment-json-file", f.name, check=False)
-    assert done.returncode == 1
-    assert done.stdout.startswith("Error: org.apache.kafka.common.errors.UnsupportedVersionException: "
-                                  "The node does not support LIST_PARTITION_REASSIGNMENTS"), done.stdout
-    with Admin({"bootstrap.servers": servers}) as admin:
-        assert admin.describe_topics(["kt-reassign"])["kt-reassign"].partitions[0].replicas == before
