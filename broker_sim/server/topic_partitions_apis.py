@@ -19,8 +19,10 @@ partitions than one response should hold.
   limit is reached exactly at a topic's end and topics remain, ``next_cursor`` names the
   next one at partition 0; otherwise it is null. Named topics that do not exist are
   UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC when the name cannot be a topic's), in their
-  place; asked for every topic, a topic deleted meanwhile is skipped. So following the
-  cursors gives every partition of every topic once.
+  place. Each request reads one image, and the cursor names a topic and partition, not a
+  position in a list: following the cursors gives no partition twice, and every
+  partition of each topic that exists from the first page to the last, even when other
+  topics are created or deleted between pages.
 * Partitions answer as Kafka's do: error 0, leader -1 when there is none, every replica
   and the ISR as the image has them, offline the replicas on brokers not alive; no
   eligible leader replicas (pyq has no ELR: empty lists).
