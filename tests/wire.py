@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import socket
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from broker_sim.network.blocking_client import read_exact, read_frame
 from broker_sim.protocol import api
+
+T = TypeVar("T")
 
 __all__ = ["read_exact", "read_frame"]  # re-exported: tests read raw frames through tests.wire
 
@@ -61,7 +64,11 @@ def partition_states(port: int, topic: str) -> dict[int, tuple[int, list[int], i
     return {p.partition_index: (p.leader_id, sorted(p.isr_nodes), p.leader_epoch) for p in t.partitions}
 
 
-def wait_for(condition, timeout: float = 30.0, interval: float = 0.1, what: str = "condition"):  # type: ignore[no-untyped-def]
+def wait_for(condition: Callable[[], T], timeout: float = 30.0, interval: float = 0.1,
+             what: str = "condition") -> T:
+    """Poll ``condition`` every ``interval`` seconds until it returns something true, and
+    return that; an OSError or AssertionError it raises counts as not yet. On a timeout,
+    AssertionError naming ``what`` and the last value."""
     import time
     deadline = time.monotonic() + timeout
     last = None

@@ -8,18 +8,7 @@ import pytest
 
 from connector.client.buffer_pool import BufferPool
 from connector.client.errors import BufferExhaustedError, RecordTooLargeError
-
-
-def wait_until(condition, timeout: float = 5.0) -> None:
-    done = threading.Event()
-    deadline = threading.Timer(timeout, done.set)
-    deadline.start()
-    try:
-        while not condition():
-            if done.wait(0.001):
-                raise AssertionError("condition not reached")
-    finally:
-        deadline.cancel()
+from tests.wire import wait_for
 
 
 def test_allocate_and_deallocate():
@@ -49,7 +38,7 @@ def test_a_blocked_allocation_proceeds_when_memory_comes_back():
     got = threading.Event()
     worker = threading.Thread(target=lambda: (pool.allocate(400, 10_000), got.set()))
     worker.start()
-    wait_until(lambda: pool.queued == 1)  # the accumulator now treats every batch as ready
+    wait_for(lambda: pool.queued == 1, timeout=5, interval=0.001, what="the allocation queued")  # the accumulator now treats every batch as ready
     assert not got.is_set()
     pool.deallocate(500)
     worker.join(5)
@@ -67,10 +56,10 @@ def test_waiters_are_served_in_arrival_order():
 
     big = threading.Thread(target=take, args=("big", 800))
     big.start()
-    wait_until(lambda: pool.queued == 1)
+    wait_for(lambda: pool.queued == 1, timeout=5, interval=0.001, what="the allocation queued")
     small = threading.Thread(target=take, args=("small", 100))
     small.start()
-    wait_until(lambda: pool.queued == 2)
+    wait_for(lambda: pool.queued == 2, timeout=5, interval=0.001, what="the allocation queued")
     pool.deallocate(300)  # enough for "small" only: it must not overtake "big"
     pool.deallocate(700)
     big.join(5)

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from tests import wire
+
 WORKER = Path(__file__).with_name("consumer_worker.py")
 ROOT = WORKER.parents[2]
 
@@ -94,16 +96,15 @@ class ConsumerProcess:
 
 def wait_for(condition: Callable[[], bool], timeout: float, what: str,
              show: Iterable[ConsumerProcess] = ()) -> float:
-    """Poll ``condition`` until true; return when it became true (monotonic). On a timeout
-    the error carries the end of each process's log in ``show``."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            logs = "".join(f"\n--- consumer {c.proc.pid} (exit {c.proc.poll()}), assignment "
-                           f"{c.assignment}, {len(c.records())} records, commit failures "
-                           f"{c.commit_failures[-3:]}:\n{c.log_tail()}" for c in show)
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}{logs}")
-        time.sleep(0.05)
+    """``tests.wire.wait_for`` at 50 ms, returning when ``condition`` became true
+    (monotonic); on a timeout the error carries the end of each process's log in ``show``."""
+    try:
+        wire.wait_for(condition, timeout, interval=0.05, what=what)
+    except AssertionError as e:
+        logs = "".join(f"\n--- consumer {c.proc.pid} (exit {c.proc.poll()}), assignment "
+                       f"{c.assignment}, {len(c.records())} records, commit failures "
+                       f"{c.commit_failures[-3:]}:\n{c.log_tail()}" for c in show)
+        raise AssertionError(f"{e}{logs}") from None
     return time.monotonic()
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
@@ -13,6 +12,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic
 
+from tests.cli.support import pid_alive
 from tests.wire import partition_states, wait_for
 
 pytestmark = pytest.mark.integration
@@ -31,14 +31,6 @@ def test_invalid_override_names_the_option(tmp_path):
                           "--override", "num.io.threads=0"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert "num.io.threads=0 is not allowed: must be at least 1" in out.stderr
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 @pytest.mark.cluster  # starts controller + broker processes
