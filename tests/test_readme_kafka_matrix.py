@@ -5,7 +5,8 @@
   fixtures), and every module that does is named on such a row;
 - every module named on any row exists;
 - every tool with ✓ on pyq is run by the tools' test module (or by the module its row
-  names), and a tool with ✗ is not.
+  names), and a tool with ✗ is not run there; a ✗ row that names a module is where the
+  tool's refusal is checked, so that module runs it.
 """
 
 from __future__ import annotations
@@ -60,14 +61,18 @@ def test_the_feature_matrix_names_exactly_the_modules_that_run_on_kafka() -> Non
 def test_every_tool_marked_verified_is_run_by_the_tools_tests() -> None:
     rows = _rows("| tool | on pyq | what is checked |")
     assert rows
-    for tools, verdict, what in rows:
-        # the tools' module, or the module the row names where the tool is run
-        modules = [TOOLS_TEST, *(ROOT / m for m in re.findall(r"`(tests/[\w/]+\.py)`", what))]
+    def runs(modules: list[Path]) -> set[str]:
         source = "\n".join(m.read_text() for m in modules)
-        run = set(re.findall(r'(?:tool|run_tool|acls|JavaTool)\(\s*(?:[\w.]+,\s*)*"(kafka-[\w-]+)"', source))
-        named = re.findall(r"`(kafka-[\w-]+)`", tools)
-        for name in named:
+        return set(re.findall(r'(?:tool|run_tool|acls|JavaTool)\(\s*(?:[\w.]+,\s*)*"(kafka-[\w-]+)"', source))
+
+    for tools, verdict, what in rows:
+        # the module a row names: where a ✓ tool is run, or where a ✗ tool's refusal is checked
+        named_modules = [ROOT / m for m in re.findall(r"`(tests/[\w/]+\.py)`", what)]
+        for name in re.findall(r"`(kafka-[\w-]+)`", tools):
             if verdict == "✓":
-                assert name in run, f"{name} is marked ✓ but tests/reference does not run it"
+                assert name in runs([TOOLS_TEST, *named_modules]), \
+                    f"{name} is marked ✓ but tests/reference does not run it"
             else:
-                assert name not in run, f"{name} is marked ✗ but tests/reference runs it"
+                assert name not in runs([TOOLS_TEST]), f"{name} is marked ✗ but {TOOLS_TEST.name} runs it"
+                assert not named_modules or name in runs(named_modules), \
+                    f"{name}'s row names where its refusal is checked, but that module does not run it"
