@@ -33,7 +33,7 @@ lint: $(STAMP)
 	$(PY) -m mypy
 
 bench: $(STAMP)
-	$(PY) benchmarks/broker_throughput.py
+	$(PY) -m benchmarks.broker_throughput
 
 # Spark's own Kafka connector runs under the pyspark of its version (reference/spark-kafka/pom.xml:
 # Maven Central serves none for the pyspark pinned above), in a virtualenv of its own with this
@@ -54,7 +54,7 @@ $(SPARK_KAFKA_STAMP): $(STAMP) reference/spark-kafka/pom.xml
 
 # pyq against what users would pick instead: Apache Kafka's broker, Spark's Kafka connector (issue 30)
 bench-vs: $(STAMP) kafka $(SPARK_KAFKA_STAMP)
-	$(PY) benchmarks/vs_kafka.py
+	$(PY) -m benchmarks.vs_kafka
 	$(SPARK_KAFKA_VENV)/bin/python benchmarks/vs_spark_kafka.py
 
 clean:

@@ -22,7 +22,8 @@ _CHILD = "PYQ_BENCH_INVOCATION"
 
 
 def run(name: str, invocations: int) -> bool:
-    """Run this script ``invocations`` times as child processes (the same arguments), echo
+    """Run this benchmark ``invocations`` times as child processes (the command line this
+    process was started with, ``sys.orig_argv``), echo
     their output, then print ``{"benchmark": name, "ratios": {median of each ratio},
     "figures": {"invocations": [each invocation's JSON]}}``. ``False`` when this process is
     a child or a single invocation was asked for."""
@@ -31,7 +32,7 @@ def run(name: str, invocations: int) -> bool:
     reports: list[dict[str, Any]] = []
     for i in range(invocations):
         print(f"=== invocation {i + 1} of {invocations} ===", flush=True)
-        child = subprocess.Popen([sys.executable, *sys.argv], stdout=subprocess.PIPE, text=True,
+        child = subprocess.Popen(sys.orig_argv, stdout=subprocess.PIPE, text=True,
                                  env={**os.environ, _CHILD: str(i + 1)})
         assert child.stdout is not None
         last = ""

@@ -70,9 +70,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._cluster import partition_states, wait_in_sync  # noqa: E402
-from benchmarks._proc import proc_cpu_seconds  # noqa: E402
+from benchmarks._cluster import partition_states, wait_in_sync
+from benchmarks._proc import proc_cpu_seconds
 
 VALUE_BYTES = 100
 MIN_ISR = "2"

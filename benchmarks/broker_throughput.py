@@ -175,11 +175,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._cluster import wait_in_sync  # noqa: E402
-from benchmarks._proc import Timed  # noqa: E402
-from broker_sim.lifeline import Lifeline, hold  # noqa: E402
-from broker_sim.network.blocking_client import read_into  # noqa: E402
+from benchmarks._cluster import wait_in_sync
+from benchmarks._proc import Timed
+from broker_sim.lifeline import Lifeline, hold
+from broker_sim.network.blocking_client import read_into
 
 ACK_BYTES = 64
 #: The consumer's fetch.max.bytes and max.partition.fetch.bytes. Not larger: librdkafka
@@ -272,7 +271,7 @@ class SocketServer:
     def __init__(self, store: Path | None = None) -> None:
         self.directory = store
         self._lifeline = Lifeline()
-        self.proc = subprocess.Popen([sys.executable, __file__, "--serve-socket"]
+        self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.broker_throughput", "--serve-socket"]
                                      + (["--store", str(store)] if store else []),
                                      stdout=subprocess.PIPE, text=True,
                                      env=self._lifeline.child_env(),

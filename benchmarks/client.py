@@ -86,17 +86,15 @@ import json
 import logging
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._cluster import wait_in_sync  # noqa: E402
-from benchmarks._proc import Timed  # noqa: E402
-from broker_sim.cluster import LocalCluster  # noqa: E402
-from connector.client import (  # noqa: E402
+from benchmarks._cluster import wait_in_sync
+from benchmarks._proc import Timed
+from broker_sim.cluster import LocalCluster
+from connector.client import (
     Admin,
     Fetcher,
     NewTopic,

@@ -36,20 +36,17 @@ import argparse
 import json
 import random
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from broker_sim.common import ManualClock  # noqa: E402
-from broker_sim.log import Log, LogConfig  # noqa: E402
-from broker_sim.log.cleaner import clean  # noqa: E402
-from broker_sim.process import BrokerProcess  # noqa: E402
-from broker_sim.protocol.records.builder import RecordBatchBuilder  # noqa: E402
-from connector.client import Admin, NewTopic  # noqa: E402
+from broker_sim.common import ManualClock
+from broker_sim.log import Log, LogConfig
+from broker_sim.log.cleaner import clean
+from broker_sim.process import BrokerProcess
+from broker_sim.protocol.records.builder import RecordBatchBuilder
+from connector.client import Admin, NewTopic
 
 TOPIC = "compaction-bench"
 CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(16 * 1024 * 1024),

@@ -44,17 +44,15 @@ import logging
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._cluster import wait_in_sync  # noqa: E402
-from benchmarks._spark import bench_session  # noqa: E402
-from broker_sim.cluster import LocalCluster  # noqa: E402
-from connector.client import Admin, NewTopic  # noqa: E402
+from benchmarks._cluster import wait_in_sync
+from benchmarks._spark import bench_session
+from broker_sim.cluster import LocalCluster
+from connector.client import Admin, NewTopic
 
 MODES = ("at least once", "exactly once")
 

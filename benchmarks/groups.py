@@ -49,18 +49,15 @@ import selectors
 import socket
 import statistics
 import struct
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks._proc import proc_cpu_seconds  # noqa: E402
-from broker_sim.process import BrokerProcess  # noqa: E402
-from broker_sim.protocol.api import ApiKey, decode_response, encode_request  # noqa: E402
+from benchmarks._proc import proc_cpu_seconds
+from broker_sim.process import BrokerProcess
+from broker_sim.protocol.api import ApiKey, decode_response, encode_request
 
 SIZE = struct.Struct(">i")
 JOIN_VERSION, SYNC_VERSION, HEARTBEAT_VERSION, LEAVE_VERSION = 3, 3, 4, 3

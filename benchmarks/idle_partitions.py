@@ -48,7 +48,6 @@ import json
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 import urllib.request
@@ -58,11 +57,10 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._cluster import wait_in_sync  # noqa: E402
-from benchmarks._proc import proc_user_system_seconds  # noqa: E402
-from broker_sim.cluster import LocalCluster  # noqa: E402
-from connector.client import Admin, NewTopic, Producer  # noqa: E402
+from benchmarks._cluster import wait_in_sync
+from benchmarks._proc import proc_user_system_seconds
+from broker_sim.cluster import LocalCluster
+from connector.client import Admin, NewTopic, Producer
 
 PARTITIONS = 4
 

@@ -70,21 +70,18 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks._cluster import wait_in_sync  # noqa: E402
-from broker_sim.cluster import LocalCluster  # noqa: E402
-from broker_sim.network.blocking_client import BlockingConnection  # noqa: E402
-from broker_sim.protocol.api import ApiKey  # noqa: E402
-from broker_sim.protocol.errors import NetworkException  # noqa: E402
-from broker_sim.protocol.records import RecordBatchBuilder  # noqa: E402
+from benchmarks._cluster import wait_in_sync
+from broker_sim.cluster import LocalCluster
+from broker_sim.network.blocking_client import BlockingConnection
+from broker_sim.protocol.api import ApiKey
+from broker_sim.protocol.errors import NetworkException
+from broker_sim.protocol.records import RecordBatchBuilder
 
 Figures = dict[str, object]
 Ratios = dict[str, float]

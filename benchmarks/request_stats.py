@@ -19,7 +19,7 @@ Two measurements, one run:
   end-to-end figure is several percent, far above the recorded cost; it shows there is no
   visible regression, the micro-benchmark gives the cost itself.
 
-    python benchmarks/request_stats.py [--calls 1000000]
+    python -m benchmarks.request_stats [--calls 1000000]
         [--before 3e82793 --now 273ae34 --seconds 5 --runs 3]
 
 Prints a human summary, then one JSON line.
@@ -37,7 +37,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def micro(calls: int) -> dict[str, float]:

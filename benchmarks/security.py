@@ -36,17 +36,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks._proc import Timed  # noqa: E402
-from broker_sim.process import BrokerProcess  # noqa: E402
-from broker_sim.security.local_ca import LocalCA  # noqa: E402
-from connector.client import Admin, Fetcher, Producer  # noqa: E402
+from benchmarks._proc import Timed
+from broker_sim.process import BrokerProcess
+from broker_sim.security.local_ca import LocalCA
+from connector.client import Admin, Fetcher, Producer
 
 USER, PASSWORD = "bench", "bench-secret"
 

@@ -139,21 +139,18 @@ import json
 import logging
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition  # noqa: E402
-
-from benchmarks._proc import proc_cpu_seconds, tree_cpu_delta, tree_cpu_snapshot  # noqa: E402
-from benchmarks._spark import bench_session  # noqa: E402
-from broker_sim.process import BrokerProcess  # noqa: E402
-from connector.client import Admin, Producer, TopicPartition  # noqa: E402
+from benchmarks._proc import proc_cpu_seconds, tree_cpu_delta, tree_cpu_snapshot
+from benchmarks._spark import bench_session
+from broker_sim.process import BrokerProcess
+from connector.client import Admin, Producer, TopicPartition
 
 TOPIC = "source-bench"
 SCHEMA_DDL = ("key binary, value binary, topic string, partition int, offset long, "

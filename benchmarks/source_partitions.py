@@ -45,16 +45,13 @@ import argparse
 import json
 import shutil
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks._spark import bench_session  # noqa: E402
-from broker_sim.process import BrokerProcess  # noqa: E402
-from connector.client import Admin, Producer  # noqa: E402
+from benchmarks._spark import bench_session
+from broker_sim.process import BrokerProcess
+from connector.client import Admin, Producer
 
 ROWS_PER_BATCH = 5_120
 

@@ -98,12 +98,9 @@ import tracemalloc
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from functools import partial
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from broker_sim.timer import ManualClock, SystemTimer, TimerTask  # noqa: E402
+from broker_sim.timer import ManualClock, SystemTimer, TimerTask
 
 TIMEOUT_MS = 30_000
 PER_STEP = 100  # arrivals per simulated millisecond

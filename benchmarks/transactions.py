@@ -66,17 +66,14 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks._cluster import wait_in_sync  # noqa: E402
-from benchmarks._proc import Timed  # noqa: E402
-from broker_sim.cluster import LocalCluster  # noqa: E402
-from connector.client import Admin, Fetcher, Producer  # noqa: E402
+from benchmarks._cluster import wait_in_sync
+from benchmarks._proc import Timed
+from broker_sim.cluster import LocalCluster
+from connector.client import Admin, Fetcher, Producer
 
 PRODUCER = {"acks": "all", "linger.ms": 5, "batch.size": 64 * 1024, "enable.idempotence": True}
 

@@ -79,7 +79,6 @@ import os
 import shutil
 import statistics
 import struct
-import sys
 import tempfile
 import threading
 import time
@@ -87,11 +86,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks import _invocations  # noqa: E402
-from benchmarks._cluster import wait_in_sync  # noqa: E402
-from benchmarks._sides import Side, start_kafka, start_pyq  # noqa: E402
-from benchmarks.broker_throughput import MB, fetch, produce  # noqa: E402
+from benchmarks import _invocations
+from benchmarks._cluster import wait_in_sync
+from benchmarks._sides import Side, start_kafka, start_pyq
+from benchmarks.broker_throughput import MB, fetch, produce
 
 BROKERS = ("pyq", "kafka")
 VALUES = (1024, 16384)
