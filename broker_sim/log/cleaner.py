@@ -18,12 +18,22 @@ leaves gaps, which readers skip). Kafka's cleaner, step by step:
 3. **The rewrite**, of every segment below the dirty end, oldest first, grouped so a
    group fits ``segment.bytes``. A record is kept unless: a later record has its key (the
    map says so), it has no key, it belongs to an aborted transaction, or it is a
-   tombstone (null value) in a segment whose newest record is older than
-   ``delete.retention.ms`` (readers had that long to see the deletion). A transaction
-   marker is kept while any record of its transaction is kept, or until the same
-   ``delete.retention.ms`` passes. A batch whose records all stay is copied as it is;
-   one that loses some is rebuilt from the kept records' bytes (same base offset, last
-   offset delta, producer fields and compression codec; new count, length and CRC).
+   tombstone (null value) whose batch's *delete horizon* has passed. The horizon is set
+   by the first clean that keeps a tombstone of a batch: the batch is rebuilt with
+   attribute bit 6 and its base timestamp set to that clean's time plus
+   ``delete.retention.ms`` (record timestamps rewritten relative to it), so readers have
+   that long to see the deletion, counted from when the cleaner first saw it, whatever
+   the records' own timestamps; a later clean past the horizon drops the tombstones. A
+   transaction marker whose transaction has no record kept gets a horizon the same way
+   and goes once it has passed. A batch whose records all stay (and needs no horizon) is
+   copied as it is; one that loses some is rebuilt from the kept records (same base
+   offset, last offset delta, producer fields and compression codec; base timestamp the
+   first kept record's or the horizon, max timestamp the newest kept record's; new
+   count, length and CRC). A batch that loses every record is dropped, except its empty
+   header (records_count 0, base timestamp -1) stays when it is the last batch of the
+   cleaned range (the log keeps its last offset) or the last data batch of an idempotent
+   producer the partition still tracks (or its last marker): its producer id, epoch and
+   sequence stay in the log, for the producer state rebuilt from it.
 4. **The swap**, crash-safe: a group's cleaned segment is written in the partition's
    ``cleaning/`` directory with a ``range`` file naming the offsets it replaces, flushed,
    and the directory renamed to ``swap/`` — the commit point. Under the log's lock the
@@ -52,7 +62,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..common import ShutdownableThread
-from ..protocol.records.batch_header import _HEADER, HEADER_SIZE, BatchHeader, seal_crc
+from ..protocol.primitives import read_uvarint, read_varint, write_varint
+from ..protocol.records.batch_header import (
+    _HEADER,
+    COMPRESSION_MASK,
+    HEADER_SIZE,
+    TIMESTAMP_TYPE_MASK,
+    BatchHeader,
+    seal_crc,
+)
 from ..protocol.records.compression import NONE, compress
 from ..protocol.records.reader import RecordIndex, records_section
 from .batch_scanner import batch_headers, scan
@@ -69,6 +87,8 @@ CHECKPOINT = "cleaner-offset-checkpoint"
 CLEANING, SWAP, RANGE = "cleaning", "swap", "range"
 READ_CHUNK = 8 * 1024 * 1024
 ENTRY_BYTES = 24  # Kafka's accounting per offset-map entry (hash + offset)
+DELETE_HORIZON_MASK = 0x40  # batch attribute: base_timestamp is the delete horizon
+NO_TIMESTAMP = -1
 _NO_RECORDS = RecordIndex(b"", BatchHeader(0, 0, 0, 2, 0, 0, -1, 0, 0, -1, -1, -1, 0))
 
 
@@ -251,11 +271,11 @@ def clean(log: Log, now_ms: int, max_entries: int, range_: Cleanable | None = No
     offsets, end = build_offset_map(log, range_.first_dirty, range_.end, max_entries, aborted,
                                     parsed, should_stop)
     stats = CleanStats(range_.first_dirty, end)
-    horizon = now_ms - log.config.delete_retention_ms
+    rules = _Rules(now_ms, log.config.delete_retention_ms, range_.end, log.last_producer_records())
     groups = _groups(log, end)
     kept_in_txn: dict[int, bool] = {}
     for group in groups:
-        if not _clean_group(log, group, offsets, aborted, horizon, kept_in_txn, stats, parsed,
+        if not _clean_group(log, group, offsets, aborted, rules, kept_in_txn, stats, parsed,
                             should_stop):
             break  # the log changed under the clean (retention, truncation): next time
     write_checkpoint(log.dir, end)
@@ -279,8 +299,31 @@ def _groups(log: Log, end: int) -> list[list[LogSegment]]:
     return groups
 
 
+@dataclass(frozen=True)
+class _Rules:
+    """What a clean decides by, besides the offset map."""
+
+    now_ms: int
+    delete_retention_ms: int
+    round_end: int  # the first uncleanable offset: the batch ending there keeps its header
+    #: producer id -> (offset of its last data batch or None when a marker came after it, epoch)
+    producers: dict[int, tuple[int | None, int]]
+
+    def keeps_empty(self, header: BatchHeader) -> bool:
+        """Whether ``header``'s batch stays as an empty header when none of its records do."""
+        if header.last_offset + 1 == self.round_end:
+            return True
+        last = self.producers.get(header.producer_id) if header.producer_id >= 0 else None
+        if last is None:
+            return False
+        data_offset, epoch = last
+        if data_offset is not None:
+            return header.last_offset == data_offset
+        return header.is_control and header.producer_epoch == epoch
+
+
 def _clean_group(log: Log, group: list[LogSegment], offsets: dict[bytes | None, int],
-                 aborted: _Aborted, horizon: int, kept_in_txn: dict[int, bool], stats: CleanStats,
+                 aborted: _Aborted, rules: _Rules, kept_in_txn: dict[int, bool], stats: CleanStats,
                  parsed: dict[int, list[_Batch]], should_stop: Callable[[], bool]) -> bool:
     base = group[0].base_offset
     replaced_end = group[-1].next_offset
@@ -290,8 +333,6 @@ def _clean_group(log: Log, group: list[LogSegment], offsets: dict[bytes | None, 
     cleaned = LogSegment(work, base, log.config.index_interval_bytes, group[0].created_ms)
     try:
         for seg in group:
-            ts = seg.max_timestamp
-            expired = (ts if ts >= 0 else seg.last_modified) < horizon
             out = bytearray()
             last = -1
             batches = parsed.pop(seg.base_offset, None)
@@ -299,7 +340,7 @@ def _clean_group(log: Log, group: list[LogSegment], offsets: dict[bytes | None, 
                 if should_stop():
                     raise CleanAborted(f"stopped rewriting segment {seg.base_offset}")
                 stats.bytes_read += len(b.raw)
-                kept = _clean_batch(b, offsets, aborted, expired, kept_in_txn, stats)
+                kept = _clean_batch(b, offsets, aborted, rules, kept_in_txn, stats)
                 if kept is not None:
                     out += kept
                     last = b.header.last_offset
@@ -324,48 +365,102 @@ def _clean_group(log: Log, group: list[LogSegment], offsets: dict[bytes | None, 
     return log.replace_segments(group, lambda: _commit_swap(log.dir, base, replaced_end))
 
 
-def _clean_batch(b: _Batch, offsets: dict[bytes | None, int], aborted: _Aborted, expired: bool,
+def _horizon(header: BatchHeader) -> int | None:
+    """The batch's delete horizon, if a clean has set one."""
+    return header.base_timestamp if header.attributes & DELETE_HORIZON_MASK else None
+
+
+def _clean_batch(b: _Batch, offsets: dict[bytes | None, int], aborted: _Aborted, rules: _Rules,
                  kept_in_txn: dict[int, bool], stats: CleanStats) -> bytes | memoryview | None:
-    """The batch as it stays after cleaning: itself, rebuilt from its kept records, or None."""
+    """The batch as it stays after cleaning: itself, rebuilt from its kept records, its
+    empty header, or None."""
     header = b.header
     pid = header.producer_id
+    horizon = _horizon(header)
     stats.records_read += header.records_count
     if header.is_control:
-        if kept_in_txn.pop(pid, False) or not expired:
+        if kept_in_txn.pop(pid, False):  # its transaction still has records: kept as it is
             stats.records_kept += header.records_count
             return b.raw
-        return None
+        if horizon is None:  # the first clean to see it alone: readers get delete.retention.ms
+            stats.records_kept += header.records_count
+            data = records_section(b.raw, 0, header)  # (a marker's records are not indexed on reading)
+            return _rebuild(_Batch(header, b.raw, data, RecordIndex(data, header)),
+                            list(range(header.records_count)), rules.now_ms + rules.delete_retention_ms)
+        if rules.now_ms < horizon:
+            stats.records_kept += header.records_count
+            return b.raw
+        return _empty(header) if rules.keeps_empty(header) else None
     if header.is_transactional and header in aborted:
         kept_in_txn.setdefault(pid, False)
-        return None
+        return _empty(header) if rules.keeps_empty(header) else None
     index = b.index
     latest = offsets.get
+    tombstones = index.tombstones
+    tombstones_go = horizon is not None and rules.now_ms >= horizon
     keep = [i for i, (key, offset) in enumerate(zip(index.keys, index.offsets, strict=True))
-            if key is not None and latest(key, -1) <= offset]
-    if expired and keep:
-        tombstones = index.tombstones
-        keep = [i for i in keep if not tombstones[i]]
+            if key is not None and latest(key, -1) <= offset
+            and not (tombstones_go and tombstones[i])]
     stats.records_kept += len(keep)
     if header.is_transactional:
         kept_in_txn[pid] = kept_in_txn.get(pid, False) or bool(keep)
-    if len(keep) == header.records_count:
-        return b.raw
     if not keep:
-        return None
-    ends, data = index.ends, b.data
-    records = b"".join(data[ends[i - 1] if i else 0:ends[i]] for i in keep)
-    return _rebuild(header, records, len(keep))
+        return _empty(header) if rules.keeps_empty(header) else None
+    if horizon is None and any(tombstones[i] for i in keep):
+        horizon = rules.now_ms + rules.delete_retention_ms
+    elif len(keep) == header.records_count:
+        return b.raw
+    return _rebuild(b, keep, horizon)
 
 
-def _rebuild(header: BatchHeader, records: bytes, count: int) -> bytes:
-    """The batch with only ``records`` (same offsets and producer fields; new CRC)."""
-    body = records if header.compression == NONE else compress(header.compression, records)
-    out = bytearray(HEADER_SIZE + len(body))
-    _HEADER.pack_into(out, 0, header.base_offset, HEADER_SIZE - 12 + len(body),
-                      header.partition_leader_epoch, header.magic, 0, header.attributes,
-                      header.last_offset_delta, header.base_timestamp, header.max_timestamp,
-                      header.producer_id, header.producer_epoch, header.base_sequence, count)
-    out[HEADER_SIZE:] = body
+def _empty(header: BatchHeader) -> bytes:
+    """The batch's header alone: no records, its offsets and producer fields (Kafka's
+    empty batch: no codec, no base timestamp, the max timestamp kept)."""
+    out = bytearray(HEADER_SIZE)
+    attributes = header.attributes & ~(COMPRESSION_MASK | DELETE_HORIZON_MASK)
+    _HEADER.pack_into(out, 0, header.base_offset, HEADER_SIZE - 12, header.partition_leader_epoch,
+                      header.magic, 0, attributes, header.last_offset_delta, NO_TIMESTAMP,
+                      header.max_timestamp, header.producer_id, header.producer_epoch,
+                      header.base_sequence, 0)
+    seal_crc(out)
+    return bytes(out)
+
+
+def _rebuild(b: _Batch, keep: list[int], horizon: int | None) -> bytes:
+    """The batch with only the records ``keep`` (same offsets and producer fields; new
+    CRC). Its base timestamp is ``horizon`` (bit 6 set) or else the first kept record's,
+    each record's timestamp delta rewritten relative to it; its max timestamp the newest
+    kept record's (a LogAppendTime batch keeps its own)."""
+    header, data, ends = b.header, b.data, b.index.ends
+    parts = []  # (timestamp, attributes byte, the record after its timestamp delta)
+    for i in keep:
+        start = ends[i - 1] if i else 0
+        _length, pos = read_uvarint(data, start)
+        delta, after = read_varint(data, pos + 1)
+        parts.append((header.base_timestamp + delta, data[pos:pos + 1], data[after:ends[i]]))
+    base = horizon if horizon is not None else parts[0][0]
+    if header.attributes & TIMESTAMP_TYPE_MASK:
+        newest = header.max_timestamp
+    else:
+        newest = max(ts for ts, _, _ in parts)
+    records = bytearray()
+    for ts, record_attributes, rest in parts:
+        body = bytearray(record_attributes)
+        write_varint(body, ts - base)
+        body += rest
+        write_varint(records, len(body))
+        records += body
+    compression = header.compression
+    payload = bytes(records) if compression == NONE else compress(compression, bytes(records))
+    attributes = header.attributes & ~DELETE_HORIZON_MASK
+    if horizon is not None:
+        attributes |= DELETE_HORIZON_MASK
+    out = bytearray(HEADER_SIZE + len(payload))
+    _HEADER.pack_into(out, 0, header.base_offset, HEADER_SIZE - 12 + len(payload),
+                      header.partition_leader_epoch, header.magic, 0, attributes,
+                      header.last_offset_delta, base, newest, header.producer_id,
+                      header.producer_epoch, header.base_sequence, len(keep))
+    out[HEADER_SIZE:] = payload
     seal_crc(out)
     return bytes(out)
 

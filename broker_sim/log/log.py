@@ -216,6 +216,11 @@ class Log(LogTruncation):
             known += [ActiveProducer(pid, -1, -1, -1, -1, first) for pid, first in open_txns.items()]
             return sorted(known, key=lambda p: p.producer_id)
 
+    def last_producer_records(self) -> dict[int, tuple[int | None, int]]:
+        """See :meth:`ProducerStateManager.last_records` (for the cleaner)."""
+        with self._lock:
+            return self.producers.last_records()
+
     def aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
         """Aborted transactions overlapping ``[start_offset, end_offset)``."""
         return self.txns.aborted_between(start_offset, end_offset)

@@ -158,6 +158,13 @@ class ProducerStateManager:
                                e.last_timestamp, e.coordinator_epoch)
                 for pid, e in sorted(self._producers.items())]
 
+    def last_records(self) -> dict[int, tuple[int | None, int]]:
+        """Producer id -> (last offset of its last data batch, or None when only a marker
+        of its epoch is known; its epoch): the batches the log cleaner keeps, if only as
+        empty headers, so the producer's sequence and epoch stay in the log."""
+        return {pid: (e.batches[-1].last_offset if e.batches else None, e.epoch)
+                for pid, e in self._producers.items()}
+
     def truncate_from(self, offset: int) -> None:
         """Forget batches at or after ``offset`` (the log was truncated there)."""
         for pid in list(self._producers):

@@ -137,6 +137,85 @@ def test_tombstones_stay_for_delete_retention_then_go(open_log) -> None:
     assert keys[b"k0000"] is not None
 
 
+def _batches(log: Log) -> list[tuple]:
+    """(header, [(offset, key, value, timestamp)]) of every batch, segment by segment."""
+    from broker_sim.protocol.records import decode_batch
+
+    out = []
+    for seg in log.segments:
+        blob = seg.read_at(0, seg.size)
+        for pos, header in batch_headers(seg.read_at, 0, seg.size):
+            _, records = decode_batch(blob, pos)
+            out.append((header, [(r.offset, r.key, r.value, r.timestamp) for r in records]))
+    return out
+
+
+def test_a_tombstone_outlives_the_first_clean_however_old_its_timestamp(open_log) -> None:
+    """As Kafka's cleaner: the first clean to keep a tombstone stamps its batch with a delete
+    horizon (attribute bit 6, base timestamp = the clean's time + delete.retention.ms); only
+    a clean past that horizon drops it. A record's own (old) timestamp does not count: a
+    reader has delete.retention.ms from the first clean to see the deletion."""
+    log = open_log(COMPACT.replace(delete_retention_ms=60_000))
+    log.append_as_leader(batch([(b"a", b"1"), (b"b", b"1")], ts=1_000), 0)
+    b = RecordBatchBuilder()
+    b.append(2_000, b"a", None)
+    b.append(2_001, b"c", b"1")
+    log.append_as_leader(b.build(), 0)
+    seal(log)
+    clean(log, 5_000_000, MAP)
+    (first, kept), *_ = [(h, r) for h, r in _batches(log) if h.base_offset == 2]
+    assert kept == [(2, b"a", None, 2_000), (3, b"c", b"1", 2_001)]  # timestamps unchanged
+    assert first.attributes & 0x40 and first.base_timestamp == 5_000_000 + 60_000
+    assert first.max_timestamp == 2_001
+    seal(log, b"tail2")
+    clean(log, 5_000_000 + 59_999, MAP)  # before the horizon: still there
+    assert (2, b"a", None) in everything(log)
+    seal(log, b"tail3")
+    clean(log, 5_000_000 + 60_000, MAP)  # at the horizon: gone, the batch keeps its horizon
+    assert [(o, k, v) for o, k, v in everything(log) if k in (b"a", b"b", b"c")] == [(1, b"b", b"1"),
+                                                                                   (3, b"c", b"1")]
+    (h, kept), *_ = [(h, r) for h, r in _batches(log) if h.base_offset == 2]
+    assert h.attributes & 0x40 and h.base_timestamp == 5_060_000 and kept == [(3, b"c", b"1", 2_001)]
+
+
+def test_a_rebuilt_batch_takes_its_kept_records_timestamps(open_log) -> None:
+    """Kafka's rebuilt batch: base timestamp the first kept record's, max the newest kept
+    one's (not the original batch's), last offset delta kept."""
+    log = open_log(COMPACT)
+    b = RecordBatchBuilder()
+    for i, key in enumerate((b"x", b"y", b"z")):
+        b.append(1_000 + 10 * i, key, b"old")
+    log.append_as_leader(b.build(), 0)  # x@0 ts 1000, y@1 ts 1010, z@2 ts 1020
+    log.append_as_leader(batch([(b"x", b"new"), (b"z", b"new")], ts=5_000), 0)
+    seal(log)
+    clean(log, 2_000_000, MAP)
+    header, kept = _batches(log)[0]
+    assert kept == [(1, b"y", b"old", 1_010)]
+    assert (header.base_offset, header.last_offset_delta, header.records_count) == (0, 2, 1)
+    assert (header.base_timestamp, header.max_timestamp) == (1_010, 1_010)
+
+
+def test_an_idempotent_producers_last_batch_stays_as_an_empty_header(open_log) -> None:
+    """Every record of producer 5's last batch is superseded, but its header stays (no
+    records): the producer's id, epoch and sequence remain in the log; and the last batch
+    of the cleaned range stays too, its offsets with it."""
+    log = open_log(COMPACT)
+    log.append_as_leader(batch([(b"a", b"1")], pid=5, seq=0, ts=1_000), 0)  # 0
+    log.append_as_leader(batch([(b"a", b"2"), (b"a", b"3")], ts=2_000), 0)  # 1-2
+    log.append_as_leader(batch([(b"b", b"1")], pid=5, seq=1, ts=3_000), 0)  # 3: pid 5's last
+    log.append_as_leader(batch([(b"b", b"2")], ts=4_000), 0)  # 4
+    seal(log)
+    clean(log, 2_000_000, MAP)
+    shape = [(h.base_offset, h.last_offset_delta, h.records_count, h.producer_id, h.base_sequence,
+              h.base_timestamp, h.max_timestamp, [r[0] for r in recs]) for h, recs in _batches(log)]
+    assert shape[:3] == [(1, 1, 1, -1, -1, 2_000, 2_000, [2]),  # pid 5's first batch: gone
+                         (3, 0, 0, 5, 1, -1, 3_000, []),  # its last: an empty header
+                         (4, 0, 1, -1, -1, 4_000, 4_000, [4])]
+    log.close()
+    again = open_log(COMPACT)  # and its producer state is back from that header
+    assert [(p.producer_id, p.last_sequence) for p in again.producers.active()] == [(5, 1)]
+
+
 def test_aborted_transactions_go_and_committed_ones_stay_readable(open_log) -> None:
     log = open_log(COMPACT)
     log.append_as_leader(batch([(b"a", b"committed")], pid=7, seq=0, txn=True), 0)
