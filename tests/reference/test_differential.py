@@ -25,6 +25,7 @@ from uuid import uuid4
 
 import pytest
 
+from broker_sim.process import BrokerProcess
 from broker_sim.protocol.api import APIS, ApiKey
 from broker_sim.protocol.records import RecordBatchBuilder, decode_batch, iter_batches
 from broker_sim.protocol.schema import Data
@@ -77,8 +78,39 @@ KEYED_BY_NAME = {"configs"}
 
 T0 = 1_700_000_000_000  # CreateTime of the first record of the timestamped scenarios
 NOW = int(time.time() * 1000)  # the same for both brokers: records more recent than segment.ms
+DELETE_HORIZON = 0x40  # batch attribute: base_timestamp is the delete horizon of its tombstones
 STATS: Counter[str] = Counter()
 USED: dict[str, int] = {}  # API name -> the version the scenarios sent
+
+
+#: Each broker's cleaner looks for work this often when idle (15 s by default on both).
+CLEANER_BACKOFF_MS = "200"
+
+
+@pytest.fixture(scope="module")
+def shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    """conftest's ``shared_broker`` (no auto-created topics), its cleaner prompt."""
+    proc = BrokerProcess(tmp_path_factory.mktemp("shared-broker"), overrides={
+        "auto.create.topics.enable": "false", "log.cleaner.backoff.ms": CLEANER_BACKOFF_MS})
+    proc.start()
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="module")
+def prompt_kafka_cleaner(kafka: Any) -> Iterator[None]:
+    """The session's Kafka with its cleaner as prompt as the pyq broker's, for this module
+    (log.cleaner.backoff.ms is a cluster-wide dynamic config; deleted again at the end)."""
+    def alter(op: int) -> None:
+        with WireClient(kafka.nodes[0].port) as c:
+            r = c.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, {"resources": [
+                {"resource_type": 4, "resource_name": "", "configs": [
+                    {"name": "log.cleaner.backoff.ms", "config_operation": op,
+                     "value": CLEANER_BACKOFF_MS if op == 0 else None}]}], "validate_only": False})
+        assert r.responses[0].error_code == 0, r
+    alter(0)
+    yield
+    alter(1)
 
 
 @pytest.fixture(scope="module")
@@ -161,6 +193,13 @@ class Conn:
         body["isolation_level"] = isolation
         return self.call(label, ApiKey.LIST_OFFSETS, body)
 
+    def alter_topic(self, label: str, topic: str, configs: dict[str, str]) -> Data:
+        """IncrementalAlterConfigs SET of ``configs`` on ``topic``."""
+        return self.call(label, ApiKey.INCREMENTAL_ALTER_CONFIGS, {"resources": [
+            {"resource_type": 2, "resource_name": topic, "configs": [
+                {"name": k, "config_operation": 0, "value": v} for k, v in configs.items()]}],
+            "validate_only": False})
+
     def delete_records(self, label: str, topic: str, offset: int) -> Data:
         return self.call(label, ApiKey.DELETE_RECORDS, {"timeout_ms": 10_000, "topics": [
             {"name": topic, "partitions": [{"partition_index": 0, "offset": offset}]}]})
@@ -177,7 +216,9 @@ def batch(*timestamps: int, size: int = 20, **header: Any) -> bytes:
 def records_view(blob: Any) -> Any:
     """A record set as comparable Data: each batch's header (but its crc, which covers the
     rest) and records, and the bytes of a trailing partial batch (a fetch may end with one).
-    A control batch's timestamps are its broker's clock when it wrote the marker: not compared."""
+    A control batch's timestamps are its broker's clock when it wrote the marker, and the base
+    timestamp of a batch with a delete horizon (attribute bit 6, set by the cleaner that
+    first kept a tombstone of it: its clock plus delete.retention.ms): neither compared."""
     if blob is None:
         return None
     blob = bytes(blob)
@@ -188,6 +229,8 @@ def records_view(blob: Any) -> Any:
         del fields["crc"]
         if header.is_control:
             fields["base_timestamp"] = fields["max_timestamp"] = "<broker clock>"
+        if header.attributes & DELETE_HORIZON:
+            fields["base_timestamp"] = "<delete horizon: the cleaner's clock>"
         batches.append(Data(**fields, records=[
             Data(offset=r.offset, key=r.key, value=r.value, headers=list(r.headers),
                  timestamp="<broker clock>" if header.is_control else r.timestamp) for r in recs]))
@@ -405,6 +448,84 @@ def time_based_roll(c: Conn, topic: str) -> None:
     c.offsets("by timestamp T0+1", topic, T0 + 1)
 
 
+def keyed(ts: int, *pairs: tuple[str, str | None], **header: Any) -> bytes:
+    """One batch of ``(key, value)`` records (value None: a tombstone), at CreateTimes ``ts``,
+    ``ts + 1``, ... (so a batch the cleaner rebuilds shows which base and max timestamps it gets)."""
+    b = RecordBatchBuilder(**header)
+    for i, (key, value) in enumerate(pairs):
+        b.append(ts + i, key.encode(), None if value is None else value.encode())
+    return b.build()
+
+
+def _log(c: Conn, topic: str, label: str | None = None) -> list[Any]:
+    """Every record of the partition, read by Fetch from 0 on (a Fetch answers from one
+    segment at most), each answer compared when ``label`` is given (``label read <n>``)."""
+    body, records, n = fetch_body(topic, 0, 0), [], 0
+    while True:
+        part = (c.call(f"{label} read {n}", ApiKey.FETCH, body) if label else
+                c.raw(ApiKey.FETCH, body)).responses[0].partitions[0]
+        blob = bytes(part.records or b"")
+        batches = [(h, decode_batch(blob, pos)[1]) for pos, h in iter_batches(blob)]
+        if not batches:
+            return records
+        records += [r for _, recs in batches for r in recs]
+        body["topics"][0]["partitions"][0]["fetch_offset"] = batches[-1][0].last_offset + 1
+        n += 1
+
+
+def _cleaned_below(c: Conn, topic: str, end: int) -> bool:
+    """Whether the records below ``end`` (the active segment's base) hold each key once: the
+    broker's cleaner has been through them (it never touches the active segment)."""
+    keys = [r.key for r in _log(c, topic) if r.offset < end]
+    return len(keys) == len(set(keys))
+
+
+def compaction(c: Conn, topic: str) -> None:
+    """What two cleans keep. Each batch is its own segment (segment.ms 1 s, CreateTimes 2 s
+    apart: a roll goes by the records' timestamps). The topic is written while its policy is
+    ``delete`` (retention.ms -1: nothing expires), then switched to ``compact``, so each clean
+    sees the whole round at once however its cleaner is timed; delete.retention.ms 0 so a
+    tombstone survives exactly one clean (the first marks its batch's delete horizon)."""
+    c.topic(topic, configs={"cleanup.policy": "delete", "retention.ms": "-1", "segment.ms": "1000",
+                            "min.cleanable.dirty.ratio": "0.01", "min.compaction.lag.ms": "0",
+                            "delete.retention.ms": "0"})
+    body = {"transactional_id": None, "transaction_timeout_ms": 60_000}
+    init = wait_for(lambda: (r := c.raw(ApiKey.INIT_PRODUCER_ID, body)).error_code == 0 and r, 60,
+                    what="a producer id")  # (Kafka's first id block comes from its controller)
+    c.answers.append(("init idempotent producer", init))
+    idempotent = {"producer_id": init.producer_id, "producer_epoch": init.producer_epoch,
+                  "base_sequence": 0}
+    rounds: list[list[tuple[tuple[tuple[str, str | None], ...], dict[str, int]]]] = [
+        [((("k1", "a1"), ("k2", "b1"), ("k3", "c1")), {}),  # 0-2: all overwritten
+         ((("k1", "a2"), ("k4", "d1")), {}),  # 3-4: keeps k1
+         ((("k2", None), ("k3", "c2")), {}),  # 5-6: a tombstone and a value, both latest
+         ((("k4", "d2"), ("k4", "d3")), {}),  # 7-8: keeps the second (the batch's base stays 7)
+         ((("k7", "g1"),), idempotent),  # 9: the producer's last batch, overwritten
+         ((("k7", "g2"),), {}),  # 10
+         ((("k5", "e1"),), {}),  # 11: the last batch the first clean sees
+         ((("k6", "f1"),), {})],  # 12: the active segment
+        [((("k5", None),), {}),  # 13: a tombstone over 11
+         ((("k8", "h1"),), {}),  # 14
+         ((("k9", "i1"),), {})],  # 15: the active segment
+    ]
+    n = 0
+    for r, batches in enumerate(rounds, 1):
+        if r > 1:
+            c.alter_topic(f"round {r}: cleanup.policy=delete", topic, {"cleanup.policy": "delete"})
+        for pairs, header in batches:
+            c.produce(f"round {r}: produce batch {n}", topic, keyed(T0 + 2000 * n, *pairs, **header))
+            n += 1
+        c.alter_topic(f"round {r}: cleanup.policy=compact", topic, {"cleanup.policy": "compact"})
+        active = c.raw(ApiKey.LIST_OFFSETS, list_offsets_body(topic, 0, -1)).topics[0].partitions[0].offset - 1
+        wait_for(lambda a=active: _cleaned_below(c, topic, a), 90, what=f"clean {r} of {topic}")
+        _log(c, topic, f"round {r}:")
+        c.fetch(f"round {r}: fetch from 1 (cleaned away)", topic, 1)
+        c.fetch(f"round {r}: fetch from 9", topic, 9)
+        for name, ts in (("earliest", -2), ("latest", -1), ("max timestamp", -3), ("by timestamp T0", T0),
+                         ("by timestamp batch 2", T0 + 4000)):
+            c.offsets(f"round {r}: {name}", topic, ts)
+
+
 def _lso(c: Conn, topic: str, isolation: int = 1) -> int:
     body = list_offsets_body(topic, 0, -1)
     body["isolation_level"] = isolation
@@ -413,7 +534,7 @@ def _lso(c: Conn, topic: str, isolation: int = 1) -> int:
 
 SCENARIOS = [Scenario(f.__name__, f) for f in (
     produce_then_fetch, list_offsets, delete_records, create_topics_errors, describe_configs,
-    unknown_topics, transactions, time_based_roll)]
+    unknown_topics, transactions, time_based_roll, compaction)]
 
 
 def run(scenario: Scenario, port: int, versions: dict[int, int], topic: str) -> list[tuple[str, Data]]:
@@ -427,7 +548,7 @@ def run(scenario: Scenario, port: int, versions: dict[int, int], topic: str) -> 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 def test_kafka_and_pyq_answer_alike(scenario: Scenario, kafka: Any, shared_broker: Any,
-                                    versions: dict[int, int]) -> None:
+                                    versions: dict[int, int], prompt_kafka_cleaner: None) -> None:
     topic = f"diff-{scenario.name.replace('_', '-')}-{uuid4().hex[:6]}"
     on_kafka = run(scenario, kafka.nodes[0].port, versions, topic)
     on_pyq = run(scenario, shared_broker.port, versions, topic)
