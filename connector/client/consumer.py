@@ -8,13 +8,20 @@
             handle(table)
             consumer.commit()                 # or commit_async(callback=...)
 
-The group side (finding the coordinator, joining, the leader's assignment, heartbeats
-from a background thread, commits as a member) is :class:`~.group_member.GroupMember`.
-This class owns the partitions it was given:
+The group side (finding the coordinator, joining, heartbeats from a background thread,
+commits as a member) is :class:`~.group_member.GroupMember` with ``group.protocol=classic``
+(the default; JoinGroup/SyncGroup, the leader's assignment) and
+:class:`~.consumer_group_member.ConsumerGroupMember` with ``group.protocol=consumer``
+(KIP-848: ConsumerGroupHeartbeat, the coordinator assigns). This class owns the partitions
+it was given:
 
-* **rebalances** are eager, as Kafka's classic protocol: when the group rebalances the
-  consumer gives up every partition (``on_revoke``; with ``enable.auto.commit`` its
-  positions are committed first), rejoins, and gets a new assignment (``on_assign``).
+* **rebalances**: ``on_revoke(partitions)`` is called with the partitions taken away (with
+  ``enable.auto.commit`` their positions are committed first) and ``on_assign(partitions)``
+  with those newly given. The classic protocol is eager: every rebalance takes everything
+  away and gives a whole new assignment. The consumer protocol is incremental: only the
+  partitions that move are revoked and assigned, and ``on_assign`` is called after every
+  reconciliation, with the added partitions (maybe none), as Kafka's consumer does. A member
+  fenced by the coordinator loses its partitions: ``on_revoke`` without a commit.
   Callbacks run on the thread that calls :meth:`poll`, inside it.
 * **positions** start at the group's committed offset, or by ``auto.offset.reset``
   (earliest, latest; none raises) where there is none or it is out of range, and advance
@@ -42,11 +49,19 @@ import pyarrow as pa
 
 from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.api import ApiKey
-from broker_sim.protocol.errors import OffsetOutOfRange, error_for_code
+from broker_sim.protocol.errors import (
+    FencedMemberEpoch,
+    OffsetOutOfRange,
+    StaleMemberEpoch,
+    UnknownMemberId,
+    error_for_code,
+)
 
 from .aborted import AbortedTransactions
 from .columnar import KAFKA_SCHEMA, KAFKA_SCHEMA_WITH_HEADERS, decode_columns
 from .config import ConsumerConfig
+from .consumer_group_member import ConsumerGroupMember
+from .consumer_membership import Reconciliation
 from .errors import ClientError, KafkaTimeoutError
 from .fetcher import next_fetch_offset
 from .group_member import CommitCallback, CommitFailedError, GroupMember
@@ -74,7 +89,9 @@ class Consumer:
         self.include_headers = include_headers
         self._schema = KAFKA_SCHEMA_WITH_HEADERS if include_headers else KAFKA_SCHEMA
         self._sync = SyncClient(self.config, Metadata(self.config), clock)
-        self._member = GroupMember(self.config, clock)
+        self._member: GroupMember | ConsumerGroupMember = (
+            ConsumerGroupMember(self.config, clock) if self.config.uses_consumer_protocol
+            else GroupMember(self.config, clock))
         self._topics: list[str] = []
         self._on_assign: Listener | None = None
         self._on_revoke: Listener | None = None
@@ -93,7 +110,10 @@ class Consumer:
             raise ValueError("subscribe needs at least one topic")
         self._on_assign, self._on_revoke = on_assign, on_revoke
         self._sync.metadata.add_topics(*self._topics)
-        self._member.rejoin_needed = True
+        if isinstance(self._member, ConsumerGroupMember):
+            self._member.subscribe(self._topics)
+        else:
+            self._member.rejoin_needed = True
         if not self._started:
             self._member.start()
             self._started = True
@@ -136,7 +156,12 @@ class Consumer:
         self._member.polled()
         if self._member.fatal is not None:
             raise self._member.fatal
-        if self._member.rejoin_needed and not self._rebalance(deadline):
+        member = self._member
+        if isinstance(member, ConsumerGroupMember):
+            self._reconcile(member)
+            if not self._assignment:
+                self._await_assignment(member, deadline)
+        elif member.rejoin_needed and not self._rebalance(deadline):
             return self._schema.empty_table()
         self._member.run_callbacks()
         self._maybe_auto_commit()
@@ -145,13 +170,50 @@ class Consumer:
             return self._schema.empty_table()
         return self._fetch(deadline)
 
+    def _reconcile(self, member: ConsumerGroupMember) -> None:
+        """The consumer protocol: give up what the coordinator takes away, then take what it
+        gives, and report it done (the member acknowledges at once)."""
+        rec = member.reconciliation(self._sync.metadata)
+        if rec is None:
+            return
+        if rec.revoked:
+            self._revoke(rec.revoked, lost=rec.lost)
+            member.revoked(rec)
+        if not rec.lost and not self._take(rec):
+            return  # the starting offsets could not be fetched: again at the next poll
+        member.reconciled(rec)
+
+    def _take(self, rec: Reconciliation) -> bool:
+        try:
+            positions = self._starting_positions(rec.assigned)
+        except (CommitFailedError, KafkaTimeoutError, StaleMemberEpoch, UnknownMemberId,
+                FencedMemberEpoch) as e:
+            log.info("group %s: starting offsets of %s not fetched: %s", self.config.group_id,
+                     rec.assigned, e)
+            return False
+        if rec.assigned and not self._assignment:
+            self._next_auto_commit = self._sync.now() + self.config.auto_commit_interval_ms
+        self._assignment = sorted(set(self._assignment) | set(rec.assigned))
+        self._positions.update(positions)
+        if self._on_assign is not None:
+            self._on_assign(list(rec.assigned))
+        return True
+
+    def _await_assignment(self, member: ConsumerGroupMember, deadline: float) -> None:
+        """No partitions yet: wait within the poll's time for the coordinator's word, and
+        take it (metadata for new topic ids is fetched meanwhile)."""
+        while not self._assignment and self._sync.now() < deadline:
+            if not member.wait_for_news(0):
+                self._sync.client.poll(min(50.0, max(0.0, deadline - self._sync.now())),
+                                       self._sync.now())
+            self._reconcile(member)
+
     def _rebalance(self, deadline: float) -> bool:
         """Give up the partitions (once per rebalance) and take the rejoin forward; True
         once the new assignment is in place."""
+        assert isinstance(self._member, GroupMember)
         if self._assignment:
             self._revoke(self._assignment)
-            self._assignment = []
-            self._positions = {}
         assigned = self._member.poll_join(self._topics, deadline)
         if assigned is None:
             return False
@@ -162,15 +224,21 @@ class Consumer:
             self._on_assign(list(assigned))
         return True
 
-    def _revoke(self, partitions: list[TopicPartition]) -> None:
-        if self.config.enable_auto_commit and self._positions:
+    def _revoke(self, partitions: list[TopicPartition], lost: bool = False) -> None:
+        """Give ``partitions`` up: commit their positions first (auto commit; not when they
+        are ``lost``, as another member may own them already), tell ``on_revoke``."""
+        positions = {tp: self._positions[tp] for tp in partitions if tp in self._positions}
+        if self.config.enable_auto_commit and positions and not lost:
             try:
-                self._member.commit(dict(self._positions), self._sync.deadline())
+                self._member.commit(positions, self._sync.deadline())
             except (CommitFailedError, KafkaTimeoutError) as e:
                 log.info("group %s: commit before giving up partitions failed: %s",
                          self.config.group_id, e)
         if self._on_revoke is not None:
             self._on_revoke(list(partitions))
+        gone = set(partitions)
+        self._assignment = [tp for tp in self._assignment if tp not in gone]
+        self._positions = {tp: o for tp, o in self._positions.items() if tp not in gone}
 
     def _starting_positions(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
         if not partitions:
