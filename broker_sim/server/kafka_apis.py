@@ -44,6 +44,8 @@ from ..protocol import api
 from ..protocol.api import ApiKey
 from ..protocol.errors import (
     ClusterAuthorizationFailed,
+    CorruptMessage,
+    InvalidRecord,
     InvalidRequest,
     InvalidRequiredAcks,
     InvalidTopic,
@@ -61,7 +63,7 @@ from ..protocol.messages.fetch import FetchRequestView
 from ..protocol.messages.list_offsets import ListOffsetsRequestView
 from ..protocol.messages.metadata import MetadataRequestView
 from ..protocol.messages.produce import ProduceRequestView
-from ..protocol.records.batch_header import has_transactional_batch
+from ..protocol.records.batch_header import MAGIC, has_transactional_batch, peek_batch_size
 from ..protocol.schema import Data
 from ..security.acl import Operation as Op
 from ..security.acl import ResourceType as RT
@@ -97,6 +99,32 @@ UNKNOWN_OPERATIONS = -2147483648
 #: Fetch errors found before a partition's log is read (Kafka answers them with no aborted
 #: transactions rather than a null list).
 _NOT_READ = (UnknownTopicOrPartition, TopicAuthorizationFailed, UnknownTopicId)
+
+
+def _one_batch(records: Any) -> Any:
+    """A produced partition's records as Kafka's ProduceRequest.validateRecords takes them
+    (v3+): exactly one whole magic-2 batch, else INVALID_RECORD for that partition (none,
+    several, or magic 0/1; CORRUPT_MESSAGE for a length no batch can have); bytes after
+    the batch too few to make another whole one are left off (as Kafka's log trims them),
+    the batch itself appended."""
+    n = 0 if records is None else len(records)
+    ends, pos = [], 0
+    while (size := peek_batch_size(records, pos) if n else None) is not None and pos + size <= n:
+        if size < 12 + 14:  # a length below the smallest record's (Kafka's RECORD_OVERHEAD_V0)
+            return CorruptMessage(f"record batch size {size - 12} is less than the minimum record "
+                                  "overhead (14)")
+        pos += size
+        ends.append(pos)
+    if not ends:
+        return InvalidRecord("Produce requests with version 3 and above must have at least one "
+                             "record batch per partition")
+    if records[16] != MAGIC:
+        return InvalidRecord(f"Produce requests are only allowed to contain record batches with "
+                             f"magic version {MAGIC}, not {records[16]}")
+    if len(ends) > 1:
+        return InvalidRecord("Produce requests with version 3 and above are only allowed to contain "
+                             f"exactly one record batch per partition, not {len(ends)}")
+    return records[:pos] if pos < n else records
 
 
 class KafkaApis:
@@ -295,12 +323,15 @@ class KafkaApis:
                 early.extend(ProduceStatus(t.name, pd.index, -1, done=True, error=TopicAuthorizationFailed(
                     f"Write on topic {t.name!r} is not allowed")) for pd in t.partition_data)
                 continue
+            info = self.metadata.image.topics.get(t.name)
             for pd in t.partition_data:
-                if pd.records is None or len(pd.records) == 0:
-                    early.append(ProduceStatus(t.name, pd.index, -1, done=True,
-                                               error=InvalidRequest("produce request carries no records")))
+                if info is None or not 0 <= pd.index < len(info.partitions):
+                    early.append(ProduceStatus(t.name, pd.index, -1, done=True, error=UnknownTopicOrPartition(
+                        f"{t.name}-{pd.index} does not exist")))
+                elif isinstance(records := _one_batch(pd.records), KafkaError):
+                    early.append(ProduceStatus(t.name, pd.index, -1, done=True, error=records))
                 else:
-                    entries.append((t.name, pd.index, pd.records))
+                    entries.append((t.name, pd.index, records))
 
         def respond(statuses: list[ProduceStatus]) -> None:
             if acks == 0:
