@@ -26,10 +26,11 @@ from uuid import uuid4
 import pytest
 
 from broker_sim.process import BrokerProcess
+from broker_sim.protocol import api
 from broker_sim.protocol.api import APIS, ApiKey
 from broker_sim.protocol.records import RecordBatchBuilder, decode_batch, iter_batches
 from broker_sim.protocol.schema import Data
-from tests.wire import WireClient, fetch_body, list_offsets_body, produce_body, wait_for
+from tests.wire import WireClient, fetch_body, list_offsets_body, produce_body, read_frame, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -142,6 +143,7 @@ class Conn:
     """One broker's connection: requests at the chosen versions, answers kept in order."""
 
     def __init__(self, port: int, versions: dict[int, int]) -> None:
+        self.port = port
         self.client = WireClient(port)
         self.versions = versions
         self.answers: list[tuple[str, Data]] = []
@@ -192,6 +194,27 @@ class Conn:
         body = list_offsets_body(topic, 0, timestamp)
         body["isolation_level"] = isolation
         return self.call(label, ApiKey.LIST_OFFSETS, body)
+
+    def frame(self, label: str, frame: bytes, answer: tuple[int, int] | None = None,
+              keep: tuple[str, ...] | None = None) -> Data:
+        """Send one raw request ``frame`` (size prefix included) on a connection of its own
+        and record what the broker does: ``answered`` (decoded as ``answer``'s (api key,
+        version), only the fields ``keep`` if given) or ``closed`` the connection."""
+        with WireClient(self.port, timeout=10) as c:
+            c.sock.sendall(frame)
+            try:
+                payload = read_frame(c.sock)
+            except (ConnectionError, OSError):  # EOF or reset: closed without an answer
+                return self._answer(label, Data(outcome="closed", response=None))
+        assert answer is not None, f"{label}: answered, but no answer was expected"
+        cid, response = api.decode_response(*answer, payload)
+        if keep is not None:
+            response = Data(**{k: response.get(k) for k in keep})
+        return self._answer(label, Data(outcome="answered", correlation_id=cid, response=response))
+
+    def _answer(self, label: str, data: Data) -> Data:
+        self.answers.append((label, data))
+        return data
 
     def alter_topic(self, label: str, topic: str, configs: dict[str, str]) -> Data:
         """IncrementalAlterConfigs SET of ``configs`` on ``topic``."""
@@ -365,6 +388,18 @@ def create_topics_errors(c: Conn, topic: str) -> None:
     c.create("name with a slash", topic + "/x")
     c.create("name too long", "t" * 250)
     c.create("name '.'", ".")
+    c.create("name '..'", "..")
+    c.create("name with a space", topic + " x")
+    c.create("name with a non-ASCII letter", topic + "\u00e9")
+    c.create("empty name", "")
+    c.create("name 249 characters long", topic + "x" * (249 - len(topic)))
+    c.create("segment.bytes=1", topic, configs={"segment.bytes": "1"})
+    c.create("retention.ms=-5", topic, configs={"retention.ms": "-5"})
+    c.create("min.cleanable.dirty.ratio=2", topic, configs={"min.cleanable.dirty.ratio": "2"})
+    c.create("max.message.bytes=-1", topic, configs={"max.message.bytes": "-1"})
+    c.create("cleanup.policy=compact,delete", topic, configs={"cleanup.policy": "compact,delete"},
+             validate_only=True)
+    c.create("null config value", topic, configs={"retention.ms": None}, validate_only=True)  # type: ignore[dict-item]
     c.create("cleanup.policy=bogus", topic, configs={"cleanup.policy": "bogus"})
     c.create("retention.ms=abc", topic, configs={"retention.ms": "abc"})
     c.create("min.insync.replicas=0", topic, configs={"min.insync.replicas": "0"})
@@ -526,6 +561,63 @@ def compaction(c: Conn, topic: str) -> None:
             c.offsets(f"round {r}: {name}", topic, ts)
 
 
+def _request(key: int, version: int, body: dict, *, as_version: int | None = None,
+             as_key: int | None = None, cut: int = 0) -> bytes:
+    """A request frame of ``key`` at ``version`` (correlation id 7), its header then saying
+    ``as_key``/``as_version`` instead, and the last ``cut`` bytes of its body left off."""
+    frame = bytearray(api.encode_request(key, version, 7, "wire-test", body))
+    if as_key is not None:
+        frame[4:6] = as_key.to_bytes(2, "big", signed=True)
+    if as_version is not None:
+        frame[6:8] = as_version.to_bytes(2, "big", signed=True)
+    if cut:
+        del frame[-cut:]
+        frame[0:4] = (len(frame) - 4).to_bytes(4, "big")
+    return bytes(frame)
+
+
+_METADATA_ALL = {"topics": None, "allow_auto_topic_creation": False,
+                 "include_cluster_authorized_operations": False,
+                 "include_topic_authorized_operations": False}
+
+
+def malformed_requests(c: Conn, topic: str) -> None:
+    """What each broker does with a request it cannot serve: answered (with which error)
+    or the connection closed. Then Produce requests each broker must refuse."""
+    av = ApiKey.API_VERSIONS
+    c.frame("ApiVersions v3 (the control)", _request(av, 3, {"client_software_name": "t",
+                                                          "client_software_version": "1"}),
+            (av, 3), keep=("error_code",))
+    c.frame("ApiVersions at version 99", _request(av, 3, {"client_software_name": "t",
+                                                       "client_software_version": "1"}, as_version=99),
+            (av, 0), keep=("error_code",))
+    c.frame("ApiVersions at version -1", _request(av, 0, {}, as_version=-1), (av, 0),
+            keep=("error_code",))
+    md = c.versions[ApiKey.METADATA]
+    c.frame("Metadata (the control)", _request(ApiKey.METADATA, md, _METADATA_ALL), (ApiKey.METADATA, md),
+            keep=("throttle_time_ms",))
+    c.frame("Metadata at version 99", _request(ApiKey.METADATA, md, _METADATA_ALL, as_version=99))
+    c.frame("Metadata at version -1", _request(ApiKey.METADATA, md, _METADATA_ALL, as_version=-1))
+    c.frame("unknown api key 999", _request(av, 0, {}, as_key=999))
+    c.frame("Metadata with its body cut short", _request(ApiKey.METADATA, md, _METADATA_ALL, cut=3))
+    c.frame("a frame shorter than a request header", b"\x00\x00\x00\x03\x00\x03\x00")
+    c.topic(topic)
+    c.call("produce acks=2", ApiKey.PRODUCE, produce_body(topic, 0, batch(T0), acks=2))
+    c.call("produce acks=-2", ApiKey.PRODUCE, produce_body(topic, 0, batch(T0), acks=-2))
+    corrupt = bytearray(batch(T0, T0))
+    corrupt[-1] ^= 0xFF  # the last value byte: the CRC no longer matches
+    c.produce("produce a batch with a bad CRC", topic, bytes(corrupt))
+    whole = batch(T0)
+    c.produce("produce a truncated batch", topic, whole[:-5])
+    c.produce("produce no records", topic, b"")
+    c.produce("produce two batches", topic, whole + batch(T0 + 1))
+    c.produce("produce a batch and 20 bytes of the next", topic, whole + whole[:20])
+    c.produce("produce a batch length below any batch's", topic, bytes(8) + (5).to_bytes(4, "big") + bytes(5))
+    c.fetch("fetch what was appended", topic, 0)
+    c.produce("produce to partition -1", topic, batch(T0), partition=-1)
+    c.offsets("latest after the refused produces", topic, -1)
+
+
 def _lso(c: Conn, topic: str, isolation: int = 1) -> int:
     body = list_offsets_body(topic, 0, -1)
     body["isolation_level"] = isolation
@@ -534,7 +626,7 @@ def _lso(c: Conn, topic: str, isolation: int = 1) -> int:
 
 SCENARIOS = [Scenario(f.__name__, f) for f in (
     produce_then_fetch, list_offsets, delete_records, create_topics_errors, describe_configs,
-    unknown_topics, transactions, time_based_roll, compaction)]
+    unknown_topics, transactions, time_based_roll, compaction, malformed_requests)]
 
 
 def run(scenario: Scenario, port: int, versions: dict[int, int], topic: str) -> list[tuple[str, Data]]:
