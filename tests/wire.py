@@ -15,9 +15,37 @@ __all__ = ["read_exact", "read_frame"]  # re-exported: tests read raw frames thr
 
 
 class WireClient:
-    def __init__(self, port: int, host: str = "127.0.0.1", timeout: float = 15) -> None:
+    """One connection; with ``options`` (pyq client options of a SASL_SSL listener, as
+    ``client_options(user)`` gives them) it is TLS, authenticated by SaslHandshake v1 and
+    SaslAuthenticate v2 with the client's own SCRAM mechanism before any request."""
+
+    def __init__(self, port: int, host: str = "127.0.0.1", timeout: float = 15,
+                 options: dict[str, Any] | None = None) -> None:
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self._cid = 0
+        if options is not None:
+            try:
+                self._secure(host, options)
+            except BaseException:
+                self.sock.close()
+                raise
+
+    def _secure(self, host: str, options: dict[str, Any]) -> None:
+        from connector.client.config import ClientConfig
+        from connector.client.security import sasl_client, tls_context
+
+        config = ClientConfig.from_options(options)
+        assert config.security_protocol == "SASL_SSL", config.security_protocol
+        self.sock = tls_context(config).wrap_socket(self.sock, server_hostname=host)
+        mechanism = sasl_client(config)
+        r = self.request(api.ApiKey.SASL_HANDSHAKE, 1, {"mechanism": mechanism.mechanism})
+        assert r.error_code == 0, r
+        token: bytes | None = mechanism.first()
+        while token is not None:
+            r = self.request(api.ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": token})
+            if r.error_code:
+                raise PermissionError(f"SASL authentication failed: {r.error_message}")
+            token = mechanism.respond(bytes(r.auth_bytes))
 
     def request(self, api_key: int, version: int, body: Any) -> Any:
         self._cid += 1

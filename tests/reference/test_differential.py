@@ -10,6 +10,11 @@ header and records. Fields that differ by nature are masked by name (:data:`MASK
 with its reason); differences found and not yet fixed are listed per scenario in
 :data:`KNOWN_DIFFERENCES`, and the test asserts they still differ, so a fix fails it until
 the entry is removed.
+
+Secured scenarios (:data:`SECURED_SCENARIOS`) run the same way over SASL_SSL, against the
+session's Kafka and a pyq broker secured as it is (tests/secured.py), one connection per
+user (SCRAM-SHA-512 over TLS by :class:`~tests.wire.WireClient`); :meth:`Conn.frame` sends
+a raw frame on a connection of its own and records whether the broker answered or closed.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from broker_sim.protocol import api
 from broker_sim.protocol.api import APIS, ApiKey
 from broker_sim.protocol.records import RecordBatchBuilder, decode_batch, iter_batches
 from broker_sim.protocol.schema import Data
+from tests.secured import secured_pyq_cluster
 from tests.wire import WireClient, fetch_body, list_offsets_body, produce_body, read_frame, wait_for
 
 pytestmark = pytest.mark.integration
@@ -142,11 +148,13 @@ def summary(request: pytest.FixtureRequest) -> Iterator[None]:
 class Conn:
     """One broker's connection: requests at the chosen versions, answers kept in order."""
 
-    def __init__(self, port: int, versions: dict[int, int]) -> None:
+    def __init__(self, port: int, versions: dict[int, int], options: dict[str, Any] | None = None,
+                 answers: list[tuple[str, Data]] | None = None) -> None:
         self.port = port
-        self.client = WireClient(port)
+        self.options = options  # a SASL_SSL user's (WireClient), or PLAINTEXT
+        self.client = WireClient(port, options=options)
         self.versions = versions
-        self.answers: list[tuple[str, Data]] = []
+        self.answers: list[tuple[str, Data]] = [] if answers is None else answers
 
     def raw(self, key: int, body: dict) -> Data:
         USED[APIS[key].name] = self.versions[key]
@@ -200,7 +208,7 @@ class Conn:
         """Send one raw request ``frame`` (size prefix included) on a connection of its own
         and record what the broker does: ``answered`` (decoded as ``answer``'s (api key,
         version), only the fields ``keep`` if given) or ``closed`` the connection."""
-        with WireClient(self.port, timeout=10) as c:
+        with WireClient(self.port, timeout=10, options=self.options) as c:
             c.sock.sendall(frame)
             try:
                 payload = read_frame(c.sock)
@@ -618,6 +626,73 @@ def malformed_requests(c: Conn, topic: str) -> None:
     c.offsets("latest after the refused produces", topic, -1)
 
 
+def _allow(resource_type: int, name: str, operation: int, user: str, pattern: int = 3) -> dict[str, Any]:
+    """A CreateAcls creation: ``user`` may do ``operation`` on the resource (3 literal,
+    4 prefixed), from any host."""
+    return {"resource_type": resource_type, "resource_name": name, "resource_pattern_type": pattern,
+            "principal": f"User:{user}", "host": "*", "operation": operation, "permission_type": 3}
+
+
+TOPIC, GROUP, CLUSTER, TXN_ID = 2, 3, 4, 5  # ACL resource types
+READ, WRITE, DESCRIBE = 3, 4, 8  # ACL operations
+
+
+def acl_denials(user: Callable[[str], Conn], topic: str) -> None:
+    """Over SASL_SSL: ``bob`` has no ACL, ``alice`` may Describe and Read ``topic`` and Read
+    its group, and Describe and Write topics prefixed ``<topic>-p`` (none exists); each
+    sends what a client of the topic sends, every answer compared."""
+    admin, alice, bob = user("admin"), user("alice"), user("bob")
+    admin.topic(topic)
+    admin.produce("admin: produce", topic, batch(T0))
+    group, txn = f"{topic}-group", f"{topic}-txn"
+    admin.call("admin: alice's ACLs", ApiKey.CREATE_ACLS, {"creations": [
+        _allow(TOPIC, topic, DESCRIBE, "alice"), _allow(TOPIC, topic, READ, "alice"),
+        _allow(GROUP, group, READ, "alice"), _allow(TOPIC, f"{topic}-p", DESCRIBE, "alice", 4),
+        _allow(TOPIC, f"{topic}-p", WRITE, "alice", 4)]})
+    wait_for(lambda: alice.metadata(topic).topics[0].error_code == 0, 30, what="alice's ACLs in force")
+    find = {"key": group, "key_type": 0, "coordinator_keys": [group]}
+    wait_for(lambda: admin.raw(ApiKey.FIND_COORDINATOR, find).coordinators[0].error_code == 0, 60,
+             what="a group coordinator")
+    commit = {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+              "group_instance_id": None, "topics": [{"name": topic, "partitions": [
+                  {"partition_index": 0, "committed_offset": 1, "committed_metadata": None}]}]}
+    wait_for(lambda: admin.raw(ApiKey.OFFSET_COMMIT, commit).topics[0].partitions[0].error_code == 0,
+             60, what="the group's coordinator loaded")
+    idempotent = {"transactional_id": None, "transaction_timeout_ms": 60_000}
+    wait_for(lambda: admin.raw(ApiKey.INIT_PRODUCER_ID, idempotent).error_code == 0, 60,
+             what="a producer id block")  # (Kafka's first comes from its controller)
+    offset_fetch = {"group_id": group, "topics": [{"name": topic, "partition_indexes": [0]}],
+                    "groups": [{"group_id": group, "member_id": None, "member_epoch": -1,
+                                "topics": [{"name": topic, "partition_indexes": [0]}]}],
+                    "require_stable": False}
+    for name, c in (("bob", bob), ("alice", alice)):
+        c.metadata(topic, f"{name}: metadata")
+        c.metadata(topic + "-missing", f"{name}: metadata of a missing topic")
+        c.metadata(topic + "-p-missing", f"{name}: metadata of a missing topic alice may describe")
+        c.produce(f"{name}: produce to a missing topic alice may write", topic + "-p-missing", batch(T0))
+        c.fetch(f"{name}: fetch from a missing topic alice may describe", topic + "-p-missing", 0)
+        c.produce(f"{name}: produce", topic, batch(T0))
+        c.fetch(f"{name}: fetch", topic, 0)
+        c.offsets(f"{name}: list offsets", topic, -1)
+        c.create(f"{name}: create a topic", topic + "-new")
+        c.delete_records(f"{name}: delete records", topic, 0)
+        c.call(f"{name}: find the group's coordinator", ApiKey.FIND_COORDINATOR, find)
+        c.call(f"{name}: offset commit", ApiKey.OFFSET_COMMIT, commit)
+        c.call(f"{name}: offset fetch", ApiKey.OFFSET_FETCH, offset_fetch)
+        c.call(f"{name}: find the transaction coordinator", ApiKey.FIND_COORDINATOR,
+               {"key": txn, "key_type": 1, "coordinator_keys": [txn]})
+        c.call(f"{name}: init producer id, transactional", ApiKey.INIT_PRODUCER_ID,
+               {"transactional_id": txn, "transaction_timeout_ms": 60_000})
+        c.call(f"{name}: init producer id, idempotent", ApiKey.INIT_PRODUCER_ID, idempotent)
+        c.call(f"{name}: describe the topic's configs", ApiKey.DESCRIBE_CONFIGS, {
+            "resources": [{"resource_type": 2, "resource_name": topic,
+                           "configuration_keys": ["retention.ms"]}],
+            "include_synonyms": False, "include_documentation": False})
+        c.alter_topic(f"{name}: alter the topic's configs", topic, {"retention.ms": "1000"})
+        c.call(f"{name}: delete the topic", ApiKey.DELETE_TOPICS,
+               {"topic_names": [topic], "topics": [{"name": topic, "topic_id": None}], "timeout_ms": 10_000})
+
+
 def _lso(c: Conn, topic: str, isolation: int = 1) -> int:
     body = list_offsets_body(topic, 0, -1)
     body["isolation_level"] = isolation
@@ -633,8 +708,6 @@ def run(scenario: Scenario, port: int, versions: dict[int, int], topic: str) -> 
     conn = Conn(port, versions)
     with closing(conn.client):
         scenario.run(conn, topic)
-    labels = [label for label, _ in conn.answers]
-    assert len(set(labels)) == len(labels), f"{scenario.name}: a label is used twice"
     return conn.answers
 
 
@@ -644,18 +717,67 @@ def test_kafka_and_pyq_answer_alike(scenario: Scenario, kafka: Any, shared_broke
     topic = f"diff-{scenario.name.replace('_', '-')}-{uuid4().hex[:6]}"
     on_kafka = run(scenario, kafka.nodes[0].port, versions, topic)
     on_pyq = run(scenario, shared_broker.port, versions, topic)
-    assert [label for label, _ in on_kafka] == [label for label, _ in on_pyq]
+    assert_alike(scenario.name, on_kafka, on_pyq)
+
+
+@pytest.fixture(scope="module")
+def secured_pyq(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A pyq broker secured as the session's Kafka is (tests/secured.py)."""
+    cluster = secured_pyq_cluster(tmp_path_factory.mktemp("pyq-secured"))
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+def run_secured(scenario: Callable[[Callable[[str], Conn]], None] | Any, options: Callable[[str], dict],
+                versions: dict[int, int], topic: str) -> list[tuple[str, Data]]:
+    """``scenario(user, topic)``: ``user(name)`` is that user's SASL_SSL connection."""
+    answers: list[tuple[str, Data]] = []
+    conns: dict[str, Conn] = {}
+
+    def user(name: str) -> Conn:
+        if name not in conns:
+            opts = options(name)
+            port = int(opts["bootstrap.servers"].split(",")[0].rsplit(":", 1)[1])
+            conns[name] = Conn(port, versions, opts, answers)
+        return conns[name]
+
+    try:
+        scenario(user, topic)
+    finally:
+        for conn in conns.values():
+            conn.client.close()
+    return answers
+
+
+SECURED_SCENARIOS = [acl_denials]
+
+
+@pytest.mark.parametrize("scenario", SECURED_SCENARIOS, ids=lambda f: f.__name__)
+def test_kafka_and_pyq_answer_alike_over_sasl_ssl(scenario: Any, kafka: Any, secured_pyq: Any,
+                                                  versions: dict[int, int]) -> None:
+    topic = f"diff-{scenario.__name__.replace('_', '-')}-{uuid4().hex[:6]}"
+    on_kafka = run_secured(scenario, kafka.client_options, versions, topic)
+    on_pyq = run_secured(scenario, secured_pyq.client_options, versions, topic)
+    assert_alike(scenario.__name__, on_kafka, on_pyq)
+
+
+def assert_alike(name: str, on_kafka: list[tuple[str, Data]], on_pyq: list[tuple[str, Data]]) -> None:
+    """Compare two runs' answers; every difference must be known for ``name``, and every
+    known one still found."""
+    labels = [label for label, _ in on_kafka]
+    assert len(set(labels)) == len(labels), f"{name}: a label is used twice"
+    assert labels == [label for label, _ in on_pyq]
     found: dict[str, tuple[Any, Any]] = {}
     for (label, k), (_, p) in zip(on_kafka, on_pyq, strict=True):
         STATS["responses"] += 1
         for path in compare(k, p):
             found[f"{label}: {path}"] = (value_at(k, path), value_at(p, path))
     STATS["differences"] += len(found)
-    known = KNOWN_DIFFERENCES.get(scenario.name, {})
+    known = KNOWN_DIFFERENCES.get(name, {})
     STATS["known"] += len(found.keys() & known.keys())
     unexpected = {path: found[path] for path in found.keys() - known.keys()}
     assert not unexpected, "pyq answers differently from Kafka (path: (kafka, pyq)):\n" + "\n".join(
         f"  {path}: {kv}" for path, kv in sorted(unexpected.items()))
     fixed = sorted(known.keys() - found.keys())
-    assert not fixed, f"no longer different, remove from KNOWN_DIFFERENCES[{scenario.name!r}]: {fixed}"
-
+    assert not fixed, f"no longer different, remove from KNOWN_DIFFERENCES[{name!r}]: {fixed}"
