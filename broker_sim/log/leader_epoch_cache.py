@@ -68,6 +68,12 @@ class LeaderEpochCache:
         self._starts.append(start_offset)
         self._save(sync=False)
 
+    def epoch_for_offset(self, offset: int) -> int:
+        """The epoch whose leader wrote ``offset``: the latest one starting at or before it
+        (UNDEFINED_EPOCH if none does)."""
+        i = bisect.bisect_right(self._starts, offset)
+        return self._epochs[i - 1] if i else UNDEFINED_EPOCH
+
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
         if epoch == UNDEFINED_EPOCH or not self._epochs:
             return UNDEFINED_EPOCH, UNDEFINED_OFFSET

@@ -458,7 +458,11 @@ class KafkaApis:
                         if found is not None:
                             out.offset, out.timestamp = found
                     if out.offset >= 0:  # no record at or after the timestamp: no epoch either
-                        out.leader_epoch = part.leader_epoch
+                        # As Kafka: the epoch of the leader that wrote the offset found (the
+                        # current one for the latest offset, or when the log has none yet).
+                        written = (part.log.epochs.epoch_for_offset(out.offset)
+                                   if p.timestamp != LATEST_TIMESTAMP else -1)
+                        out.leader_epoch = written if written >= 0 else part.leader_epoch
                 except KafkaError as e:
                     out.error_code = e.code
                 parts.append(out)
