@@ -62,7 +62,7 @@ class PyqDataSource(DataSource):
         reader.driver  # noqa: B018 - connect now: a wrong address fails at start(), not later
         return reader
 
-    def _sink_options(self, schema: StructType):  # noqa: ANN202 - the return type is imported lazily
+    def _sink_options(self, schema: StructType):  # the return type is imported lazily
         from .sink.options import check_schema, parse_sink_options
 
         options = parse_sink_options(self.options)

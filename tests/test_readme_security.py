@@ -34,7 +34,7 @@ def test_the_security_section_runs_as_written(spark, tmp_path: Path) -> None:
     namespace: dict = {"spark": spark}
     try:
         for kind, code in blocks[:2]:
-            exec(compile(code, f"README.md ({kind} block)", "exec"), namespace)  # noqa: S102
+            exec(compile(code, f"README.md ({kind} block)", "exec"), namespace)
         env = {**os.environ, "BOOTSTRAP": namespace["BOOTSTRAP"], "CA": namespace["CA"],
                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         cli = subprocess.run(["bash", "-e", "-c", blocks[2][1]], cwd=tmp_path, env=env,

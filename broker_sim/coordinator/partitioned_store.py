@@ -80,7 +80,7 @@ class Appender(Protocol):
 
     def append(self, acks: int, timeout_ms: int, entries: list, respond: Callable) -> None: ...
 
-    def partition(self, topic: str, index: int): ...  # noqa: ANN201 - a server Partition
+    def partition(self, topic: str, index: int): ...  # a server Partition
 
 
 class PartitionState(enum.Enum):
@@ -272,7 +272,7 @@ class PartitionedStore(Generic[E]):
             partition = self.replicas.partition(self.topic, p)
             self._before_load(p, partition)
             entities = self._read_entities(self._records(partition))
-        except Exception as e:  # noqa: BLE001 - retried: the partition stays LOADING
+        except Exception as e:  # retried: the partition stays LOADING
             log.warning("%s-%d: loading failed (%s); retrying", self.topic, p, e)
             time.sleep(0.5)
             if self._still_loading(p, epoch) and not self._shutdown:

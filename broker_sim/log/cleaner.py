@@ -560,7 +560,7 @@ class LogCleaner:
                     continue
                 try:
                     c = cleanable(lg, now)
-                except Exception:  # noqa: BLE001 - a log closing under us: next time
+                except Exception:  # a log closing under us: next time
                     continue
                 if c is not None and c.due and (best is None or c.dirty_ratio > best[1].dirty_ratio):
                     best = (lg, c)
@@ -609,7 +609,7 @@ class _CleanerThread(ShutdownableThread):
     def run_once(self) -> None:
         try:
             stats = self.cleaner.clean_once()
-        except Exception:  # noqa: BLE001 - one log's failure must not stop the cleaner
+        except Exception:  # one log's failure must not stop the cleaner
             log.exception("log cleaner: a clean failed; retrying after the backoff")
             stats = None
         if stats is None:

@@ -16,7 +16,7 @@ _POLL_S = 0.05
 
 
 class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (wsgiref's name)
+    def log_message(self, format: str, *args: object) -> None:  # wsgiref's name
         pass  # one line per scrape would drown the server's log
 
 

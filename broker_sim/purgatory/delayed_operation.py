@@ -107,7 +107,7 @@ class DelayedOperation(TimerTask):
     def on_complete(self) -> None:
         """The completion logic. Runs exactly once, on the thread that completed."""
 
-    def on_expiration(self) -> None:  # noqa: B027 - optional hook
+    def on_expiration(self) -> None:  # optional hook
         """Called after :meth:`on_complete` when the completion was due to the timeout."""
 
     def maybe_try_complete(self) -> bool:

@@ -95,7 +95,7 @@ class _Destination(ShutdownableThread):
         for (txn, _), ok in zip(batch, results, strict=True):
             try:
                 self.sender.answered(txn, ok)
-            except Exception:  # noqa: BLE001 - one completion failing must not stall the rest
+            except Exception:  # one completion failing must not stall the rest
                 log.exception("completing the markers of producer %d failed", txn.producer_id)
 
     def on_stopped(self) -> None:
@@ -135,7 +135,7 @@ class _Destination(ShutdownableThread):
         try:
             response = conn.request(ApiKey.WRITE_TXN_MARKERS, MARKER_VERSION,
                                     {"markers": markers})
-        except Exception as e:  # noqa: BLE001 - a network failure: retried
+        except Exception as e:  # a network failure: retried
             log.info("%d marker(s) to broker %d failed (%s); retrying", len(batch),
                      self.broker, e)
             conn.close()

@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401  (Array.cast needs it; import it once, up front)
+import pyarrow.compute  # Array.cast needs it; import it once, up front
 
 from broker_sim.protocol.errors import CorruptMessage
 from broker_sim.protocol.primitives import read_uvarint, read_varint

@@ -148,7 +148,7 @@ class ConsumerGroupMember(CoordinatorClient):
         try:
             answer = self._call(ApiKey.CONSUMER_GROUP_HEARTBEAT, body,
                                 now + self.config.request_timeout_ms)
-        except Exception as e:  # noqa: BLE001 - the coordinator is found again next time
+        except Exception as e:  # the coordinator is found again next time
             membership.on_heartbeat_failed(self._sync.now())
             if not (getattr(e, "retriable", False) or isinstance(e, KafkaTimeoutError)):
                 membership.state = MemberState.FATAL
@@ -192,7 +192,7 @@ class ConsumerGroupMember(CoordinatorClient):
         try:
             self._call(ApiKey.CONSUMER_GROUP_HEARTBEAT, body,
                        self._sync.now() + self.config.request_timeout_ms)
-        except Exception as e:  # noqa: BLE001 - the session timeout covers it
+        except Exception as e:  # the session timeout covers it
             log.info("group %s: leaving failed: %s", self.config.group_id, e)
 
     # ---- reconciliation (the caller's thread) ------------------------------------------
@@ -232,7 +232,7 @@ class ConsumerGroupMember(CoordinatorClient):
                 body = self.membership.leave_request()
                 if leave and body is not None:
                     self._send_leave(body)
-            except Exception as e:  # noqa: BLE001 - closing: the session timeout covers it
+            except Exception as e:  # closing: the session timeout covers it
                 log.info("group %s: leaving failed: %s", self.config.group_id, e)
             finally:
                 self.membership.left()

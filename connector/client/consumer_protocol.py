@@ -61,7 +61,7 @@ def _flat(grouped: list) -> list[TopicPartition]:
     return [TopicPartition(g.topic, p) for g in grouped for p in g.partitions]
 
 
-def _read(schema: Struct, data: bytes):  # noqa: ANN202 - a decoded Data
+def _read(schema: Struct, data: bytes):  # a decoded Data
     (version,) = _VERSION.unpack_from(data)
     # Newer versions only add fields at the end: read what we know, as Kafka does.
     value, _ = schema.at(min(max(version, 0), MAX_VERSION)).read(data, 2, False)

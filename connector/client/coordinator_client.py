@@ -182,7 +182,7 @@ class CoordinatorClient:
                 self._sync.await_ready(node, self._sync.now() + self.config.request_timeout_ms)
                 future = self._sync.client.send(node, ApiKey.OFFSET_COMMIT, self._commit_body(
                     offsets, self._commit_identity()), self._sync.now())
-            except Exception as e:  # noqa: BLE001 - reported through the callback
+            except Exception as e:  # reported through the callback
                 if callback is not None:
                     self._completed.append((callback, offsets, e))
                 return

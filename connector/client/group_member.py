@@ -242,7 +242,7 @@ class GroupMember(CoordinatorClient):
                     "group_id": cfg.group_id, "generation_id": self.generation,
                     "member_id": self.member_id, "group_instance_id": cfg.group_instance_id},
                     deadline)
-            except Exception as e:  # noqa: BLE001 - the coordinator is found again next time
+            except Exception as e:  # the coordinator is found again next time
                 log.info("group %s: heartbeat failed: %s", cfg.group_id, e)
                 return
             self._on_heartbeat(answer.error_code)
@@ -302,7 +302,7 @@ class GroupMember(CoordinatorClient):
                 self._finish_pending()
                 if leave and self._coordinator is not None and self.generation >= 0:
                     self._leave()
-            except Exception as e:  # noqa: BLE001 - closing: the session timeout covers it
+            except Exception as e:  # closing: the session timeout covers it
                 log.info("group %s: leaving failed: %s", self.config.group_id, e)
             finally:
                 self._sync.close()

@@ -134,7 +134,7 @@ class TransactionChannel:
                 response = self.sync.request(node, api_key, body, deadline, fail_fast=True)
             except KafkaTimeoutError:
                 raise
-            except Exception as e:  # noqa: BLE001 - a connection failure: find it again
+            except Exception as e:  # a connection failure: find it again
                 if not getattr(e, "retriable", True):
                     raise
                 node = self.coordinator = None

@@ -162,7 +162,7 @@ class TransactionManager:
         try:
             future = client.send(node, ApiKey.ADD_PARTITIONS_TO_TXN,
                                  self._channel.add_partitions_body(pid, epoch, batch), now)
-        except Exception:  # noqa: BLE001 - the adder tries with the full rules
+        except Exception:  # the adder tries with the full rules
             self._to_adder(batch)
             return
         future.add_callback(lambda response: self._sent_answer(batch, response))
@@ -201,7 +201,7 @@ class TransactionManager:
             try:
                 with self._lock:
                     self._add(batch)
-            except BaseException as e:  # noqa: BLE001 - fenced, refused, timed out
+            except BaseException as e:  # fenced, refused, timed out
                 log.error("transactional id %r: adding %s to the transaction failed: %s",
                           self.transactional_id, sorted(batch), e)
                 with self._cond:

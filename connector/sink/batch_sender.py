@@ -205,7 +205,7 @@ class BatchSender:
                 sync.await_ready(node, attempt)
                 self._send_to(node, key, chunk, first_try_ms)
                 return
-            except Exception as e:  # noqa: BLE001 - retriable client/broker errors only
+            except Exception as e:  # retriable client/broker errors only
                 self._retry_or_raise(key, e, first_try_ms)
 
     def _retry_or_raise(self, key: tuple[str, int], error: BaseException, first_try_ms: float) -> None:
@@ -215,7 +215,7 @@ class BatchSender:
         self.sync.client.poll(200, self.sync.now())
         try:
             self.sync.refresh_metadata([key[0]], self.sync.deadline(ATTEMPT_MS))
-        except Exception as e:  # noqa: BLE001 - the next attempt reports what is still wrong
+        except Exception as e:  # the next attempt reports what is still wrong
             log.debug("metadata refresh failed: %s", e)
 
     def _poll_once(self, timeout_ms: float = 100) -> None:
@@ -235,7 +235,7 @@ class BatchSender:
                     if future.exception is not None:
                         raise future.exception
                     self._handle(key, chunk, future.value)
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:
                     flying.clear()
                     self._retry_or_raise(key, e, first_try)
                     self._issue(key, self.queues[key][0], first_try)

@@ -122,10 +122,10 @@ class PyqStreamWriter(DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
         return _write(iterator, self.options, self.decided)
 
-    def commit(self, messages: list[Any], batchId: int) -> None:  # noqa: N803 - Spark's name
+    def commit(self, messages: list[Any], batchId: int) -> None:  # Spark's name
         _commit(self.options, messages, batchId)
         log.info("pyq sink: batch %d wrote %s", batchId, _summary(messages))
 
-    def abort(self, messages: list[Any], batchId: int) -> None:  # noqa: N803
+    def abort(self, messages: list[Any], batchId: int) -> None:
         _abort(self.options, messages)
         log.warning("pyq sink: batch %d aborted after %s", batchId, _summary(messages))

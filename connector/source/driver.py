@@ -271,7 +271,7 @@ class SourceDriver:
         """(topic, partition) -> its first replica: stable, unlike the current leader."""
         try:
             described = self.admin.describe_topics(sorted(topics))
-        except Exception as e:  # noqa: BLE001 - packing is an optimisation: pack by topic
+        except Exception as e:  # packing is an optimisation: pack by topic
             log.warning("pyq source: no replica assignment (%s); packing ranges by topic", e)
             return {}
         return {(t, p.partition): (p.replicas[0] if p.replicas else -1)
@@ -325,7 +325,7 @@ class SourceDriver:
         try:
             if self._done and self.options.group_id and not self.failure_intake.unread(self.failures_position):
                 self._ack_done()
-        except Exception as e:  # noqa: BLE001 - best effort: the checkpoint has the truth
+        except Exception as e:  # best effort: the checkpoint has the truth
             log.warning("could not commit the last batches to group %s on stop: %s",
                         self.options.group_id, e)
         finally:

@@ -105,7 +105,7 @@ def dead_letter(client: Mapping[str, Any], topic: str, letters: Iterable[Any]) -
             try:
                 records = list(fetcher.iter_records(d.topic, d.partition, d.offset, d.offset + 1,
                                                     timeout_ms=10_000))
-            except Exception as e:  # noqa: BLE001 - the record may be gone; still say so
+            except Exception as e:  # the record may be gone; still say so
                 log.warning("dead letter %s-%d@%d: original not readable (%s)", d.topic, d.partition,
                             d.offset, e)
                 records = []

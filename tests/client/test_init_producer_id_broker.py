@@ -67,7 +67,7 @@ def broker_under_test(request: pytest.FixtureRequest,
                 with Admin({**reader, "default.api.timeout.ms": 5000}) as admin:
                     admin.list_topics()
                 return True
-            except Exception:  # noqa: BLE001 - not yet known to the listener
+            except Exception:  # not yet known to the listener
                 return False
 
         wait_for(logs_in, 30, what="the new user logs in")

@@ -44,7 +44,7 @@ class Outcome:
         return bool(self.results)
 
     @property
-    def value(self):  # noqa: ANN201 - JoinResult or SyncResult
+    def value(self):  # JoinResult or SyncResult
         assert len(self.results) == 1, self.results
         return self.results[0]
 

@@ -34,7 +34,7 @@ ALL = {("t", p) for p in range(6)}
 
 
 @pytest.fixture
-def h(tmp_path) -> Iterator[GroupHarness]:  # noqa: ANN001 - pytest's tmp_path
+def h(tmp_path) -> Iterator[GroupHarness]:
     harness = GroupHarness(tmp_path, GroupConfig(
         offsets_topic_num_partitions=PARTITIONS, group_consumer_session_timeout_ms=SESSION_MS,
         group_consumer_heartbeat_interval_ms=INTERVAL_MS), prepare=wire)
@@ -91,7 +91,7 @@ def settle(members: list[Member], rounds: int = 6) -> None:
             assert m.beat().error == 0
 
 
-def group(h: GroupHarness):  # noqa: ANN201 - the ConsumerGroup
+def group(h: GroupHarness):  # the ConsumerGroup
     g = h.coordinator.store.get("g")
     assert g is not None and g.consumer is not None
     return g.consumer
@@ -348,7 +348,7 @@ def test_requests_racing_the_restore_are_told_to_retry_not_that_the_member_is_un
         wire(coordinator)
         restore = coordinator.store.on_loaded
 
-        def on_loaded(g) -> None:  # noqa: ANN001 - the GroupMetadata being restored
+        def on_loaded(g) -> None:  # the GroupMetadata being restored
             if g.group_id == "g":  # what a request sees in the middle of the restore
                 raced.append(members[0].beat().error)
                 raced.append(commit_codes(h, members[0], epoch, [p for _, p in owned]))

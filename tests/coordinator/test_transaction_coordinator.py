@@ -41,7 +41,7 @@ class Markers:
         self._done: list = []
 
     def send(self, producer_id, producer_epoch, commit, coordinator_epoch, partitions,
-             still_owned, done) -> None:  # noqa: ANN001 - the MarkerChannel protocol
+             still_owned, done) -> None:
         self.sent.append((producer_id, producer_epoch, commit, set(partitions)))
         self._done.append(done)
 
@@ -51,7 +51,7 @@ class Markers:
         for d in done:
             d()
 
-    def retry_later(self, action) -> None:  # noqa: ANN001
+    def retry_later(self, action) -> None:
         action()
 
     def shutdown(self) -> None:
@@ -111,7 +111,7 @@ class Harness:
         assert len(out) == 1
         return out[0]
 
-    def add(self, pid: int, epoch: int, partitions=T0, txn: str = "app") -> int:  # noqa: ANN001
+    def add(self, pid: int, epoch: int, partitions=T0, txn: str = "app") -> int:
         out: list = []
         self.coordinator.add_partitions(txn, pid, epoch, set(partitions), out.append)
         return out[0]
@@ -128,7 +128,7 @@ class Harness:
 
 
 @pytest.fixture
-def h(tmp_path):  # noqa: ANN001, ANN201
+def h(tmp_path):
     harness = Harness(tmp_path)
     yield harness
     harness.close()

@@ -15,7 +15,7 @@ PID, EPOCH = 4000, 0
 
 
 @pytest.fixture
-def h(tmp_path):  # noqa: ANN001, ANN201
+def h(tmp_path):
     harness = GroupHarness(tmp_path)
     yield harness
     harness.close()

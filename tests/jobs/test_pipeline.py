@@ -85,7 +85,7 @@ def test_generate_then_sessionize_reconciles(spark, shared_broker, tmp_path, cap
         letters = list(fetcher.iter_records("jobs-dlq", 0, 0, dead))
     for r in letters:  # exactly the malformed records: none of them parses
         with pytest.raises(ValueError):
-            json.loads(r.value)["user_id"]  # noqa: B018
+            json.loads(r.value)["user_id"]
     assert len({(dict(r.headers)["pyq.partition"], dict(r.headers)["pyq.offset"])
                 for r in letters}) == malformed
     with Fetcher({"bootstrap.servers": bootstrap}) as fetcher:

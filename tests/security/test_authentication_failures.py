@@ -55,7 +55,7 @@ class SteadyProducer:
             try:
                 self.producer.send("steady", b"tick").get(10)
                 self.acked += 1
-            except Exception as e:  # noqa: BLE001 - collected and asserted on by the test
+            except Exception as e:  # collected and asserted on by the test
                 self.errors.append(e)
             time.sleep(0.01)
 

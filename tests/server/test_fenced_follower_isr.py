@@ -36,7 +36,7 @@ def test_a_fenced_follower_stays_out_of_the_isr_until_its_broker_returns(tmp_pat
         proposals: list[list[int]] = []  # every AlterPartition the leader sends
         send = leader.replica_manager.alter_partition
 
-        def recording(p, isr: list[int]) -> None:  # noqa: ANN001 - the Partition
+        def recording(p, isr: list[int]) -> None:  # the Partition
             proposals.append(list(isr))
             send(p, isr)
         leader.replica_manager.alter_partition = recording

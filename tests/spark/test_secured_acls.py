@@ -72,7 +72,7 @@ def run_query(spark, broker: Secured, tmp_path: Path, query: str, source: str, s
              .option("checkpointLocation", str(tmp_path / f"ck-{query}"))
              .trigger(availableNow=True).start())
         q.awaitTermination(300)
-    except Exception as e:  # noqa: BLE001 - the error is what the test looks at
+    except Exception as e:  # the error is what the test looks at
         return e
     return q.exception()
 

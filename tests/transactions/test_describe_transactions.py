@@ -18,13 +18,13 @@ def broker(broker_factory):
     return b
 
 
-def describe(port: int, *ids: str):  # noqa: ANN201 - the response's states
+def describe(port: int, *ids: str):  # the response's states
     with WireClient(port) as c:
         return c.request(ApiKey.DESCRIBE_TRANSACTIONS, 0,
                          {"transactional_ids": list(ids)}).transaction_states
 
 
-def listed(port: int, states=(), pids=(), duration=-1):  # noqa: ANN001, ANN201
+def listed(port: int, states=(), pids=(), duration=-1):
     with WireClient(port) as c:
         return c.request(ApiKey.LIST_TRANSACTIONS, 1, {
             "state_filters": list(states), "producer_id_filters": list(pids),

@@ -166,7 +166,7 @@ class GroupStore(PartitionedStore[GroupMetadata]):
                 offsets.pop(k.group, None)
 
     @staticmethod
-    def _restore(group: GroupMetadata, value) -> None:  # noqa: ANN001 - a decoded record
+    def _restore(group: GroupMetadata, value) -> None:  # a decoded record
         group.generation_id = value.generation
         group.protocol_type = value.protocol_type or None
         group.protocol_name = value.protocol
