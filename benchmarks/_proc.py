@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TypeVar
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+T = TypeVar("T", bound="Timed")
 
 
 def proc_user_system_seconds(pid: int) -> tuple[float, float]:
@@ -88,7 +91,7 @@ class Timed:
     def _servers(self) -> float:
         return sum(proc_cpu_seconds(pid) for pid in self.server_pids)
 
-    def __enter__(self) -> Timed:
+    def __enter__(self: T) -> T:
         self._s0 = self._servers()
         self._c0 = time.process_time()
         self._t0 = time.perf_counter()

@@ -23,7 +23,7 @@ class Side:
     bootstrap: str
     pids: list[int]
     ports: list[int]
-    stop: Callable[[], None]
+    stop: Callable[[], object]
 
 
 def start_pyq(directory: Path, nodes: int) -> Side:

@@ -155,7 +155,7 @@ def run_phase(cluster: Any, topic: str, acks: int | str, args: argparse.Namespac
     from kafka import KafkaProducer
 
     create_topic(cluster.bootstrap_servers, topic, args.partitions)
-    states = wait_in_sync([b.port for b in cluster.brokers], topic, args.partitions)
+    states = wait_in_sync(cluster.ports, topic, args.partitions)
     n, parts = args.records, args.partitions
     producer = KafkaProducer(
         bootstrap_servers=cluster.bootstrap_servers, acks=acks, enable_idempotence=False,

@@ -171,6 +171,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -622,6 +623,7 @@ def main() -> None:
         for acks in acks_list:
             if acks == "1":
                 broker = BrokerProcess(tmp / "broker", port=0, overrides=overrides).start()
+                stop: Callable[[], object]
                 stop, pids, bootstrap, rf = broker.stop, [broker.pid], broker.bootstrap_servers, 1
             else:
                 cluster = LocalCluster(tmp / "cluster", brokers=3, overrides=overrides).start()

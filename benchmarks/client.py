@@ -238,7 +238,7 @@ def pyq_fetch_records(bootstrap: str, topic: str, n: int, value_bytes: int,
         with Phase("pyq Fetcher.iter_records", n, pids) as phase:
             for record in fetcher.iter_records(topic, 0, 0, n):
                 count += 1
-                nbytes += len(record.value)
+                nbytes += len(record.value or b"")
     check(count, nbytes, n, value_bytes, "pyq Fetcher.iter_records")
     return phase
 
@@ -293,7 +293,7 @@ def main() -> None:
                                           {"min.insync.replicas": str(MIN_INSYNC_REPLICAS)})
                                  for t in topics])
         for t in topics:
-            wait_in_sync([b.port for b in cluster.brokers], t, 1, REPLICATION_FACTOR)
+            wait_in_sync(cluster.ports, t, 1, REPLICATION_FACTOR)
         with Admin(bootstrap_servers=bootstrap) as admin:
             leaders = {t: d.partitions[0].leader
                        for t, d in admin.describe_topics(topics).items()}

@@ -72,7 +72,7 @@ def measure(spark: Any, cluster: LocalCluster, rows: int, partitions: int, round
     def write(mode: str, topic: str, frame: Any, expected: int, batch_id: int) -> float:
         with Admin({"bootstrap.servers": bootstrap}) as admin:
             admin.create_topics([NewTopic(topic, partitions, 3, {"min.insync.replicas": "2"})])
-        wait_in_sync([b.port for b in cluster.brokers], topic, partitions)
+        wait_in_sync(cluster.ports, topic, partitions)
         writer = (frame.write.format("pyq").mode("append")
                   .option("kafka.bootstrap.servers", bootstrap).option("topic", topic))
         if mode == "exactly once":

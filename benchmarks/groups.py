@@ -87,7 +87,7 @@ class Member:
         return out
 
 
-def _exchange(members: list[Member], frames: list[bytes], api_key: int, version: int,
+def _exchange(members: list[Member], frames: list[bytearray], api_key: int, version: int,
               timeout: float = 120) -> list[Any]:
     """Send one request on each member's connection; wait for every answer."""
     sel = selectors.DefaultSelector()

@@ -95,7 +95,7 @@ def measure(slots: int, records: int, idle_topics: int, rounds: int) -> dict[str
                                       "metrics.port": "0"}).start()
     try:
         bootstrap = cluster.bootstrap_servers
-        ports = [b.port for b in cluster.brokers]
+        ports = cluster.ports
         pids = [b.pid for b in cluster.brokers]
         metrics = [b.metrics_port for b in cluster.brokers]
         assert all(metrics), "every broker's metrics endpoint is on"

@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,7 +85,7 @@ def micro(calls: int) -> dict[str, float]:
     return out
 
 
-def _timed(fn) -> float:  # type: ignore[no-untyped-def]
+def _timed(fn) -> float:
     t = time.perf_counter()
     fn()
     return time.perf_counter() - t
@@ -128,7 +129,7 @@ def _broker_rate(tree: Path, seconds: float) -> float:
             proc.wait(10)
 
 
-def broker(before: str, now_rev: str | None, seconds: float, runs: int) -> dict[str, object]:
+def broker(before: str, now_rev: str | None, seconds: float, runs: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as d:
         trees: dict[str | None, Path] = {None: ROOT}
         try:
@@ -168,9 +169,9 @@ def main() -> None:
         b = broker(args.before, args.now, args.seconds, args.runs)
         print(f"broker, Metadata round trips/s: now ({b['now']}) {b['now_median']:.0f}, before ({args.before}) "
               f"{b['before_median']:.0f}: ratio {b['ratio']:.3f} "
-              f"(runs now {[round(x) for x in b['now_requests_per_s']]}, "  # type: ignore[attr-defined]
-              f"before {[round(x) for x in b['before_requests_per_s']]})")  # type: ignore[attr-defined]
-        ratios["requests_per_s_now_vs_before"] = b["ratio"]  # type: ignore[assignment]
+              f"(runs now {[round(x) for x in b['now_requests_per_s']]}, "
+              f"before {[round(x) for x in b['before_requests_per_s']]})")
+        ratios["requests_per_s_now_vs_before"] = b["ratio"]
         figures["broker"] = b
     print(json.dumps({"benchmark": "request_stats", "ratios": ratios, "figures": figures}))
 

@@ -156,7 +156,7 @@ def main() -> None:
             with Admin({"bootstrap.servers": bootstrap}) as admin:
                 admin.create_topics([NewTopic(topic, args.partitions, 3, {"min.insync.replicas": "2"})])
             t0 = time.monotonic()
-            wait_in_sync([b.port for b in cluster.brokers], topic, args.partitions)
+            wait_in_sync(cluster.ports, topic, args.partitions)
             print(f"{topic}: in sync on every broker {time.monotonic() - t0:.2f} s after creation")
             writer = (frame.write.format("pyq").mode("append")
                       .option("kafka.bootstrap.servers", bootstrap).option("topic", topic))

@@ -141,7 +141,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -171,7 +171,7 @@ class GenPartition(InputPartition):
 class _GenStreamReader(DataSourceStreamReader):
     """All rows in one micro-batch (like pyq under AvailableNow), 4 input partitions."""
 
-    def __init__(self, options: dict[str, str]) -> None:
+    def __init__(self, options: Mapping[str, str]) -> None:
         self.records = int(options["records"])
         self.partitions_count = int(options["partitions"])
         self.value_bytes = int(options["valueBytes"])

@@ -306,7 +306,7 @@ class AsyncOp:
         self.handle: asyncio.TimerHandle | None = None
 
     def cancel(self) -> None:
-        self.handle.cancel()  # type: ignore[union-attr]
+        self.handle.cancel()  # type: ignore[union-attr]  # set by add(); no assert in the timed loop
 
     def run(self) -> None:
         EXPIRED[0] += 1
@@ -334,7 +334,7 @@ def run_asyncio(pattern: list[int]) -> int:
     loop.call_soon(step)
     try:
         loop.run_forever()
-        assert not loop._scheduled, len(loop._scheduled)  # type: ignore[attr-defined]
+        assert not loop._scheduled, len(loop._scheduled)  # type: ignore[attr-defined]  # asyncio's private timer heap
     finally:
         loop.close()
     return EXPIRED[0]

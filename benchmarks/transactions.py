@@ -69,19 +69,20 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks._cluster import wait_in_sync
 from benchmarks._proc import Timed
 from broker_sim.cluster import LocalCluster
 from connector.client import Admin, Fetcher, Producer
 
-PRODUCER = {"acks": "all", "linger.ms": 5, "batch.size": 64 * 1024, "enable.idempotence": True}
+PRODUCER: dict[str, Any] = {"acks": "all", "linger.ms": 5, "batch.size": 64 * 1024, "enable.idempotence": True}
 
 
 def make_topic(cluster: LocalCluster, name: str, partitions: int) -> None:
     with Admin(bootstrap_servers=cluster.bootstrap_servers) as admin:
         admin.create_topic(name, partitions, 3, {"min.insync.replicas": "2"})
-    wait_in_sync([b.port for b in cluster.brokers if b.port is not None], name, partitions)
+    wait_in_sync(cluster.ports, name, partitions)
 
 
 def idempotent(cluster: LocalCluster, topic: str, values: list[bytes], partitions: int,

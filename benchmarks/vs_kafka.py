@@ -144,8 +144,8 @@ def latency(side: Side, topic: str, acks: str, rate: int, seconds: float) -> dic
     deadline = time.monotonic() + seconds + 60
     while len(samples) < n and time.monotonic() < deadline:
         m = consumer.poll(0.1)  # one at a time: consume(n) would hold records back for a batch
-        if m is not None and m.error() is None:
-            samples.append((time.perf_counter() - _SENT.unpack_from(m.value())[0]) * 1000)
+        if m is not None and m.error() is None and (value := m.value()) is not None:
+            samples.append((time.perf_counter() - _SENT.unpack_from(value)[0]) * 1000)
     sender.join()
     consumer.close()
     if len(samples) != n:

@@ -48,6 +48,13 @@ class LocalCluster:
     def bootstrap_servers(self) -> str:
         return ",".join(b.bootstrap_servers for b in self.brokers if b.port is not None)
 
+    @property
+    def ports(self) -> list[int]:
+        """Every broker's port, in broker order (each has started once: it keeps its port)."""
+        ports = [b.port for b in self.brokers]
+        assert all(p is not None for p in ports), "a broker that never started has no port"
+        return [p for p in ports if p is not None]
+
     def listener_bootstrap(self, name: str) -> str:
         """``host:port,...`` of every broker's listener ``name`` (e.g. "SASL_SSL")."""
         return ",".join(b.listeners[name] for b in self.brokers if name in b.listeners)

@@ -20,12 +20,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TypeVar
 
 from .lifeline import Lifeline
 
 _LISTENING = re.compile(r"^listening on (\S+):(\d+)$", re.M)
 _LISTENER = re.compile(r"^listener (\w+)://(\S+):(\d+)$", re.M)
 _METRICS = re.compile(r"^metrics on (\S+):(\d+)$", re.M)
+
+P = TypeVar("P", bound="ManagedProcess")
 
 
 class ManagedProcess:
@@ -56,7 +59,7 @@ class ManagedProcess:
     def bootstrap_servers(self) -> str:
         return f"{self.host}:{self.port}"
 
-    def start(self, timeout: float = 60.0) -> ManagedProcess:
+    def start(self: P, timeout: float = 60.0) -> P:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         cmd = self._command()
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
@@ -123,7 +126,7 @@ class ManagedProcess:
         assert self.proc is not None
         os.kill(self.proc.pid, signal.SIGCONT)
 
-    def __enter__(self) -> ManagedProcess:
+    def __enter__(self: P) -> P:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

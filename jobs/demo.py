@@ -55,7 +55,7 @@ logger.hadoop.level = error
 """
 
 
-def _end_offsets(admin, topic: str) -> dict[int, int]:  # type: ignore[no-untyped-def]
+def _end_offsets(admin, topic: str) -> dict[int, int]:
     if topic not in admin.list_topics():
         return {}
     parts = admin.describe_topics([topic])[topic].partitions
@@ -66,12 +66,15 @@ def _end_offsets(admin, topic: str) -> dict[int, int]:  # type: ignore[no-untype
 def _changelog(bootstrap: str, partitions: int) -> tuple[list[dict], int]:
     """The output changelog as a read_committed consumer sees it: its updates, and the
     bytes of record batches holding them."""
-    updates, size = [], 0
+    updates: list[dict] = []
+    size = 0
     with Fetcher({"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}) as fetcher:
         for p in range(partitions):
             start, end = fetcher.offset_bounds(OUTPUT, p)
             size += sum(len(b) for b in fetcher.fetch_record_sets(OUTPUT, p, start, end))
-            updates.extend(json.loads(r.value) for r in fetcher.iter_records(OUTPUT, p, start, end))
+            for r in fetcher.iter_records(OUTPUT, p, start, end):
+                assert r.value is not None, "the job writes no tombstones"
+                updates.append(json.loads(r.value))
     return updates, size
 
 
@@ -106,7 +109,7 @@ def summary_lines(by_reason: dict[str, list[tuple[str, int, int]]], first: int =
     return lines
 
 
-def _compact(admin, bootstrap: str, partitions: int) -> tuple[list[dict], int]:  # type: ignore[no-untyped-def]
+def _compact(admin, bootstrap: str, partitions: int) -> tuple[list[dict], int]:
     """Let the log cleaner at the changelog (lag 0, at runtime); wait until it settles."""
     admin.incremental_alter_configs({("topic", OUTPUT): {"min.compaction.lag.ms": "0"}})
     last, since, deadline = -1, time.monotonic(), time.monotonic() + 30
@@ -130,7 +133,7 @@ def _run(cmd: list[str], env: dict[str, str]) -> str:
 
 
 def main() -> int:
-    from connector.client import Admin, NewTopic
+    from connector.client import Admin, NewTopic, TopicPartition
     from connector.cluster import EmbeddedCluster
 
     bindir = Path(sys.executable).parent
@@ -182,7 +185,8 @@ def main() -> int:
             letters = dead_letter_summary(bootstrap, DLQ, _end_offsets(admin, DLQ))
             committed = admin.fetch_offsets(GROUP)
             latest = _end_offsets(admin, TOPIC)
-            lag = {p: end - committed[(TOPIC, p)].offset if (TOPIC, p) in committed else None
+            lag = {p: end - committed[TopicPartition(TOPIC, p)].offset
+                   if TopicPartition(TOPIC, p) in committed else None
                    for p, end in sorted(latest.items())}
             updates, size_before = _changelog(bootstrap, 3)
             results = len(updates)

@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 def events(rng: random.Random, count: int, users: int, malformed_fraction: float,
            start: dt.datetime) -> Iterator[tuple[bytes, bytes, bool]]:
     """(key, value, malformed) for ``count`` events; event times advance ~1 s on average."""
-    session = {}
+    session: dict[str, tuple[int, dt.datetime]] = {}
     t = start
     for _ in range(count):
         t += dt.timedelta(milliseconds=rng.randint(0, 2000))

@@ -32,8 +32,8 @@ def test_both_sides_take_the_connection_settings_and_each_its_own() -> None:
     assert parsed.client()["security.protocol"] == "SASL_SSL"  # reaches every client of the query
     assert "fetch.max.bytes" not in parsed.client() and parsed.kafka is not None
     assert parsed.kafka.fetcher()["fetch.max.bytes"] == "1048576"
-    sink = parse_sink_options({"kafka.bootstrap.servers": "h:1", "topic": "t", **SECURED})
-    assert sink.client()["sasl.username"] == "u"
+    sink_options = parse_sink_options({"kafka.bootstrap.servers": "h:1", "topic": "t", **SECURED})
+    assert sink_options.client()["sasl.username"] == "u"
 
 
 @pytest.mark.parametrize(("role", "name", "value", "says"), [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from broker_sim.network.blocking_client import read_exact, read_frame
 from broker_sim.protocol import api
@@ -92,14 +92,14 @@ def partition_states(port: int, topic: str) -> dict[int, tuple[int, list[int], i
     return {p.partition_index: (p.leader_id, sorted(p.isr_nodes), p.leader_epoch) for p in t.partitions}
 
 
-def wait_for(condition: Callable[[], T], timeout: float = 30.0, interval: float = 0.1,
-             what: str = "condition") -> T:
+def wait_for(condition: Callable[[], T | None | Literal[False]], timeout: float = 30.0,
+             interval: float = 0.1, what: str = "condition") -> T:
     """Poll ``condition`` every ``interval`` seconds until it returns something true, and
-    return that; an OSError or AssertionError it raises counts as not yet. On a timeout,
+    return that (so never None or False); an OSError or AssertionError it raises counts as not yet. On a timeout,
     AssertionError naming ``what`` and the last value."""
     import time
     deadline = time.monotonic() + timeout
-    last = None
+    last: T | None | Literal[False] = None
     while time.monotonic() < deadline:
         try:
             last = condition()

@@ -39,12 +39,12 @@ def set_on(described: dict[str, list[str]], source: str) -> dict[str, list[str]]
 
 
 @pytest.fixture(scope="module")
-def broker(broker_under_test):  # type: ignore[no-untyped-def]
+def broker(broker_under_test):
     return broker_under_test
 
 
 @pytest.fixture(scope="module")
-def node(broker) -> str:  # type: ignore[no-untyped-def]
+def node(broker) -> str:
     """The broker's node id (pyq's broker is 0, Kafka's node 1)."""
     with Admin(bootstrap_servers=broker.bootstrap_servers) as admin:
         [only] = admin.describe_cluster().brokers
@@ -75,7 +75,7 @@ def test_usage_errors_exit_2(monkeypatch: pytest.MonkeyPatch, args: list[str], m
     assert message in result.stderr
 
 
-def test_topics_alter_and_configs_describe(broker) -> None:  # type: ignore[no-untyped-def]
+def test_topics_alter_and_configs_describe(broker) -> None:
     bootstrap = ["--bootstrap-server", broker.bootstrap_servers]
     topic = "cli-configs"
     assert run("topics", "create", topic, *bootstrap).returncode == 0
@@ -105,7 +105,7 @@ def test_topics_alter_and_configs_describe(broker) -> None:  # type: ignore[no-u
                       "DYNAMIC_TOPIC_CONFIG")) == {"retention.ms"}
 
 
-def test_invalid_values_and_unknown_topics_fail_naming_them(broker) -> None:  # type: ignore[no-untyped-def]
+def test_invalid_values_and_unknown_topics_fail_naming_them(broker) -> None:
     bootstrap = ["--bootstrap-server", broker.bootstrap_servers]
     topic = "cli-configs-invalid"
     assert run("topics", "create", topic, *bootstrap).returncode == 0
@@ -121,7 +121,7 @@ def test_invalid_values_and_unknown_topics_fail_naming_them(broker) -> None:  # 
     assert "topic 'cli-no-such-topic' does not exist" in result.stderr
 
 
-def test_broker_configs(broker, node) -> None:  # type: ignore[no-untyped-def]
+def test_broker_configs(broker, node) -> None:
     bootstrap = ["--bootstrap-server", broker.bootstrap_servers]
     described = rows(run("configs", "describe", "--broker", node, *bootstrap).stdout)
     assert described["log.dirs"][1:] == ["STATIC_BROKER_CONFIG", "true"]  # as configured at start

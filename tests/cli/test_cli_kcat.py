@@ -39,7 +39,7 @@ def ok(*args: str, input: bytes | None = None) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def bootstrap(broker_under_test) -> list[str]:  # type: ignore[no-untyped-def]
+def bootstrap(broker_under_test) -> list[str]:
     return ["--bootstrap-server", broker_under_test.bootstrap_servers]
 
 
@@ -118,7 +118,7 @@ def varied(bootstrap: list[str]) -> str:
     UTF-8 and not, at known timestamps."""
     topic = "kc-varied"
     create(bootstrap, topic, 1)
-    records = [
+    records: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]] = [
         (b"user-1", b"clicked \xe2\x82\xac5", [("trace", b"t-1"), ("empty", b""), ("nil", None)]),
         (None, b"no key", []),
         (b"user-2", None, [("reason", b"deleted")]),

@@ -24,7 +24,7 @@ def table(stdout: str) -> list[list[str]]:
 
 
 @pytest.fixture(scope="module")
-def broker(broker_under_test):  # type: ignore[no-untyped-def]
+def broker(broker_under_test):
     return broker_under_test
 
 
@@ -40,7 +40,7 @@ def test_usage_errors_exit_2(monkeypatch: pytest.MonkeyPatch, args: list[str], m
     assert message in result.stderr
 
 
-def test_truncate_every_partition_or_one(broker) -> None:  # type: ignore[no-untyped-def]
+def test_truncate_every_partition_or_one(broker) -> None:
     bootstrap = ["--bootstrap-server", broker.bootstrap_servers]
     topic = "cli-truncate"
     assert run("topics", "create", topic, "--partitions", "2", *bootstrap).returncode == 0
@@ -79,7 +79,7 @@ def test_truncate_every_partition_or_one(broker) -> None:  # type: ignore[no-unt
     assert table(result.stdout)[1] == [topic, "0", str(latest[0])]
 
 
-def test_truncate_refuses_an_offset_past_the_end_and_deletes_nothing(broker) -> None:  # type: ignore[no-untyped-def]
+def test_truncate_refuses_an_offset_past_the_end_and_deletes_nothing(broker) -> None:
     bootstrap = ["--bootstrap-server", broker.bootstrap_servers]
     topic = "cli-truncate-past-end"
     assert run("topics", "create", topic, "--partitions", "2", *bootstrap).returncode == 0

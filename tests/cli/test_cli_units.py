@@ -65,7 +65,7 @@ def run(rounds: Rounds, clock: ManualClock, max_records: int | None, idle_timeou
 
     def sleep_ms(ms: float) -> None:
         slept.append(ms)
-        clock.advance(ms)
+        clock.advance(int(ms))
 
     count = consume(rounds.poll, emitted.append, max_records, idle_timeout_ms, clock, sleep_ms,
                     poll_interval_ms=100)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from broker_sim.protocol.records import BatchHeader, iter_records
@@ -21,7 +23,7 @@ VALUE = b"v" * 40  # a record of 40 + 7 bytes on the wire; a 200-byte batch hold
 
 
 def config(**overrides) -> ProducerConfig:
-    base = {"bootstrap_servers": "h:1", "batch_size": 200, "linger_ms": 10,
+    base: dict[str, Any] = {"bootstrap_servers": "h:1", "batch_size": 200, "linger_ms": 10,
             "retry_backoff_ms": 100, "request_timeout_ms": 500, "delivery_timeout_ms": 5000,
             "buffer_memory": 10_000}
     base.update(overrides)
@@ -223,6 +225,7 @@ def idempotent_accumulator(**overrides) -> RecordAccumulator:
 
 def acked(acc: RecordAccumulator, batch) -> None:
     """What the sender does with a batch the broker wrote."""
+    assert acc.idempotence is not None
     acc.idempotence.acknowledged(batch.tp)
     acc.idempotence.completed(batch)
 

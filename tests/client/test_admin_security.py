@@ -122,7 +122,7 @@ def test_acls_are_created_described_enforced_and_deleted(broker_under_test: Secu
     dave = as_user(broker_under_test, user, password)
     wait_for(lambda: logs_in(dave), 30, what=f"{user} logs in")
 
-    def reads(name: str) -> list[bytes] | None:
+    def reads(name: str) -> list[bytes | None] | None:
         try:
             with Fetcher(dave) as fetcher:
                 return [r.value for r in fetcher.iter_records(name, 0, 0, 2, timeout_ms=5000)]

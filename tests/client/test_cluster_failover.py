@@ -59,11 +59,12 @@ def fully_replicated(cluster, topic: str, n: int) -> dict:
     return states if ok and all(v == states for v in views) else {}
 
 
-def read_partition(fetcher: Fetcher, partition: int) -> list[tuple[int, bytes, int, int]]:
+def read_partition(fetcher: Fetcher, partition: int) -> list[tuple[int, bytes | None, int, int]]:
     """[(offset, key, global sequence, per-key counter)] of the whole partition."""
     start, end = fetcher.offset_bounds(TOPIC, partition)
     out = []
     for r in fetcher.iter_records(TOPIC, partition, start, end):
+        assert r.value is not None
         seq, counter = r.value.split(b":")
         out.append((r.offset, r.key, int(seq), int(counter)))
     assert len(out) == end - start, f"partition {partition}: read {len(out)} of [{start}, {end})"
@@ -209,7 +210,7 @@ def test_idempotent_producer_survives_leader_kill(cluster_factory, restart):
 
 # ---- the client fix this test led to ------------------------------------------------------
 def _client_with_fresh_metadata() -> tuple[NetworkClient, Metadata]:
-    cfg = ClientConfig(bootstrap_servers="127.0.0.1:9", reconnect_backoff_ms=10,
+    cfg = ClientConfig(bootstrap_servers=(("127.0.0.1", 9),), reconnect_backoff_ms=10,
                        reconnect_backoff_max_ms=10)
     metadata = Metadata(cfg)
     client = NetworkClient(cfg, metadata)

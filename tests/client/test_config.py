@@ -105,10 +105,10 @@ def test_fetcher_request_timeout_must_exceed_the_long_poll():
         FetcherConfig(bootstrap_servers="h", request_timeout_ms=500, fetch_max_wait_ms=500)
 
 
-def test_configs_are_frozen_and_report_their_options():
+def test_configs_are_frozen_and_report_their_options() -> None:
     cfg = ProducerConfig.from_options(SERVERS)
     with pytest.raises(AttributeError):
-        cfg.acks = 0  # type: ignore[misc]
+        cfg.acks = 0  # type: ignore[misc]  # frozen: the point of the test
     assert cfg.to_options()["delivery.timeout.ms"] == 120_000
 
 

@@ -45,7 +45,9 @@ def joined(m: ConsumerMembership, assignment: dict[uuid.UUID, list[int]], now: f
     """Join and take ``assignment`` (the application's part done at once)."""
     m.heartbeat_request(now)
     m.on_heartbeat(answer(1, assignment), now)
-    m.reconciled(m.reconciliation(NAMES.get), now)
+    reconciliation = m.reconciliation(NAMES.get)
+    assert reconciliation is not None
+    m.reconciled(reconciliation, now)
     m.heartbeat_request(now)
     m.on_heartbeat(answer(1, None), now)
 

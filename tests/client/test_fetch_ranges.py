@@ -38,12 +38,15 @@ def fill(bootstrap: str, topic: str, partitions: int, per_partition: int,
 
 def read_together(fetcher: Fetcher, ranges: list[FetchRange], **kwargs) -> tuple[list, int]:
     """(sorted (partition, offset, value) rows, number of responses) of one fetch_ranges."""
-    rows, responses = [], 0
+    rows: list[tuple[int, int, bytes]] = []
+    responses = 0
     for answered in fetcher.fetch_ranges(ranges, **kwargs):
         responses += 1
         parts = [RecordSetPart(ranges[i].topic, ranges[i].partition, records, offset,
                                ranges[i].until) for i, offset, records, _ in answered]
-        batch = decode_parts(parts).to_arrow()
+        columns = decode_parts(parts)
+        assert columns is not None
+        batch = columns.to_arrow()
         rows += zip(batch.column("partition").to_pylist(), batch.column("offset").to_pylist(),
                     batch.column("value").to_pylist(), strict=True)
     return sorted(rows), responses

@@ -252,12 +252,12 @@ def test_admin_topics_offsets_and_group_offsets(bootstrap, admin):
     admin.delete_topics(["client-admin"], if_exists=True)
 
 
-def test_send_rejects_what_it_cannot_deliver(bootstrap, admin):
+def test_send_rejects_what_it_cannot_deliver(bootstrap: str, admin: Admin) -> None:
     admin.create_topics([NewTopic("client-checks", 2)])
     with Producer(bootstrap_servers=bootstrap, max_request_size=1000,
                   max_block_ms=500) as p:
         with pytest.raises(TypeError, match="bytes-like"):
-            p.send("client-checks", "a str")  # type: ignore[arg-type]
+            p.send("client-checks", "a str")  # type: ignore[arg-type]  # the wrong type is the point
         with pytest.raises(RecordTooLargeError, match="max.request.size"):
             p.send("client-checks", b"x" * 2000)
         with pytest.raises(ValueError, match=r"partition 5 .* not in \[0, 2\)"):

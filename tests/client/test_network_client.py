@@ -63,7 +63,7 @@ class ScriptedPeer:
         self.server.close()
 
 
-def api_versions_body(max_versions: dict[int, int] | None = None) -> Data:
+def api_versions_body(max_versions: dict[int, int] | None = None) -> dict[str, Any]:
     keys = []
     for spec in APIS.values():
         top = (max_versions or {}).get(spec.key, spec.max_version)
@@ -94,7 +94,7 @@ def peer():
 
 
 def client_for(port: int, **overrides) -> NetworkClient:
-    cfg = ClientConfig(bootstrap_servers=f"127.0.0.1:{port}", **{
+    cfg = ClientConfig(bootstrap_servers=(("127.0.0.1", port),), **{
         "request_timeout_ms": 300, "socket_connection_setup_timeout_ms": 300,
         "reconnect_backoff_ms": 50, "reconnect_backoff_max_ms": 400, **overrides})
     client = NetworkClient(cfg)

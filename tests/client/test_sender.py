@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,7 @@ T1 = TopicPartition("t", 1)
 
 
 def setup(**overrides) -> SimpleNamespace:
-    options = {"bootstrap_servers": "h:1", "linger_ms": 0, "retry_backoff_ms": 100,
+    options: dict[str, Any] = {"bootstrap_servers": "h:1", "linger_ms": 0, "retry_backoff_ms": 100,
                "request_timeout_ms": 1000, "delivery_timeout_ms": 5000, "batch_size": 200,
                "enable_idempotence": False, "buffer_memory": 100_000}
     options.update(overrides)
@@ -46,7 +47,7 @@ def setup(**overrides) -> SimpleNamespace:
     net = FakeNetworkClient(max_in_flight=cfg.max_in_flight_requests_per_connection)
     idem = IdempotenceManager() if cfg.enable_idempotence else None
     acc = RecordAccumulator(cfg, BufferPool(cfg.buffer_memory, clock), idem)
-    sender = Sender(cfg, net, metadata, acc, idem, clock)  # type: ignore[arg-type]
+    sender = Sender(cfg, net, metadata, acc, idem, clock)  # type: ignore[arg-type]  # FakeNetworkClient
     env = SimpleNamespace(cfg=cfg, clock=clock, metadata=metadata, net=net, acc=acc,
                           sender=sender, idem=idem)
 
@@ -56,7 +57,7 @@ def setup(**overrides) -> SimpleNamespace:
 
     def run(at: float | None = None) -> None:
         if at is not None:
-            clock.advance(at - clock.monotonic_ms())
+            clock.advance(int(at - clock.monotonic_ms()))
         sender.run_once(clock.monotonic_ms())
 
     env.send, env.run = send, run
@@ -317,7 +318,7 @@ def test_out_of_order_for_the_oldest_unacknowledged_batch_is_fatal():
 
 
 # ---- the thread body -------------------------------------------------------------------
-def test_run_survives_a_failing_iteration_and_stops_cleanly(caplog):
+def test_run_survives_a_failing_iteration_and_stops_cleanly(caplog: pytest.LogCaptureFixture) -> None:
     env = setup()
     calls = []
 
@@ -328,7 +329,7 @@ def test_run_survives_a_failing_iteration_and_stops_cleanly(caplog):
         env.sender.request_stop()
         return 0.0
 
-    env.sender.send_producer_data = flaky  # type: ignore[method-assign]
+    env.sender.send_producer_data = flaky  # a round that fails once
     with caplog.at_level(logging.ERROR):
         env.sender.run()
     assert len(calls) == 2 and "round of work failed" in caplog.text

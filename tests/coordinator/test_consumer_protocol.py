@@ -297,7 +297,8 @@ def test_one_group_uses_one_protocol_at_a_time(h) -> None:
 def test_malformed_heartbeats_are_refused_with_a_reason(h) -> None:
     m = Member(h, "m")
     no_topics = m.beat(subscribed_topic_names=[])
-    assert no_topics.error == InvalidRequest.code and "SubscribedTopicNames" in no_topics.message
+    assert no_topics.error == InvalidRequest.code
+    assert no_topics.message is not None and "SubscribedTopicNames" in no_topics.message
     assert m.beat(server_assignor="sticky").error == UnsupportedAssignor.code
     assert m.beat(member_epoch=-7).error == InvalidRequest.code
     assert m.beat(owned={("t", 0)}).error == InvalidRequest.code

@@ -92,7 +92,8 @@ def run_confluent(args: argparse.Namespace, protocol: str) -> None:
     consumer.subscribe([args.topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
     while not stopping:
         messages = consumer.consume(num_messages=50, timeout=0.2)
-        records = [[m.partition(), m.offset(), m.value().decode()] for m in messages if not m.error()]
+        records = [[m.partition(), m.offset(), (m.value() or b"").decode()]
+                   for m in messages if not m.error()]
         if records:
             try:
                 consumer.commit(asynchronous=False)

@@ -79,7 +79,7 @@ def earliest(port: int, topic: str) -> int:
     return p.offset
 
 
-def test_min_insync_replicas_changes_acks_all_at_once_and_survives_restarts(cluster_factory) -> None:  # type: ignore[no-untyped-def]
+def test_min_insync_replicas_changes_acks_all_at_once_and_survives_restarts(cluster_factory) -> None:
     cluster = cluster_factory(2, overrides={"replica.lag.time.max.ms": "2000"})
     topic = "min-isr-runtime"
     with WireClient(cluster.brokers[0].port) as c:
@@ -131,7 +131,7 @@ def _segments(data_dir: Path, topic: str) -> list[Path]:
     return sorted((data_dir / "logs" / f"{topic}-0").glob("*.log"))
 
 
-def test_segment_bytes_and_retention_changed_at_runtime(broker_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_segment_bytes_and_retention_changed_at_runtime(broker_factory, tmp_path: Path) -> None:
     data_dir = tmp_path / "b"
     broker = broker_factory(data_dir, overrides={"log.retention.check.interval.ms": "200"})
     topic = "retention-runtime"
@@ -162,7 +162,7 @@ def test_segment_bytes_and_retention_changed_at_runtime(broker_factory, tmp_path
     assert len(_segments(data_dir, topic)) == 1  # only the active segment is kept
 
 
-def test_cleanup_policy_compact_alone_keeps_old_segments(broker_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cleanup_policy_compact_alone_keeps_old_segments(broker_factory, tmp_path: Path) -> None:
     """Retention by time belongs to ``delete``: a ``compact`` topic keeps its segments."""
     data_dir = tmp_path / "b"
     broker = broker_factory(data_dir, overrides={"log.retention.check.interval.ms": "200"})
@@ -187,34 +187,37 @@ def test_cleanup_policy_compact_alone_keeps_old_segments(broker_factory, tmp_pat
 
 def test_configs_survive_a_single_broker_restart(tmp_path: Path) -> None:
     broker = BrokerProcess(tmp_path / "b").start()
+    port = broker.port
+    assert port is not None
     try:
         topic = "restart-configs"
-        with WireClient(broker.port) as c:
+        with WireClient(port) as c:
             r = c.request(ApiKey.CREATE_TOPICS, 4, {
                 "topics": [{"name": topic, "num_partitions": 1, "replication_factor": 1,
                             "assignments": [], "configs": []}],
                 "timeout_ms": 10_000, "validate_only": False})
         assert r.topics[0].error_code == 0
-        assert alter(broker.port, 2, topic, ("retention.ms", SET, "123456"),
+        assert alter(port, 2, topic, ("retention.ms", SET, "123456"),
                      ("cleanup.policy", SET, "delete,compact")) == (0, None)
-        assert alter(broker.port, 4, "", ("log.segment.bytes", SET, "2048")) == (0, None)
-        assert alter(broker.port, 4, "0", ("log.retention.bytes", SET, "99999")) == (0, None)
-        code, message = alter(broker.port, 4, "0", ("num.io.threads", SET, "9"))
+        assert alter(port, 4, "", ("log.segment.bytes", SET, "2048")) == (0, None)
+        assert alter(port, 4, "0", ("log.retention.bytes", SET, "99999")) == (0, None)
+        code, message = alter(port, 4, "0", ("num.io.threads", SET, "9"))
         assert code == 40 and "num.io.threads" in message  # INVALID_CONFIG: static
 
         broker.stop()
         broker.start()
-        topic_configs = describe(broker.port, 2, topic)
+        assert broker.port == port  # a restarted broker listens where it did
+        topic_configs = describe(port, 2, topic)
         assert topic_configs["retention.ms"] == ("123456", 1)  # DYNAMIC_TOPIC_CONFIG
         assert topic_configs["cleanup.policy"] == ("compact,delete", 1)
         assert topic_configs["segment.bytes"] == ("2048", 3)  # DYNAMIC_DEFAULT_BROKER_CONFIG
         assert topic_configs["retention.bytes"] == ("99999", 2)  # DYNAMIC_BROKER_CONFIG
-        broker_configs = describe(broker.port, 4, "0")
+        broker_configs = describe(port, 4, "0")
         assert broker_configs["log.segment.bytes"] == ("2048", 3)
         assert broker_configs["num.io.threads"] == ("4", 5)
-        assert describe(broker.port, 4, "") == {"log.segment.bytes": ("2048", 3)}
+        assert describe(port, 4, "") == {"log.segment.bytes": ("2048", 3)}
         # in effect: 2048-byte segments roll on the restarted broker
-        with WireClient(broker.port) as c:
+        with WireClient(port) as c:
             for _ in range(12):
                 r = c.request(ApiKey.PRODUCE, 8, produce_body(topic, 0, batch(b"v" * 400), acks=1))
                 assert r.responses[0].partition_responses[0].error_code == 0

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.integration
 FAST = {"replica.lag.time.max.ms": "2000"}
 
 
-def _setup(cluster, topic: str, records: int = 100) -> tuple[int, list[int]]:  # type: ignore[no-untyped-def]
+def _setup(cluster, topic: str, records: int = 100) -> tuple[int, list[int]]:
     """A 1-partition RF-3 topic with ``records`` records, all replicas in sync;
     returns (leader, followers)."""
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
@@ -48,7 +48,7 @@ def _setup(cluster, topic: str, records: int = 100) -> tuple[int, list[int]]:  #
     return leader, [b for b in range(3) if b != leader]
 
 
-def _log_start(cluster, broker: int, topic: str) -> int:  # type: ignore[no-untyped-def]
+def _log_start(cluster, broker: int, topic: str) -> int:
     """The log start offset broker ``broker`` has written for ``topic``-0 (0 before the
     log's state was first written)."""
     state = cluster.broker(broker).data_dir / "logs" / f"{topic}-0" / "log-state.json"
@@ -57,7 +57,7 @@ def _log_start(cluster, broker: int, topic: str) -> int:  # type: ignore[no-unty
     return int(json.loads(state.read_text())["log_start_offset"])
 
 
-def _delete(port: int, topic: str, offset: int, timeout_ms: int = 10_000):  # type: ignore[no-untyped-def]
+def _delete(port: int, topic: str, offset: int, timeout_ms: int = 10_000):
     with WireClient(port, timeout=30) as c:
         r = c.request(ApiKey.DELETE_RECORDS, 2, {
             "topics": [{"name": topic, "partitions": [{"partition_index": 0, "offset": offset}]}],
@@ -65,7 +65,7 @@ def _delete(port: int, topic: str, offset: int, timeout_ms: int = 10_000):  # ty
     return r.topics[0].partitions[0]
 
 
-def test_followers_follow_the_log_start_and_a_new_leader_keeps_it(cluster_factory) -> None:  # type: ignore[no-untyped-def]
+def test_followers_follow_the_log_start_and_a_new_leader_keeps_it(cluster_factory) -> None:
     cluster = cluster_factory(3, overrides=FAST)
     topic = "truncated-rf3"
     leader, followers = _setup(cluster, topic)
@@ -93,7 +93,7 @@ def test_followers_follow_the_log_start_and_a_new_leader_keeps_it(cluster_factor
     assert [o.offset for o in latest.values()] == [100]
 
 
-def test_a_stopped_follower_holds_the_answer_until_the_timeout_then_catches_up(cluster_factory) -> None:  # type: ignore[no-untyped-def]
+def test_a_stopped_follower_holds_the_answer_until_the_timeout_then_catches_up(cluster_factory) -> None:
     cluster = cluster_factory(3, overrides=FAST)
     topic = "truncated-stuck-follower"
     leader, followers = _setup(cluster, topic)

@@ -22,23 +22,23 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def kp_admin(shared_broker):  # type: ignore[no-untyped-def]
+def kp_admin(shared_broker):
     admin = KafkaAdminClient(bootstrap_servers=shared_broker.bootstrap_servers)
     yield admin
     admin.close()
 
 
 @pytest.fixture
-def ck_admin(shared_broker) -> AdminClient:  # type: ignore[no-untyped-def]
+def ck_admin(shared_broker) -> AdminClient:
     return AdminClient({"bootstrap.servers": shared_broker.bootstrap_servers})
 
 
-def _kp_topic(admin: KafkaAdminClient, topic: str, **kwargs) -> dict:  # type: ignore[no-untyped-def]
+def _kp_topic(admin: KafkaAdminClient, topic: str, **kwargs) -> dict:
     return admin.describe_configs([KpConfigResource(ConfigResourceType.TOPIC, topic)],
                                   **kwargs)["topic"][topic]
 
 
-def test_kafka_python_reads_and_changes_retention_and_cleanup_policy(kp_admin) -> None:  # type: ignore[no-untyped-def]
+def test_kafka_python_reads_and_changes_retention_and_cleanup_policy(kp_admin) -> None:
     topic = "kp-configs"
     kp_admin.create_topics([KpNewTopic(topic, 1, 1)])
     everything = _kp_topic(kp_admin, topic, config_filter="all")
@@ -67,7 +67,7 @@ def test_kafka_python_reads_and_changes_retention_and_cleanup_policy(kp_admin) -
     assert changed["retention.ms"]["value"] == "3600000"
 
 
-def test_kafka_python_invalid_value_is_invalid_config_naming_it(kp_admin) -> None:  # type: ignore[no-untyped-def]
+def test_kafka_python_invalid_value_is_invalid_config_naming_it(kp_admin) -> None:
     topic = "kp-configs-invalid"
     kp_admin.create_topics([KpNewTopic(topic, 1, 1)])
     result = kp_admin.alter_configs([KpConfigResource(ConfigResourceType.TOPIC, topic,
@@ -81,7 +81,7 @@ def test_kafka_python_invalid_value_is_invalid_config_naming_it(kp_admin) -> Non
     assert _kp_topic(kp_admin, topic) == {}  # nothing was stored
 
 
-def test_kafka_python_describes_the_broker(kp_admin, shared_broker) -> None:  # type: ignore[no-untyped-def]
+def test_kafka_python_describes_the_broker(kp_admin, shared_broker) -> None:
     described = kp_admin.describe_configs([KpConfigResource(ConfigResourceType.BROKER, "0")],
                                           config_filter="all")["broker"]["0"]
     assert described["num.io.threads"]["read_only"] is True
@@ -99,7 +99,7 @@ def _ck_alter(admin: AdminClient, topic: str, *entries: ConfigEntry) -> None:
     admin.incremental_alter_configs([resource])[resource].result(timeout=30)
 
 
-def test_confluent_kafka_reads_and_changes_retention_and_cleanup_policy(ck_admin) -> None:  # type: ignore[no-untyped-def]
+def test_confluent_kafka_reads_and_changes_retention_and_cleanup_policy(ck_admin) -> None:
     topic = "ck-configs"
     ck_admin.create_topics([CkNewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(
         timeout=30)
@@ -132,7 +132,7 @@ def test_confluent_kafka_reads_and_changes_retention_and_cleanup_policy(ck_admin
     assert configs["cleanup.policy"].value == "delete"
 
 
-def test_confluent_kafka_errors(ck_admin) -> None:  # type: ignore[no-untyped-def]
+def test_confluent_kafka_errors(ck_admin) -> None:
     topic = "ck-configs-invalid"
     ck_admin.create_topics([CkNewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(
         timeout=30)

@@ -32,13 +32,13 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def kp_admin(shared_broker):  # type: ignore[no-untyped-def]
+def kp_admin(shared_broker):
     admin = KafkaAdminClient(bootstrap_servers=shared_broker.bootstrap_servers)
     yield admin
     admin.close()
 
 
-def _topic(broker, admin: KafkaAdminClient, name: str, partitions: int = 2,  # type: ignore[no-untyped-def]
+def _topic(broker, admin: KafkaAdminClient, name: str, partitions: int = 2,
            records: int = 100, configs: dict[str, str] | None = None) -> None:
     """``records`` records in each partition (values ``p<partition>-<i>``)."""
     admin.create_topics([KpNewTopic(name, partitions, 1, topic_configs=configs or {})])
@@ -53,13 +53,13 @@ def _topic(broker, admin: KafkaAdminClient, name: str, partitions: int = 2,  # t
         producer.close()
 
 
-def _earliest(broker, topic: str, partitions: int) -> dict[int, int]:  # type: ignore[no-untyped-def]
+def _earliest(broker, topic: str, partitions: int) -> dict[int, int]:
     with Admin(bootstrap_servers=broker.bootstrap_servers) as admin:
         found = admin.list_offsets({(topic, p): "earliest" for p in range(partitions)})
     return {tp.partition: o.offset for tp, o in found.items()}
 
 
-def _kp_read_from_earliest(broker, topic: str, partition: int) -> list[tuple[int, bytes]]:  # type: ignore[no-untyped-def]
+def _kp_read_from_earliest(broker, topic: str, partition: int) -> list[tuple[int, bytes]]:
     consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, enable_auto_commit=False,
                              auto_offset_reset="earliest", consumer_timeout_ms=5_000)
     try:
@@ -76,7 +76,7 @@ def _kp_read_from_earliest(broker, topic: str, partition: int) -> list[tuple[int
         consumer.close()
 
 
-def test_kafka_python_delete_records_moves_the_log_start(shared_broker, kp_admin) -> None:  # type: ignore[no-untyped-def]
+def test_kafka_python_delete_records_moves_the_log_start(shared_broker, kp_admin) -> None:
     topic = "kp-delete-records"
     # small segments, so whole segments below the new start are deleted too
     _topic(shared_broker, kp_admin, topic, configs={"segment.bytes": "1024"})
@@ -102,7 +102,7 @@ def test_kafka_python_delete_records_moves_the_log_start(shared_broker, kp_admin
     assert result[KpTopicPartition(topic, 0)]["low_watermark"] == 70
 
 
-def test_kafka_python_errors(shared_broker, kp_admin) -> None:  # type: ignore[no-untyped-def]
+def test_kafka_python_errors(shared_broker, kp_admin) -> None:
     topic = "kp-delete-records-errors"
     _topic(shared_broker, kp_admin, topic, partitions=1, records=10)
     with pytest.raises(OffsetOutOfRangeError):
@@ -113,7 +113,7 @@ def test_kafka_python_errors(shared_broker, kp_admin) -> None:  # type: ignore[n
                                 partition_leader_id=0, timeout_ms=5_000)
 
 
-def test_confluent_kafka_delete_records_moves_the_log_start(shared_broker, kp_admin) -> None:  # type: ignore[no-untyped-def]
+def test_confluent_kafka_delete_records_moves_the_log_start(shared_broker, kp_admin) -> None:
     topic = "ck-delete-records"
     _topic(shared_broker, kp_admin, topic)
     admin = AdminClient({"bootstrap.servers": shared_broker.bootstrap_servers})
@@ -128,7 +128,7 @@ def test_confluent_kafka_delete_records_moves_the_log_start(shared_broker, kp_ad
                            "auto.offset.reset": "earliest"})
     try:
         consumer.assign([CkTopicPartition(topic, 1, -2)])  # OFFSET_BEGINNING
-        seen: list[tuple[int, bytes]] = []
+        seen: list[tuple[int | None, bytes | None]] = []
         deadline = time.monotonic() + 30
         while len(seen) < 30 and time.monotonic() < deadline:
             m = consumer.poll(1.0)
@@ -144,7 +144,7 @@ def test_confluent_kafka_delete_records_moves_the_log_start(shared_broker, kp_ad
         next(iter(futures.values())).result(timeout=30)
 
 
-def test_pyq_admin_delete_records(shared_broker, kp_admin) -> None:  # type: ignore[no-untyped-def]
+def test_pyq_admin_delete_records(shared_broker, kp_admin) -> None:
     topic = "pyq-delete-records"
     _topic(shared_broker, kp_admin, topic, records=20)
     with Admin(bootstrap_servers=shared_broker.bootstrap_servers) as admin:

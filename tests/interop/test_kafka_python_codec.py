@@ -44,12 +44,13 @@ with warnings.catch_warnings():
     from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 
 def _kp_classes() -> dict[tuple[int, str], type[ApiMessage]]:
-    found = {}
+    found: dict[tuple[int, str], type[ApiMessage]] = {}
     for module in (kp_admin, kp_consumer, kp_metadata, kp_producer, kp_sasl):
         for name in module.__all__:
             cls = getattr(module, name)
-            if isinstance(cls, type) and issubclass(cls, ApiMessage) and cls.API_KEY in APIS:
-                found[(cls.API_KEY, cls.type)] = cls
+            message: Any = cls  # kafka-python ships no stubs: its class attributes are unknown
+            if isinstance(cls, type) and issubclass(cls, ApiMessage) and message.API_KEY in APIS:
+                found[(message.API_KEY, message.type)] = cls
     return found
 
 
@@ -162,7 +163,7 @@ def _sent_request(client: KafkaProtocol, request: ApiMessage) -> tuple[int, Any,
     return correlation_id, header, body
 
 
-def _received(client: KafkaProtocol, frame: bytes) -> Any:
+def _received(client: KafkaProtocol, frame: bytes | bytearray) -> Any:
     responses = client.receive_bytes(frame)
     assert len(responses) == 1
     return responses[0]

@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT / "jobs"))
 import demo  # noqa: E402
 
 
-def test_summary_counts_per_reason_with_the_first_offsets(shared_broker) -> None:  # type: ignore[no-untyped-def]
+def test_summary_counts_per_reason_with_the_first_offsets(shared_broker) -> None:
     bootstrap = shared_broker.bootstrap_servers
     topic = "demo-dlq"
     with Admin(bootstrap_servers=bootstrap) as admin:

@@ -48,7 +48,7 @@ def _output(bootstrap: str, topic: str, isolation: str = "read_uncommitted") -> 
         ends = admin.list_offsets({(topic, p): "latest" for p in parts},
                                   read_committed=isolation == "read_committed")
     with Fetcher({"bootstrap.servers": bootstrap, "isolation.level": isolation}) as fetcher:
-        return [json.loads(r.value) for tp, end in ends.items()
+        return [json.loads(r.value or b"null") for tp, end in ends.items()
                 for r in fetcher.iter_records(topic, tp.partition, 0, end.offset)]
 
 

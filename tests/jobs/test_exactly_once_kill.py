@@ -35,8 +35,8 @@ RECORDS = 1500
 KILLS = 3
 
 
-def _read(bootstrap: str, topic: str, isolation: str) -> Counter[bytes]:
-    out: Counter[bytes] = Counter()
+def _read(bootstrap: str, topic: str, isolation: str) -> Counter[bytes | None]:
+    out: Counter[bytes | None] = Counter()
     with Fetcher({"bootstrap.servers": bootstrap, "isolation.level": isolation}) as fetcher:
         for p in (0, 1):
             start, end = fetcher.offset_bounds(topic, p)

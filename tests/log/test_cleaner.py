@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from broker_sim.common import ManualClock
 from broker_sim.log import Log, LogConfig
 from broker_sim.log.batch_scanner import batch_headers
 from broker_sim.log.cleaner import (
@@ -44,7 +45,8 @@ def batch(pairs, *, compression: int = 0, pid: int = -1, seq: int = -1,
 
 def everything(log: Log) -> list[tuple[int, bytes | None, bytes | None]]:
     """(offset, key, value) of every data record, reading from the log start to the end."""
-    out, offset = [], log.log_start_offset
+    out: list[tuple[int, bytes | None, bytes | None]] = []
+    offset = log.log_start_offset
     while offset < log.log_end_offset:
         info = log.read(offset, 1 << 20)
         records = [r for r in iter_records(info.records) if r.offset >= offset]
@@ -65,6 +67,7 @@ def seal(log: Log, tail: bytes = b"tail") -> int:
     """Roll (segment.ms passes: a record stamped 61 s after the newest) and append it to the
     new active segment, so that everything before it is in closed, cleanable segments;
     returns the tail's offset."""
+    assert isinstance(log.clock, ManualClock)
     log.clock.advance(61_000)
     newest = max(s.max_timestamp for s in log.segments)
     info = log.append_as_leader(batch([(tail, b"t")], ts=newest + 61_000), 0)
@@ -116,7 +119,7 @@ def test_later_updates_supersede_records_already_cleaned(open_log) -> None:
     seal(log, b"tail2")
     clean(log, 2_000_000, MAP)
     got = {key: (offset, value) for offset, key, value in everything(log)}
-    assert {k: v for k, v in got.items() if k.startswith(b"k")} == latest
+    assert {k: v for k, v in got.items() if k is not None and k.startswith(b"k")} == latest
 
 
 def test_tombstones_stay_for_delete_retention_then_go(open_log) -> None:
@@ -261,7 +264,7 @@ def _crash_mid_swap(tmp_path: Path, open_log, stop_after: str) -> tuple[list, Pa
 
     real = cleaner._finish_swap
 
-    def interrupted(dir: Path, base: int, end: int) -> None:
+    def interrupted(dir: Path, base: int, replaced_end: int) -> None:
         if crashed.exists():  # the first group's swap is the one interrupted
             pass
         elif stop_after == "commit":  # crash right after the rename to swap/
@@ -269,10 +272,10 @@ def _crash_mid_swap(tmp_path: Path, open_log, stop_after: str) -> tuple[list, Pa
         elif stop_after == "delete":  # crash after deleting old segments, before the move
             shutil.copytree(dir, crashed)
             for p in crashed.glob("*.log"):
-                if base <= int(p.stem) < end:
+                if base <= int(p.stem) < replaced_end:
                     p.unlink()
                     (crashed / (p.stem + ".index")).unlink(missing_ok=True)
-        real(dir, base, end)
+        real(dir, base, replaced_end)
 
     cleaner._finish_swap = interrupted
     try:

@@ -11,6 +11,7 @@ import pytest
 
 from broker_sim.log import Log, LogConfig
 from broker_sim.log.file_records import FileRecords
+from tests.log.support import copied
 
 OpenLog = Callable[..., Log]
 
@@ -58,7 +59,9 @@ def test_a_pinned_segment_deleted_by_retention_stays_readable(open_log: OpenLog)
     expected = region.read()
     log.delete_old_segments()
     assert first.deleted and not first.log_path.exists()
-    fd, position, size = region.file_region()  # type: ignore[misc]
+    file_region = region.file_region()
+    assert file_region is not None  # not released yet
+    fd, position, size = file_region
     assert os.pread(fd, size, position) == expected  # the descriptor outlived the unlink
     assert not region.changed
     region.release()
@@ -95,7 +98,9 @@ def test_truncation_and_new_appends_leave_a_pinned_ranges_bytes_as_read(open_log
     _fill(log, 40, seed=7)  # other records at the same offsets and file positions
     log.high_watermark = log.log_end_offset
     assert region.changed
-    fd, position, size = region.file_region()  # type: ignore[misc]
+    file_region = region.file_region()
+    assert file_region is not None  # not released yet
+    fd, position, size = file_region
     assert os.pread(fd, size, position) == expected
     r, w = os.pipe()
     try:
@@ -107,7 +112,7 @@ def test_truncation_and_new_appends_leave_a_pinned_ranges_bytes_as_read(open_log
     from broker_sim.protocol.records.batch_header import iter_batches
 
     at = next(pos for pos, h in iter_batches(expected) if h.base_offset == cut)
-    now = log.read(0, 1 << 20).records  # the log itself: the kept batches, then the new ones
+    now = copied(log.read(0, 1 << 20).records)  # the log itself: the kept batches, then the new ones
     assert now[:at] == expected[:at] and now[at:at + 64] != expected[at:at + 64]
     region.release()
     assert log.segments[0]._retired == []  # the old file closed with its last reader
@@ -140,7 +145,9 @@ def test_a_pinned_segment_swapped_out_by_the_cleaner_stays_readable(open_log: Op
     expected = region.read()
     assert clean(log, 2_000_000, MAP) is not None
     assert first not in log.segments and first.deleted  # swapped out while pinned
-    fd, position, size = region.file_region()  # type: ignore[misc]
+    file_region = region.file_region()
+    assert file_region is not None  # not released yet
+    fd, position, size = file_region
     assert os.pread(fd, size, position) == expected
     assert not region.changed
     region.release()

@@ -7,6 +7,7 @@ from pathlib import Path
 from broker_sim.log import Log, LogConfig
 from broker_sim.log.leader_epoch_cache import LeaderEpochCache
 from broker_sim.protocol.records import RecordBatchBuilder
+from tests.log.support import copied
 
 
 def batch(n: int) -> bytes:
@@ -37,7 +38,7 @@ def test_log_records_epochs_on_leader_and_follower_appends(tmp_path: Path) -> No
     log.truncate_to(12)  # the batch starting at 10 goes as a whole
     assert log.epochs.entries == [(0, 0)]
     follower = Log(tmp_path / "f", LogConfig())
-    data = log.read(0, 1 << 20).records
+    data = copied(log.read(0, 1 << 20).records)
     follower.append_as_follower(data)
     assert follower.epochs.entries == [(0, 0)]
     log.close()

@@ -20,6 +20,7 @@ from broker_sim.protocol.errors import (
 )
 from broker_sim.protocol.records.batch_header import CRC_START, BatchHeader
 from broker_sim.protocol.records.compression import GZIP
+from tests.log.support import copied
 
 Batch = Callable[..., bytes]
 Parse = Callable[[bytes], list[BatchHeader]]
@@ -46,7 +47,7 @@ def read_all(log: Log, parse: Parse, start: int = 0, max_bytes: int = 700, max_o
         info = log.read(offset, max_bytes, max_offset=max_offset)
         if not info.records:
             break
-        hs = parse(info.records)
+        hs = parse(copied(info.records))
         assert info.first_offset == hs[0].base_offset
         seen.extend(hs)
         offset = hs[-1].next_offset
@@ -63,7 +64,7 @@ def test_append_assigns_consecutive_offsets_and_epoch(open_log: OpenLog, batch: 
     info = log.append_as_leader(batch(1), leader_epoch=10)
     assert (info.first_offset, info.last_offset) == (5, 5)
     assert log.log_end_offset == 6
-    hs = parse(log.read(0, 10_000).records)
+    hs = parse(copied(log.read(0, 10_000).records))
     assert [(h.base_offset, h.last_offset, h.partition_leader_epoch) for h in hs] == [(0, 2, 9), (3, 4, 9), (5, 5, 10)]
 
 
@@ -76,7 +77,7 @@ def test_append_and_read_across_many_segment_rolls(open_log: OpenLog, batch: Bat
     seen = read_all(log, parse)
     assert len(seen) == 300
     # bytes stored exactly as produced, apart from base offset and leader epoch
-    data = log.read(0, 10**6).records  # reads one segment
+    data = copied(log.read(0, 10**6).records)  # reads one segment
     first = parse(data)
     pos = 0
     for h, original in zip(first, produced, strict=False):
@@ -93,7 +94,7 @@ def test_read_at_every_offset_returns_batch_holding_it(open_log: OpenLog, batch:
     fill(log, batch, 120)
     for offset in range(log.log_end_offset):
         info = log.read(offset, 1)
-        (h,) = parse(info.records)
+        (h,) = parse(copied(info.records))
         assert h.base_offset <= offset <= h.last_offset
         assert info.first_offset == h.base_offset
 
@@ -102,7 +103,7 @@ def test_max_bytes_and_min_one_batch(open_log: OpenLog, batch: Batch, parse: Par
     log = open_log(LogConfig())
     for _ in range(10):
         log.append_as_leader(batch(2, value_size=100), 0)
-    size = parse(log.read(0, 1).records)[0].size
+    size = parse(copied(log.read(0, 1).records))[0].size
     assert len(log.read(0, size).records) == size
     assert len(log.read(0, 3 * size + size - 1).records) == 3 * size  # whole batches only
     assert len(log.read(0, 0).records) == size  # min_one_batch
@@ -210,7 +211,7 @@ def test_torn_tail_is_cut_on_reopen(open_log: OpenLog, tmp_path: Path, batch: Ba
     assert os.path.getsize(path) == last_pos
     info = again.append_as_leader(batch(2), 0)
     assert info.first_offset == last.base_offset
-    assert parse(again.read(last.base_offset, 1000).records)[0].base_offset == last.base_offset
+    assert parse(copied(again.read(last.base_offset, 1000).records))[0].base_offset == last.base_offset
 
 
 def test_corrupt_byte_in_last_batch_is_caught_by_crc(open_log: OpenLog, batch: Batch, parse: Parse) -> None:
@@ -427,7 +428,7 @@ def test_follower_append(open_log: OpenLog, batch: Batch, parse: Parse) -> None:
     info = log.append_as_follower(b1 + b2 + b1[:20])  # a trailing partial batch is ignored
     assert (info.first_offset, info.last_offset, info.num_records) == (0, 11, 5)
     assert log.log_end_offset == 12
-    assert [h.base_offset for h in parse(log.read(0, 1000).records)] == [0, 10]
+    assert [h.base_offset for h in parse(copied(log.read(0, 1000).records))] == [0, 10]
     assert log.read(5, 1000).first_offset == 10
     with pytest.raises(UnexpectedAppendOffset, match="below the expected offset 12"):
         log.append_as_follower(batch(1, base_offset=11))

@@ -6,12 +6,14 @@ import random
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from broker_sim.log import Log, LogConfig
 from broker_sim.protocol.errors import OffsetOutOfRange
 from broker_sim.protocol.records.batch_header import BatchHeader
+from tests.log.support import copied
 
 Batch = Callable[..., bytes]
 Parse = Callable[[bytes], list[BatchHeader]]
@@ -39,7 +41,7 @@ def _reader(log: Log, parse: Parse, stop: threading.Event, errors: list[BaseExce
             except OffsetOutOfRange:
                 stats["out_of_range"] += 1
                 continue
-            headers = parse(info.records)  # CRC-checks every batch; no partial batch allowed
+            headers = parse(copied(info.records))  # CRC-checks every batch; no partial batch allowed
             if headers:
                 first = headers[0]
                 assert first.base_offset <= offset <= first.last_offset, (offset, first)
@@ -118,14 +120,14 @@ def test_read_that_hits_a_segment_deleted_by_retention_raises_out_of_range(
     first = log.segments[0]
     real_read = first.read_batches
 
-    def racing_read(*args: object, **kwargs: object) -> tuple[bytes, int]:
+    def racing_read(*args: Any, **kwargs: Any) -> tuple[bytes, int]:
         monkeypatch.undo()
         assert log.delete_old_segments() > 0  # deletes this very segment
-        return real_read(*args, **kwargs)  # type: ignore[arg-type]
+        return real_read(*args, **kwargs)
 
     monkeypatch.setattr(first, "read_batches", racing_read)
     with pytest.raises(OffsetOutOfRange, match="offset 0 is out of range") as e:
         log.read(0, 1000)
     assert f"log start offset {log.log_start_offset}," in str(e.value) and log.log_start_offset > 0
     assert first._fd == -1  # the descriptor was closed once the reader left
-    assert parse(log.read(log.log_start_offset, 1000).records)
+    assert parse(copied(log.read(log.log_start_offset, 1000).records))

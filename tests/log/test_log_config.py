@@ -30,14 +30,14 @@ def test_defaults_are_kafkas() -> None:
 )
 def test_invalid_values_name_option_value_and_allowed(field: str, value: int, prop: str, allowed: str) -> None:
     with pytest.raises(InvalidConfig) as e:
-        LogConfig(**{field: value})
+        LogConfig(**{field: value})  # type: ignore[arg-type]  # one int field, named by the case
     msg = str(e.value)
     assert prop in msg and field in msg and repr(value) in msg and allowed in msg
 
 
 def test_non_integer_rejected() -> None:
     with pytest.raises(InvalidConfig, match="segment.bytes"):
-        LogConfig(segment_bytes="100")  # type: ignore[arg-type]
+        LogConfig(segment_bytes="100")  # type: ignore[arg-type]  # the wrong type is the point
     with pytest.raises(InvalidConfig, match="retention.ms"):
         LogConfig(retention_ms=True)
 

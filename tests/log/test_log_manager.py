@@ -43,7 +43,8 @@ def test_create_restart_serves_data(tmp_path: Path, batch: Batch) -> None:
         assert a2 is not None
         assert (a2.log_end_offset, a2.high_watermark) == (40, 30)
         assert a2.read(0, 10**6).records == records
-        assert lm.get("my-topic", 1).log_end_offset == 5  # type: ignore[union-attr]
+        b2 = lm.get("my-topic", 1)
+        assert b2 is not None and b2.log_end_offset == 5
         assert lm.get("nope", 0) is None
         assert lm.partitions("orders") == [0]
 
@@ -60,13 +61,15 @@ def test_config_overrides_persist(tmp_path: Path, batch: Batch) -> None:
             lm.get_or_create("v", 0, {"segment.bytes": "1"})
     # a changed broker default still applies to what the topic did not override
     with LogManager(tmp_path, DEFAULT.replace(segment_bytes=4096)) as lm:
-        log = lm.get("t", 0)
-        assert log is not None
-        assert log.config.retention_ms == 1000 and log.config.segment_bytes == 4096
+        reopened = lm.get("t", 0)
+        assert reopened is not None
+        assert reopened.config.retention_ms == 1000 and reopened.config.segment_bytes == 4096
         assert lm.update_topic_config("t", {"retention.bytes": "5000"}) == 1
-        assert log.config.retention_bytes == 5000 and log.config.retention_ms == DEFAULT.retention_ms
+        assert reopened.config.retention_bytes == 5000
+        assert reopened.config.retention_ms == DEFAULT.retention_ms
     with LogManager(tmp_path, DEFAULT) as lm:
-        assert lm.get("t", 0).config.retention_bytes == 5000  # type: ignore[union-attr]
+        again = lm.get("t", 0)
+        assert again is not None and again.config.retention_bytes == 5000
 
 
 def test_invalid_names(tmp_path: Path) -> None:

@@ -114,7 +114,9 @@ def test_delete_while_reading_is_safe(tmp_path: Path, batch: Batch) -> None:
 def test_find_timestamp_and_max_timestamp(tmp_path: Path, batch: Batch) -> None:
     seg = LogSegment(tmp_path, 0, 4096)
     fill(seg, batch, 5)  # batch i has timestamp 1000 + i
-    pos, h = seg.find_timestamp(1003)  # type: ignore[misc]
+    found = seg.find_timestamp(1003)
+    assert found is not None
+    pos, h = found
     assert h.base_offset == 9 and h.max_timestamp == 1003
     assert seg.find_timestamp(2000) is None
     assert seg.find_timestamp(1003, max_offset=9) is None

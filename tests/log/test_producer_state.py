@@ -9,6 +9,7 @@ import pytest
 from broker_sim.log import Log, LogConfig
 from broker_sim.protocol.errors import OutOfOrderSequenceNumber, ProducerFenced
 from broker_sim.protocol.records import RecordBatchBuilder, iter_records
+from tests.log.support import copied
 
 
 def batch(pid: int, epoch: int, seq: int, n: int, tag: str = "v") -> bytes:
@@ -18,7 +19,7 @@ def batch(pid: int, epoch: int, seq: int, n: int, tag: str = "v") -> bytes:
     return b.build()
 
 
-def values(log: Log) -> list[bytes]:
+def values(log: Log) -> list[bytes | None]:
     return [r.value for r in iter_records(log.read(0, 1 << 20).records)]
 
 
@@ -48,7 +49,7 @@ def test_state_survives_a_restart_and_follows_replication(tmp_path: Path) -> Non
     log = Log(tmp_path / "p", LogConfig())
     log.append_as_leader(batch(3, 0, 0, 4), 0)
     follower = Log(tmp_path / "f", LogConfig())
-    follower.append_as_follower(log.read(0, 1 << 20).records)
+    follower.append_as_follower(copied(log.read(0, 1 << 20).records))
     log.close()
     reopened = Log(tmp_path / "p", LogConfig())
     for target in (reopened, follower):  # the new leader after a failover, or after a restart

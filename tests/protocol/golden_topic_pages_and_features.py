@@ -6,6 +6,7 @@ its fields). :mod:`tests.protocol.test_golden_bytes` checks them in both directi
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from broker_sim.protocol.messages.describe_topic_partitions import (
     DescribeTopicPartitionsRequest,
@@ -15,6 +16,7 @@ from broker_sim.protocol.messages.update_features import (
     UpdateFeaturesRequest,
     UpdateFeaturesResponse,
 )
+from broker_sim.protocol.schema import Message
 
 
 def h(text: str) -> bytes:
@@ -24,7 +26,7 @@ def h(text: str) -> bytes:
 
 TOPIC_ID = uuid.UUID("0123456789abcdef0123456789abcdef")
 
-CASES = [
+CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
     # --------------------------------------------------- DescribeTopicPartitions (75)
     ("describe_topic_partitions_req_v0_cursor", DescribeTopicPartitionsRequest, 0,
      {"topics": [{"name": "t"}], "response_partition_limit": 2000,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 import uuid
+from typing import Any
 
 import pytest
 
@@ -79,7 +80,8 @@ def test_empty_value_encodes_defaults(api_key: int, version: int, kind: str) -> 
 
 # (message, version, value given, path to the field, expected decoded default)
 _T = [{"topic": "t", "partitions": [{}]}]
-DEFAULTS = [
+# (message, version, value, path to a field, what the omitted field decodes as)
+DEFAULTS: list[tuple[Message, int, dict[str, Any], list[str | int], object]] = [
     (FetchRequest, 11, {}, ["replica_id"], -1),
     (FetchRequest, 11, {}, ["max_bytes"], 0x7FFFFFFF),
     (FetchRequest, 11, {}, ["isolation_level"], 0),
@@ -162,7 +164,7 @@ _add_api_defaults()
     pytest.param(*d, id=f"{d[0].name}-v{d[1]}-{d[3][-1]}") for d in DEFAULTS])
 def test_wire_defaults(msg: Message, version: int, value: dict, path: list, expected: object) -> None:
     """Kafka's non-zero defaults are what an omitted field puts on the wire."""
-    got = msg.decode(version, msg.encode(version, value))
+    got: Any = msg.decode(version, msg.encode(version, value))
     for step in path:
         got = got[step] if isinstance(step, int) else getattr(got, step)
     assert got == expected
@@ -177,7 +179,7 @@ def test_records_decode_as_zero_copy_slices() -> None:
     assert records.obj is not None and bytes(records) == b"batch-bytes"
 
 
-def _sizeprefix(frame: bytes) -> bytes:
+def _sizeprefix(frame: bytes | bytearray) -> bytes | bytearray:
     (size,) = struct.unpack_from(">i", frame, 0)
     assert size == len(frame) - 4
     return frame[4:]

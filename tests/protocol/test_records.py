@@ -7,6 +7,8 @@ import random
 import struct
 import types
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import cramjam
 import google_crc32c
@@ -51,8 +53,12 @@ TS = 1_700_000_000_000
 codec_param = pytest.mark.parametrize("codec", CODECS, ids=CODEC_IDS)
 
 
-def build(records: list[tuple[int, bytes | None, bytes | None, list]], **kwargs: object) -> bytes:
-    b = RecordBatchBuilder(**kwargs)  # type: ignore[arg-type]
+Sample = tuple[int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]
+"""(timestamp, key, value, headers) of one record to build."""
+
+
+def build(records: Sequence[Sample], **kwargs: Any) -> bytes:
+    b = RecordBatchBuilder(**kwargs)
     for ts, key, value, headers in records:
         b.append(ts, key, value, headers)
     return b.build()
@@ -69,7 +75,7 @@ def wrap_records(records: bytes, count: int, *, attributes: int = 0, last_offset
     return struct.pack(">qiibI", 0, len(body) + 9, -1, 2, google_crc32c.value(body)) + body
 
 
-SAMPLE = [
+SAMPLE: list[Sample] = [
     (TS, b"key-0", b"value-0", []),
     (TS + 3, None, b"value with null key", [("h1", b"a")]),
     (TS + 1, b"key with null value", None, [("h-null", None)]),
@@ -106,7 +112,8 @@ def test_round_trip_fields(codec: int) -> None:
     assert list(iter_records(batch)) == records
     # headers come back as Header named tuples, equal to plain tuples
     assert records[1].headers == [Header("h1", b"a")] == [("h1", b"a")]
-    assert records[1].headers[0].key == "h1"
+    first = records[1].headers[0]
+    assert isinstance(first, Header) and first.key == "h1"
     assert all(not r.is_control for r in records)
 
 
@@ -150,7 +157,7 @@ def test_many_records_10k(codec: int) -> None:
 
 def test_wide_varints() -> None:
     # timestamp deltas of years either way: 4- to 6-byte varlongs
-    far = [(TS, b"a", b"1", []), (TS - 86_400_000 * 365, b"b", b"2", []), (TS + 10**10, b"c", b"3", [])]
+    far: list[Sample] = [(TS, b"a", b"1", []), (TS - 86_400_000 * 365, b"b", b"2", []), (TS + 10**10, b"c", b"3", [])]
     _, records = decode_batch(build(far, base_offset=2**40))
     assert [(r.offset, r.timestamp) for r in records] == [(2**40 + i, far[i][0]) for i in range(3)]
     # an offset delta of 2**21 (4-byte varint) written by hand: a batch left after compaction
@@ -199,11 +206,11 @@ def test_builder_rejects_bad_input_without_corrupting_the_batch() -> None:
     b.append(TS, b"k", b"v")
     size = b.estimated_size()
     with pytest.raises(TypeError):
-        b.append(TS, "str key", b"v")  # type: ignore[arg-type]
+        b.append(TS, "str key", b"v")  # type: ignore[arg-type]  # the wrong types are the point
     with pytest.raises(TypeError):
-        b.append(TS, b"k", 12)  # type: ignore[arg-type]
+        b.append(TS, b"k", 12)  # type: ignore[arg-type]  # (as above)
     with pytest.raises((TypeError, AttributeError)):
-        b.append(TS, b"k", b"v", [(1, b"v")])  # type: ignore[list-item]
+        b.append(TS, b"k", b"v", [(1, b"v")])  # type: ignore[list-item]  # (as above)
     assert b.estimated_size() == size and b.record_count == 1
     assert b.append(TS + 1, None, b"w") == 1
     _, records = decode_batch(b.build())
@@ -581,7 +588,7 @@ def test_kafka_python_memory_records_reads_our_record_set(kafka_snappy: None) ->
         offset += len(SAMPLE)
     data = b"".join(batches)
     truncated = data + batches[0][:40]  # a fetch cut mid-batch
-    theirs = []
+    theirs: list[tuple] = []
     mr = MemoryRecords(truncated)
     while mr.has_next():
         batch = mr.next_batch()

@@ -45,13 +45,14 @@ def test_expiry_completes_then_reports_expiration() -> None:
 
 
 def test_maybe_try_complete_does_not_block_on_a_held_lock() -> None:
-    op = MockOperation(1000)
+    lock = threading.RLock()
+    op = MockOperation(1000, lock)
     op.completable = True
     held = threading.Event()
     release = threading.Event()
 
     def holder() -> None:
-        with op.lock:  # type: ignore[attr-defined]
+        with lock:
             held.set()
             release.wait(10)
 

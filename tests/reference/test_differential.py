@@ -19,6 +19,7 @@ a raw frame on a connection of its own and records whether the broker answered o
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections import Counter
@@ -407,7 +408,7 @@ def create_topics_errors(c: Conn, topic: str) -> None:
     c.create("max.message.bytes=-1", topic, configs={"max.message.bytes": "-1"})
     c.create("cleanup.policy=compact,delete", topic, configs={"cleanup.policy": "compact,delete"},
              validate_only=True)
-    c.create("null config value", topic, configs={"retention.ms": None}, validate_only=True)  # type: ignore[dict-item]
+    c.create("null config value", topic, configs={"retention.ms": None}, validate_only=True)  # type: ignore[dict-item]  # the point
     c.create("cleanup.policy=bogus", topic, configs={"cleanup.policy": "bogus"})
     c.create("retention.ms=abc", topic, configs={"retention.ms": "abc"})
     c.create("min.insync.replicas=0", topic, configs={"min.insync.replicas": "0"})
@@ -503,7 +504,8 @@ def keyed(ts: int, *pairs: tuple[str, str | None], **header: Any) -> bytes:
 def _log(c: Conn, topic: str, label: str | None = None) -> list[Any]:
     """Every record of the partition, read by Fetch from 0 on (a Fetch answers from one
     segment at most), each answer compared when ``label`` is given (``label read <n>``)."""
-    body, records, n = fetch_body(topic, 0, 0), [], 0
+    body, n = fetch_body(topic, 0, 0), 0
+    records: list[Any] = []
     while True:
         part = (c.call(f"{label} read {n}", ApiKey.FETCH, body) if label else
                 c.raw(ApiKey.FETCH, body)).responses[0].partitions[0]
@@ -560,7 +562,7 @@ def compaction(c: Conn, topic: str) -> None:
             n += 1
         c.alter_topic(f"round {r}: cleanup.policy=compact", topic, {"cleanup.policy": "compact"})
         active = c.raw(ApiKey.LIST_OFFSETS, list_offsets_body(topic, 0, -1)).topics[0].partitions[0].offset - 1
-        wait_for(lambda a=active: _cleaned_below(c, topic, a), 90, what=f"clean {r} of {topic}")
+        wait_for(functools.partial(_cleaned_below, c, topic, active), 90, what=f"clean {r} of {topic}")
         _log(c, topic, f"round {r}:")
         c.fetch(f"round {r}: fetch from 1 (cleaned away)", topic, 1)
         c.fetch(f"round {r}: fetch from 9", topic, 9)
@@ -729,7 +731,7 @@ def secured_pyq(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     cluster.stop()
 
 
-def run_secured(scenario: Callable[[Callable[[str], Conn]], None] | Any, options: Callable[[str], dict],
+def run_secured(scenario: Callable[[Callable[[str], Conn], str], None] | Any, options: Callable[[str], dict],
                 versions: dict[int, int], topic: str) -> list[tuple[str, Data]]:
     """``scenario(user, topic)``: ``user(name)`` is that user's SASL_SSL connection."""
     answers: list[tuple[str, Data]] = []

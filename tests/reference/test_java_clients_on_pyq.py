@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from broker_sim.process import BrokerProcess
 from connector.client import Admin, Fetcher, Producer
 from connector.cluster import EmbeddedCluster
 from reference.kafka_tools import run_tool, tool_command
@@ -150,6 +151,11 @@ def leader_of(admin: Admin, topic: str, partition: int) -> tuple[int, list[int]]
     return p.leader, list(p.isr)
 
 
+def exited(broker: BrokerProcess) -> bool:
+    """Whether ``broker``'s process was started and has exited (killed by the test)."""
+    return broker.proc is not None and broker.proc.poll() is not None
+
+
 def all_in_sync(admin: Admin, topic: str, broker: int) -> bool:
     return all(broker in p.isr and p.leader >= 0
                for p in admin.describe_topics([topic])[topic].partitions)
@@ -237,7 +243,7 @@ def test_verifiable_producer_and_consumer_lose_no_acked_record_when_a_leader_is_
     finally:
         for t in tools:
             t.kill()
-        if victim >= 0 and pyq.broker(victim).proc.poll() is not None:
+        if victim >= 0 and exited(pyq.broker(victim)):
             pyq.broker(victim).start()
 
 
@@ -271,7 +277,7 @@ def test_acks_all_sends_resume_once_a_killed_follower_is_fenced(
                      what=f"broker {victim} back in the ISR")
     finally:
         producer.kill()
-        if victim >= 0 and pyq.broker(victim).proc.poll() is not None:
+        if victim >= 0 and exited(pyq.broker(victim)):
             pyq.broker(victim).start()
     acks = sorted(e["timestamp"] for e in producer.of("producer_send_success"))
     errors = Counter(e["message"] for e in producer.of("producer_send_error"))
@@ -336,7 +342,7 @@ def test_transactional_message_copier_copies_exactly_once_across_a_coordinator_k
         assert copier.wait(WAIT) == 0, copier.stderr()
     finally:
         copier.kill()
-        if victim >= 0 and pyq.broker(victim).proc.poll() is not None:
+        if victim >= 0 and exited(pyq.broker(victim)):
             pyq.broker(victim).start()
     [done] = copier.of("ShutdownComplete")
     assert done["remaining"] == 0 and done["totalProcessed"] == total
@@ -347,10 +353,12 @@ def test_transactional_message_copier_copies_exactly_once_across_a_coordinator_k
             Fetcher({"bootstrap.servers": servers}) as uncommitted:
         for p in range(partitions):
             # no transaction left open: the last stable offset reaches the high watermark
-            end = wait_for(lambda p=p: committed.offset_bounds(sink, p)[1]
-                           == uncommitted.offset_bounds(sink, p)[1]
-                           and committed.offset_bounds(sink, p)[1], WAIT, what=f"{sink}-{p} stable")
-            outputs[p] = [r.value.decode() for r in committed.iter_records(sink, p, 0, end)]
+            def stable(p: int = p) -> int | None:
+                end = committed.offset_bounds(sink, p)[1]
+                return end if end and end == uncommitted.offset_bounds(sink, p)[1] else None
+
+            end = wait_for(stable, WAIT, what=f"{sink}-{p} stable")
+            outputs[p] = [(r.value or b"").decode() for r in committed.iter_records(sink, p, 0, end)]
             written += sum(1 for _ in uncommitted.iter_records(sink, p, 0, end))
     copied = [v for values in outputs.values() for v in values]
     duplicates = [v for v, n in Counter(copied).items() if n > 1]

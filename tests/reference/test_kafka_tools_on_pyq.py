@@ -303,7 +303,7 @@ def test_kafka_leader_election_moves_leadership_back_to_the_preferred_replica(
     with Admin({"bootstrap.servers": servers}) as admin:
         admin.create_topic("kt-elect", 1, 3)
 
-        def partition():  # type: ignore[no-untyped-def]
+        def partition():
             return admin.describe_topics(["kt-elect"])["kt-elect"].partitions[0]
 
         preferred = partition().replicas[0]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from broker_sim.process import BrokerProcess
 from broker_sim.security.local_ca import Identity, LocalCA
@@ -43,7 +44,7 @@ class SecuredBroker:
         return opts
 
     def confluent(self, listener: str, mechanism: str | None = None, user: tuple[str, str] = ALICE,
-                  client_cert: bool = False) -> dict[str, str]:
+                  client_cert: bool = False) -> dict[str, Any]:
         """The same for confluent-kafka: librdkafka takes these names as they are."""
         return self.pyq(listener, mechanism, user, client_cert)
 

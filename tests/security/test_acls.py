@@ -68,7 +68,7 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     proc.stop()
 
 
-def as_user(proc: BrokerProcess, user: str) -> dict[str, str]:
+def as_user(proc: BrokerProcess, user: str) -> dict[str, Any]:
     return {"bootstrap.servers": proc.bootstrap_servers, "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": user, "sasl.password": USERS[user]}
 
@@ -132,7 +132,7 @@ def test_metadata_lists_only_what_the_principal_may_describe(broker: BrokerProce
         list(fetcher.iter_records("logs-secret", 0, 0, 1, timeout_ms=5000))
 
 
-def _metadata_v12(proc: BrokerProcess, user: str, topics: list[dict]) -> Any:
+def _metadata_v12(proc: BrokerProcess, user: str, topics: list[dict] | None) -> Any:
     """A Metadata request through our client, which negotiates v12 with the broker."""
     with Admin(as_user(proc, user)) as admin:
         sync = admin._sync
@@ -206,8 +206,9 @@ def test_acls_through_the_cli_kafka_python_and_librdkafka(broker: BrokerProcess,
                                  "*", AclOperation.READ, AclPermissionType.ALLOW)])[
         CkAclBinding(CkResourceType.GROUP, "erin-g", ResourcePatternType.PREFIXED, "User:erin",
                      "*", AclOperation.READ, AclPermissionType.ALLOW)].result(30)
-    any_filter = CkAclBindingFilter(CkResourceType.ANY, None, ResourcePatternType.ANY, "User:erin", None,
-                                    AclOperation.ANY, AclPermissionType.ANY)
+    anything: Any = None  # matches any name, any host (confluent-kafka's stubs say str)
+    any_filter = CkAclBindingFilter(CkResourceType.ANY, anything, ResourcePatternType.ANY, "User:erin",
+                                    anything, AclOperation.ANY, AclPermissionType.ANY)
     assert [(b.name, b.resource_pattern_type) for b in ck.describe_acls(any_filter).result(30)] == \
         [("erin-g", ResourcePatternType.PREFIXED)]
     deleted = ck.delete_acls([any_filter])[any_filter].result(30)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from broker_sim.protocol.errors import InvalidRequest
@@ -79,11 +81,13 @@ def test_some_topic_write_is_enough_for_an_idempotent_producer() -> None:
 
 
 def test_new_bindings_are_checked_as_kafka_checks_them() -> None:
-    for bad in [dict(resource_type=ResourceType.ANY), dict(pattern=PatternType.MATCH),
-                dict(operation=Operation.ANY), dict(permission=Permission.ANY),
-                dict(principal="alice"), dict(resource_type=C, name="other-cluster"), dict(host="")]:
-        fields = dict(resource_type=T, name="t", pattern=LIT, principal="User:a", host="*",
-                      operation=Operation.READ, permission=ALLOW)
+    bads: list[dict[str, Any]] = [
+        dict(resource_type=ResourceType.ANY), dict(pattern=PatternType.MATCH),
+        dict(operation=Operation.ANY), dict(permission=Permission.ANY),
+        dict(principal="alice"), dict(resource_type=C, name="other-cluster"), dict(host="")]
+    for bad in bads:
+        fields: dict[str, Any] = dict(resource_type=T, name="t", pattern=LIT, principal="User:a",
+                                      host="*", operation=Operation.READ, permission=ALLOW)
         fields.update(bad)
         with pytest.raises(InvalidRequest):
             AclBinding.create(**fields)

@@ -18,7 +18,7 @@ from tests.security.test_acls import USERS, _start, allow, as_user, grant
 from tests.wire import wait_for
 
 
-def test_elect_leaders_needs_alter_on_the_cluster(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_elect_leaders_needs_alter_on_the_cluster(tmp_path) -> None:
     proc = _start(tmp_path / "broker")
     try:
         with Admin(as_user(proc, "admin")) as admin:
@@ -39,7 +39,7 @@ def test_elect_leaders_needs_alter_on_the_cluster(tmp_path) -> None:  # type: ig
         proc.stop()
 
 
-def test_the_plaintext_inter_broker_listener_may_do_cluster_actions_only(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_plaintext_inter_broker_listener_may_do_cluster_actions_only(tmp_path) -> None:
     """Brokers reach each other unauthenticated on the PLAINTEXT inter-broker listener: an
     exactly-once transaction's markers, written over it, commit (ClusterAction); a client
     that connects there still gets nothing an ACL does not allow."""

@@ -12,7 +12,7 @@ from connector.client import Admin, Producer
 from tests.security.test_acls import _start, allow, as_user, grant
 
 
-def test_delete_records_needs_delete_on_the_topic(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_delete_records_needs_delete_on_the_topic(tmp_path) -> None:
     proc = _start(tmp_path / "broker")
     try:
         with Admin(as_user(proc, "admin")) as admin:

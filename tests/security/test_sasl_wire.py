@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from broker_sim.protocol.errors import (
     UnsupportedSaslMechanism,
 )
 from broker_sim.security.acl import AclBinding, Operation, PatternType, Permission, ResourceType
-from broker_sim.security.local_ca import LocalCA
+from broker_sim.security.local_ca import Identity, LocalCA
 from connector.client import Admin, AuthenticationError, Fetcher, Producer
 
 METADATA_ALL = {"topics": None, "allow_auto_topic_creation": False,
@@ -44,7 +45,7 @@ class Wire:
         self.sock = socket.create_connection((host, int(port)), timeout=10)
         self.cid = 0
 
-    def call(self, key: int, version: int, body: dict) -> object:
+    def call(self, key: int, version: int, body: dict) -> Any:
         self.cid += 1
         self.sock.sendall(api.encode_request(key, version, self.cid, "wire", body))
         cid, response = api.decode_response(key, version, read_frame(self.sock))
@@ -113,7 +114,7 @@ def test_client_certificate_subjects_are_principals(tmp_path: Path) -> None:
         "ssl.truststore.location": str(ca.ca_path), "ssl.client.auth": "required",
         "authorizer.class.name": "pyq", "super.users": f"User:{other.subject}"}).start()
     try:
-        def opts(who: object | None) -> dict[str, str]:
+        def opts(who: Identity | None) -> dict[str, str]:
             o = {"bootstrap.servers": proc.bootstrap_servers, "security.protocol": "SSL",
                  "ssl.ca.location": str(ca.ca_path)}
             if who is not None:

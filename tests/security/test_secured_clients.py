@@ -115,7 +115,7 @@ def _confluent_round_trip(conf: dict, topic: str, n: int = 200) -> None:
     assert producer.flush(30) == 0 and not errors
     consumer = Consumer({**conf, "group.id": "g-" + topic, "enable.auto.commit": False})
     consumer.assign([CkTopicPartition(topic, 0, 0)])
-    seen: list[bytes] = []
+    seen: list[bytes | None] = []
     deadline = time.monotonic() + 60
     while len(seen) < n and time.monotonic() < deadline:
         for msg in consumer.consume(num_messages=1000, timeout=1.0):
@@ -132,7 +132,9 @@ def test_librdkafka_over_sasl_ssl(secured: SecuredBroker, mechanism: str) -> Non
     conf = secured.confluent("SASL_SSL", mechanism)
     _confluent_round_trip(conf, _topic("ck", mechanism))
     admin = AdminClient(conf)  # keep the handle alive until the future is done
-    described = admin.describe_user_scram_credentials(["alice"])["alice"].result(30)
+    futures = admin.describe_user_scram_credentials(["alice"])
+    assert isinstance(futures, dict)  # users named: a future per user
+    described = futures["alice"].result(30)
     assert sorted(i.mechanism.name for i in described.scram_credential_infos) == ["SCRAM_SHA_256", "SCRAM_SHA_512"]
 
 

@@ -66,7 +66,9 @@ def ask(proc: BrokerProcess, topics: list[str], limit: int, cursor: tuple[str, i
 def walk(proc: BrokerProcess, topics: list[str], limit: int) -> tuple[list[Any], Counter]:
     """Every page from the first to the one without a cursor, and how often each
     (topic, partition) came back."""
-    pages, seen, cursor = [], Counter(), None
+    pages: list[Any] = []
+    seen: Counter[tuple[str, int]] = Counter()
+    cursor = None
     while True:
         page = ask(proc, topics, limit, cursor)
         pages.append(page)

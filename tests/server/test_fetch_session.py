@@ -8,6 +8,8 @@ are answered without a session. Errors send the follower back to a full fetch.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -23,7 +25,7 @@ REPLICA = 7  # not a replica of anything here: the leader reads for it, tracks n
 
 
 def fetch(client: WireClient, session_id: int, epoch: int, offsets: dict[int, int],
-          forgotten: list[int] = (), replica_id: int = REPLICA) -> tuple[int, int, dict[int, object]]:
+          forgotten: Sequence[int] = (), replica_id: int = REPLICA) -> tuple[int, int, dict[int, Any]]:
     """(error code, session id, {partition: partition data}) of one Fetch v11."""
     body = {"replica_id": replica_id, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
             "isolation_level": 0, "session_id": session_id, "session_epoch": epoch,
@@ -47,13 +49,13 @@ def produce(client: WireClient, partition: int, *values: bytes) -> None:
 
 
 @pytest.fixture
-def broker(broker_factory):  # type: ignore[no-untyped-def]
+def broker(broker_factory):
     proc = broker_factory()
     create_topic(proc.port, TOPIC, PARTITIONS)
     return proc
 
 
-def test_a_session_returns_only_the_partitions_with_news(broker) -> None:  # type: ignore[no-untyped-def]
+def test_a_session_returns_only_the_partitions_with_news(broker) -> None:
     with WireClient(broker.port) as c:
         produce(c, 0, b"a", b"b")
         error, session, parts = fetch(c, 0, 0, {p: 0 for p in range(PARTITIONS)})
@@ -83,7 +85,7 @@ def test_a_session_returns_only_the_partitions_with_news(broker) -> None:  # typ
         assert error == 0 and sorted(parts) == [1]
 
 
-def test_session_errors_send_the_follower_back_to_a_full_fetch(broker) -> None:  # type: ignore[no-untyped-def]
+def test_session_errors_send_the_follower_back_to_a_full_fetch(broker) -> None:
     with WireClient(broker.port) as c:
         error, session, _ = fetch(c, 0, 0, {p: 0 for p in range(PARTITIONS)})
         assert error == 0 and session != 0
@@ -103,14 +105,14 @@ def test_session_errors_send_the_follower_back_to_a_full_fetch(broker) -> None: 
         assert fetch(c, fresh, 1, {})[0] == FetchSessionIdNotFound.code
 
 
-def test_consumers_fetch_without_a_session(broker) -> None:  # type: ignore[no-untyped-def]
+def test_consumers_fetch_without_a_session(broker) -> None:
     with WireClient(broker.port) as c:
         produce(c, 1, b"x")
         error, session, parts = fetch(c, 0, 0, {p: 0 for p in range(PARTITIONS)}, replica_id=-1)
         assert error == 0 and session == 0 and sorted(parts) == list(range(PARTITIONS))
 
 
-def test_sessions_can_be_turned_off(broker_factory) -> None:  # type: ignore[no-untyped-def]
+def test_sessions_can_be_turned_off(broker_factory) -> None:
     proc = broker_factory(overrides={"max.incremental.fetch.session.cache.slots": "0"})
     create_topic(proc.port, TOPIC, PARTITIONS)
     with WireClient(proc.port) as c:

@@ -7,6 +7,7 @@ on, and from v12 a client may ask for a topic by id alone (a null name).
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ from tests.wire import WireClient, create_topic, wait_for
 ZERO = uuid.UUID(int=0)
 
 
-def metadata(port: int, version: int, topics: list[dict] | None) -> object:
+def metadata(port: int, version: int, topics: list[dict] | None) -> Any:
     with WireClient(port) as c:
         return c.request(ApiKey.METADATA, version, {
             "topics": topics, "allow_auto_topic_creation": False,
@@ -107,7 +108,7 @@ def test_flexible_versions_answer_like_v8(shared_broker, version: int) -> None:
 
 def test_topic_ids_are_the_same_on_every_broker(cluster_factory) -> None:
     cluster = cluster_factory(3)
-    ports = [b.port for b in cluster.brokers]
+    ports = cluster.ports
     create_topic(ports[0], "ids-everywhere", partitions=3, replication_factor=3)
 
     def ids() -> dict[int, uuid.UUID] | None:

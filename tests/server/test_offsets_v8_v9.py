@@ -117,8 +117,10 @@ def test_fetch_v8_answers_not_coordinator_per_group(cluster_factory) -> None:
     assert len(here) >= 2 and len(elsewhere) >= 2
     mine, theirs = here[:2], elsewhere[:2]
     for group in mine:
-        wait_for(lambda g=group: commit(ports[0], 9, g, "off-spread", {0: 3}) == [0],
-                 what=f"a commit for {group}")
+        def committed(g: str = group) -> bool:
+            return commit(ports[0], 9, g, "off-spread", {0: 3}) == [0]
+
+        wait_for(committed, what=f"a commit for {group}")
     asked = [mine[0], theirs[0], mine[1], theirs[1]]
     r = fetch(ports[0], 9, [{"group_id": g, "member_id": None, "member_epoch": -1,
                              "topics": [{"name": "off-spread", "partition_indexes": [0]}]}

@@ -23,7 +23,7 @@ def produce(c: WireClient, topic: str, records: bytes, partition: int = 0) -> in
     return int(r.responses[0].partition_responses[0].error_code)
 
 
-def values(c: WireClient, topic: str) -> list[bytes]:
+def values(c: WireClient, topic: str) -> list[bytes | None]:
     blob = bytes(c.request(ApiKey.FETCH, 11, fetch_body(topic, 0, 0)).responses[0].partitions[0].records or b"")
     return [r.value for pos, _ in iter_batches(blob) for r in decode_batch(blob, pos)[1]]
 

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.integration
 
 def update(broker: BrokerProcess, version: int, *features: tuple[str, int], upgrade_type: int = 1,
            allow_downgrade: bool = False, validate_only: bool = False) -> Any:
+    assert broker.port is not None
     with WireClient(broker.port) as client:
         return client.request(ApiKey.UPDATE_FEATURES, version, {
             "timeout_ms": 10_000, "validate_only": validate_only, "feature_updates": [

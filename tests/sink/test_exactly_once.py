@@ -51,7 +51,7 @@ def _read(bootstrap: str, topic: str, committed: bool = True) -> list[bytes]:
     with Admin({"bootstrap.servers": bootstrap}) as admin:
         parts = [p.partition for p in admin.describe_topics([topic])[topic].partitions]
     with Fetcher(config) as fetcher:
-        return sorted(r.value for p in parts
+        return sorted(r.value or b"" for p in parts
                       for r in fetcher.iter_records(topic, p, 0, fetcher.offset_bounds(topic, p)[1]))
 
 

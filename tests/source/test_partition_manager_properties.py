@@ -91,10 +91,10 @@ class PartitionManagerMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def fail(self, data: st.DataObject) -> None:
-        owed = sorted(set().union(*self.pending.values(), self.failed))
+        owing = sorted(set().union(*self.pending.values(), self.failed))
         # Mostly offsets still owed (2 in 3), else any offset (often not owed: ignored).
         picks = data.draw(st.lists(st.integers(0, 2**16), min_size=1, max_size=6))
-        offsets = [owed[p % len(owed)] if owed and p % 3 else p % (self.pm.emitted_to + 5)
+        offsets = [owing[p % len(owing)] if owing and p % 3 else p % (self.pm.emitted_to + 5)
                    for p in picks]
         outcome = self.pm.fail(offsets, "boom", self.now)
         scheduled, dead, ignored = set(), set(), set()
@@ -333,7 +333,8 @@ def test_a_driver_restarted_from_any_batch_checkpoint_behaves_as_one_that_never_
 def test_restart_keeps_a_poison_record_on_its_way_to_the_dead_letter_topic() -> None:
     # The scenario a driver without checkpointed retry state got wrong: with maxRetries=2 a
     # restart between the first and second retry forgot the record (never dead-lettered).
-    batches = [(10, None, 0), (10, None, 100), (10, None, 1000), (10, None, 1000), (10, None, 1000)]
+    batches: list[tuple[int, int | None, int]] = [
+        (10, None, 0), (10, None, 100), (10, None, 1000), (10, None, 1000), (10, None, 1000)]
     deliveries, letters, committed = _run(batches, frozenset({3}), frozenset({1, 2, 3, 4}), 2, 10)
     assert [a for o, a in deliveries if o == 3] == [0, 1, 2]
     assert letters == [(3, 3)] and committed == 10

@@ -8,6 +8,7 @@ that hurt Storm users (said in the test's docstring) and asserts what pyq does i
 
 from __future__ import annotations
 
+from connector.source.failed_offsets import DeadLetter
 from connector.source.partition_manager import PartitionManager
 from connector.source.retry_policy import RetryPolicy
 
@@ -48,7 +49,8 @@ def test_trap2_a_record_that_always_fails_does_not_stall_its_partition() -> None
     after maxRetries retries it is dead-lettered."""
     pm = PartitionManager("orders", 0, 0,
                           RetryPolicy(max_retries=3, retry_backoff_ms=100, max_retry_backoff_ms=10_000))
-    latest, now, deliveries, dead = 0, 0, 0, []
+    latest, now, deliveries = 0, 0, 0
+    dead: list[DeadLetter] = []
     for _ in range(20):
         latest += 50
         now += 150

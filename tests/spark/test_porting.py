@@ -60,7 +60,7 @@ def produce(servers: str, topic: str, partition: int, count: int, first: int = 0
 
 
 @pytest.fixture(scope="module")
-def servers(shared_broker) -> str:  # type: ignore[no-untyped-def]
+def servers(shared_broker) -> str:
     """A broker holding the guide's topics: topic1 (partitions 0 and 1, 100 records each)
     and topic2 (partition 0, 40 records), and a topic the pattern does not match."""
     bootstrap = shared_broker.bootstrap_servers
@@ -79,13 +79,13 @@ def log(topic: str, partition: int) -> list[Row]:
     return list(LOG[(topic, partition)])
 
 
-def check(spark, got: DataFrame, rows: list[Row]) -> None:  # type: ignore[no-untyped-def]
+def check(spark, got: DataFrame, rows: list[Row]) -> None:
     assert got.columns == ["key", "value"]
     expected = spark.createDataFrame(rows, "key string, value string")
     assert_df_equality(got, expected, ignore_row_order=True, ignore_nullable=True)
 
 
-def run_stream(spark, df: DataFrame, name: str, new_records) -> DataFrame:  # type: ignore[no-untyped-def]
+def run_stream(spark, df: DataFrame, name: str, new_records) -> DataFrame:
     """Run the example's streaming DataFrame into a memory table: the guide's reads start at
     the latest offsets, so ``new_records()`` produces while the query runs."""
     query = df.writeStream.format("memory").queryName(name).start()
@@ -264,7 +264,7 @@ def test_batch_by_timestamp_per_partition(spark, servers):
 
 # ---- Writing data to Kafka ------------------------------------------------------------------------
 @pytest.fixture
-def target(broker_factory) -> str:  # type: ignore[no-untyped-def]
+def target(broker_factory) -> str:
     """A broker of its own with empty topic1 and topic2, for the writing examples."""
     broker = broker_factory(overrides={"auto.create.topics.enable": "false"})
     create(broker.bootstrap_servers, "topic1", 2)
@@ -273,7 +273,7 @@ def target(broker_factory) -> str:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def checkpoints(spark, tmp_path) -> Iterator[None]:  # type: ignore[no-untyped-def]
+def checkpoints(spark, tmp_path) -> Iterator[None]:
     """``spark.sql.streaming.checkpointLocation`` for the guide's streaming writes (which
     name none); the session's setting is put back afterwards."""
     key = "spark.sql.streaming.checkpointLocation"
@@ -286,13 +286,13 @@ def checkpoints(spark, tmp_path) -> Iterator[None]:  # type: ignore[no-untyped-d
         spark.conf.set(key, before)
 
 
-def written(spark, servers: str, topic: str) -> DataFrame:  # type: ignore[no-untyped-def]
+def written(spark, servers: str, topic: str) -> DataFrame:
     return spark.read.format("pyq").option("kafka.bootstrap.servers", servers) \
         .option("subscribe", topic).load() \
         .selectExpr("CAST(key AS STRING)", "CAST(value AS STRING)")
 
 
-def source(spark, servers: str, streaming: bool) -> DataFrame:  # type: ignore[no-untyped-def]
+def source(spark, servers: str, streaming: bool) -> DataFrame:
     """The ``df`` of the guide's writing examples: topic1 and topic2 of the module's broker,
     whose ``topic`` column says which of the two a row came from (a mirror to another cluster)."""
     reader = spark.readStream if streaming else spark.read

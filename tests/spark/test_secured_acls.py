@@ -91,7 +91,7 @@ def read_committed(broker: Secured, topic: str, user: str, at_least: int) -> lis
     with Fetcher(options) as fetcher:
         wait_for(lambda: sum(fetcher.offset_bounds(topic, p)[1] for p in (0, 1)) > at_least,
                  timeout=30, what="the commit markers")
-        return sorted(r.value for p in (0, 1)
+        return sorted(r.value or b"" for p in (0, 1)
                       for r in fetcher.iter_records(topic, p, 0, fetcher.offset_bounds(topic, p)[1]))
 
 

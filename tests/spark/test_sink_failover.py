@@ -71,7 +71,7 @@ def test_sink_write_survives_a_leader_kill(spark, cluster_factory, exactly_once,
 
     killed_file = str(tmp_path / "killed")  # the killer's word to the Python workers
 
-    def paced(batches):  # type: ignore[no-untyped-def]  # local: pickled by value for workers
+    def paced(batches):  # local: pickled by value for workers
         handed = 0
         for batch in batches:  # the rows handed on in small slices, one every PACE_SECONDS
             for start in range(0, batch.num_rows, PACE_ROWS):
@@ -132,7 +132,7 @@ def test_sink_write_survives_a_leader_kill(spark, cluster_factory, exactly_once,
         assert max(values.values()) == 1 and sum(values.values()) == ROWS
 
 
-def _batch_positions(records) -> list[int]:  # type: ignore[no-untyped-def]
+def _batch_positions(records) -> list[int]:
     """Start of every whole record batch in a fetched record set."""
     positions, pos = [], 0
     while len(records) - pos >= HEADER_SIZE:

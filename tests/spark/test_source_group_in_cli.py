@@ -44,7 +44,7 @@ def kafka_describe(bootstrap: str, group: str) -> list[tuple[str, ...]]:
                    r["CONSUMER-ID"]) for r in table(out))
 
 
-def assert_read(spark, path, records) -> None:  # type: ignore[no-untyped-def]
+def assert_read(spark, path, records) -> None:
     got = spark.read.parquet(str(path)).select("partition", "offset", "value")
     expected = spark.createDataFrame([Row(partition=p, offset=o, value=v)
                                       for _k, v, _t, p, o, _ts in records], got.schema)

@@ -20,7 +20,7 @@ def topic(shared_broker):
     return "packed"
 
 
-def _read(spark, bootstrap, **options):  # type: ignore[no-untyped-def]
+def _read(spark, bootstrap, **options):
     reader = (spark.read.format("pyq").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", "packed"))
     for k, v in options.items():

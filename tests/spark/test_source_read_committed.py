@@ -24,7 +24,7 @@ def bootstrap(broker_under_test):
     return broker_under_test.bootstrap_servers
 
 
-def rows(spark, values: list[str]):  # type: ignore[no-untyped-def]
+def rows(spark, values: list[str]):
     return spark.createDataFrame([Row(value=v) for v in values], "value string")
 
 

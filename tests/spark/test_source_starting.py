@@ -19,7 +19,7 @@ def bootstrap(broker_under_test):
     return broker_under_test.bootstrap_servers
 
 
-def _rows(spark, records, schema):  # type: ignore[no-untyped-def]
+def _rows(spark, records, schema):
     return spark.createDataFrame([Row(partition=p, offset=o, value=v)
                                   for _k, v, _t, p, o, _ts in records], schema)
 

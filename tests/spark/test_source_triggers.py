@@ -11,7 +11,7 @@ from tests.wire import wait_for
 pytestmark = pytest.mark.integration
 
 
-def _start(spark, bootstrap, topic, table, checkpoint, delay):  # type: ignore[no-untyped-def]
+def _start(spark, bootstrap, topic, table, checkpoint, delay):
     return (spark.readStream.format("pyq").option("kafka.bootstrap.servers", bootstrap)
             .option("subscribe", topic).option("startingOffsets", "earliest")
             .option("minOffsetsPerTrigger", "500").option("maxTriggerDelay", delay).load()
@@ -20,7 +20,7 @@ def _start(spark, bootstrap, topic, table, checkpoint, delay):  # type: ignore[n
             .trigger(processingTime="100 milliseconds").start())
 
 
-def _batches(query) -> list[int]:  # type: ignore[no-untyped-def]
+def _batches(query) -> list[int]:
     return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
 
 

@@ -27,7 +27,7 @@ def bootstrap(broker_under_test):
     return broker_under_test.bootstrap_servers
 
 
-def run(spark, bootstrap: str, topic: str, tmp_path, fail_on_data_loss: str):  # type: ignore[no-untyped-def]
+def run(spark, bootstrap: str, topic: str, tmp_path, fail_on_data_loss: str):
     """One availableNow run into Parquet (which resumes from its checkpoint)."""
     query = (spark.readStream.format("pyq").option("kafka.bootstrap.servers", bootstrap)
              .option("subscribe", topic).option("startingOffsets", "earliest")

@@ -23,7 +23,7 @@ T0 = 1_700_000_000_000
 
 
 @pytest.fixture(scope="module")
-def bootstrap(shared_broker) -> str:  # type: ignore[no-untyped-def]
+def bootstrap(shared_broker) -> str:
     return shared_broker.bootstrap_servers
 
 
@@ -44,14 +44,14 @@ def produce(bootstrap: str, topic: str, per_partition: int, partitions: int, fir
     return rows
 
 
-def read(spark, bootstrap: str, topic: str, **options: str):  # type: ignore[no-untyped-def]
+def read(spark, bootstrap: str, topic: str, **options: str):
     reader = spark.read.format("pyq").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
     for k, v in options.items():
         reader = reader.option(k, v)
     return reader.load().selectExpr("partition", "CAST(value AS STRING) AS value")
 
 
-def expect(spark, got, rows: list[Row]) -> None:  # type: ignore[no-untyped-def]
+def expect(spark, got, rows: list[Row]) -> None:
     assert_df_equality(got, spark.createDataFrame(rows, "partition int, value string"),
                        ignore_row_order=True, ignore_nullable=True)
 

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from broker_sim.timer import ManualClock, SystemTimer, TimerTask
+from broker_sim.timer import ManualClock, SystemTimer, TimerTask, TimerTaskList
 from tests.timer.timer_helpers import RecordingTask, SyncExecutor, advance_to, manual_timer
 
 HOUR = 3_600_000
@@ -15,6 +15,13 @@ DELAYS = [
     1, 2, 19, 20, 21, 399, 400, 401, 7_999, 8_000, 8_001, 159_999, 160_000, 160_001,
     3_199_999, 3_200_001, HOUR, 17 * HOUR + 7, 3 * 24 * HOUR + 5,
 ]
+
+
+def bucket_of(task: TimerTask) -> TimerTaskList:
+    """The bucket ``task`` is in (it must be in one)."""
+    entry = task.timer_task_entry
+    assert entry is not None and entry.list is not None, "the task is in no bucket"
+    return entry.list
 
 
 def test_tasks_run_at_their_due_time_in_order_across_all_levels() -> None:
@@ -53,7 +60,7 @@ def test_entry_cascades_from_overflow_wheels_into_finer_ones() -> None:
     levels = timer.wheel.levels()
 
     def where(t: TimerTask) -> tuple[int, int]:
-        bucket = t.timer_task_entry.list
+        bucket = bucket_of(t)
         level = next(i for i, w in enumerate(levels) if bucket in w.buckets)
         return level, bucket.expiration
 
@@ -78,10 +85,10 @@ def test_cancel_at_every_level(delay: int) -> None:
     timer.add(keep)
     timer.add(victim)
     entry = victim.timer_task_entry
-    bucket = entry.list
+    bucket = bucket_of(victim)
     assert timer.size == 2 and len(bucket) == 2
     victim.cancel()
-    assert entry.list is None and bucket.entries() == [keep.timer_task_entry]
+    assert entry is not None and entry.list is None and bucket.entries() == [keep.timer_task_entry]
     assert timer.size == 1
     advance_to(timer, clock, 777 + delay)
     assert log == [("keep", 777 + delay)]
@@ -111,10 +118,10 @@ def test_bucket_reuse_and_reoffer() -> None:
     a = RecordingTask(5, "a", log, clock)
     b = RecordingTask(5, "b", log, clock)
     timer.add(a)
-    bucket = a.timer_task_entry.list
+    bucket = bucket_of(a)
     assert len(queue) == 1 and bucket.expiration == 5
     timer.add(b)  # same bucket, same expiration: set_expiration unchanged, not re-offered
-    assert b.timer_task_entry.list is bucket and len(queue) == 1
+    assert bucket_of(b) is bucket and len(queue) == 1
     advance_to(timer, clock, 5)
     assert [x for x, _ in log] == ["a", "b"] and bucket.expiration == -1 and len(queue) == 0
     timer.add(RecordingTask(5, "d", log, clock))  # the wheel's time moves when a bucket expires
@@ -122,7 +129,7 @@ def test_bucket_reuse_and_reoffer() -> None:
     assert timer.wheel.current_time == 10
     c = RecordingTask(15, "c", log, clock)  # due 25: slot 25 % 20 == 5 again, next round
     timer.add(c)
-    assert c.timer_task_entry.list is bucket and bucket.expiration == 25 and len(queue) == 1
+    assert bucket_of(c) is bucket and bucket.expiration == 25 and len(queue) == 1
     advance_to(timer, clock, 25)
     assert log[-1] == ("c", 25)
 

@@ -28,7 +28,7 @@ _op = st.one_of(
 )
 def test_timer_matches_naive_model(wheel_size: int, start: int, ops: list[tuple[str, int]]) -> None:
     timer, clock = manual_timer(start_ms=start, wheel_size=wheel_size)
-    log: list[tuple[object, int]] = []
+    log: list[tuple[int, int]] = []  # (task index, when it ran)
     tasks: list[RecordingTask] = []
     due: dict[int, int] = {}  # model: index -> due time, for tasks neither run nor cancelled
     due_at: dict[int, int] = {}

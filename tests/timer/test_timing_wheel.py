@@ -33,6 +33,11 @@ def _level_and_slot(wheel: TimingWheel, entry: TimerTaskEntry) -> tuple[int, int
     raise AssertionError("entry is in no bucket")
 
 
+def _bucket(entry: TimerTaskEntry) -> TimerTaskList:
+    assert entry.list is not None, "entry is in no bucket"
+    return entry.list
+
+
 def test_geometry() -> None:
     wheel, _, _ = _wheel(tick=2, size=10, start=7)
     assert wheel.interval == 20
@@ -52,7 +57,7 @@ def test_docstring_worked_example() -> None:
     assert _level_and_slot(wheel, e30) == (2, 1)  # same bucket, offered once
     assert [(w.tick_ms, w.interval) for w in wheel.levels()] == [(1, 4), (4, 16), (16, 64)]
     assert len(queue) == 3
-    assert [b.expiration for b in (e2.list, e5.list, e17.list)] == [2, 4, 16]
+    assert [_bucket(e).expiration for e in (e2, e5, e17)] == [2, 4, 16]
 
     ran: list[int] = []
 
@@ -71,7 +76,7 @@ def test_docstring_worked_example() -> None:
     assert [w.current_time for w in wheel.levels()] == [2, 0, 0]
     expire_until(4)
     assert [w.current_time for w in wheel.levels()] == [4, 4, 0]
-    assert _level_and_slot(wheel, e5) == (0, 1) and e5.list.expiration == 5
+    assert _level_and_slot(wheel, e5) == (0, 1) and _bucket(e5).expiration == 5
     expire_until(5)
     assert ran == [2, 5]
     l0s1 = wheel.buckets[1]
@@ -79,11 +84,11 @@ def test_docstring_worked_example() -> None:
     expire_until(16)
     assert [w.current_time for w in wheel.levels()] == [16, 16, 16]
     assert e17.list is l0s1 and l0s1.expiration == 17  # bucket reused for a new round
-    assert _level_and_slot(wheel, e30) == (1, 3) and e30.list.expiration == 28
+    assert _level_and_slot(wheel, e30) == (1, 3) and _bucket(e30).expiration == 28
     expire_until(17)
     assert ran == [2, 5, 17]
     expire_until(28)
-    assert _level_and_slot(wheel, e30) == (0, 2) and e30.list.expiration == 30
+    assert _level_and_slot(wheel, e30) == (0, 2) and _bucket(e30).expiration == 30
     expire_until(29)
     assert ran == [2, 5, 17]
     expire_until(30)
@@ -96,6 +101,7 @@ def test_expired_or_cancelled_entries_are_refused() -> None:
     assert not wheel.add(_entry(100))  # due within the current tick
     assert not wheel.add(_entry(50))
     e = _entry(101)
+    assert e.task is not None
     e.task.cancel()  # the task no longer points at e
     assert e.cancelled and not wheel.add(e)
     assert len(queue) == 0
@@ -134,7 +140,7 @@ def test_bucket_reuse_reoffers_only_on_a_changed_expiration() -> None:
     assert queue.poll(0) is None  # not due yet
     clock.advance(3)
     bucket = queue.poll(0)
-    assert bucket is a.list
+    assert bucket is not None and bucket is a.list
     wheel.advance_clock(3)
     bucket.flush(lambda e: None)
     assert bucket.expiration == -1

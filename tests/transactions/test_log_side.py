@@ -81,10 +81,10 @@ def read_all_librdkafka(bootstrap: str, isolation: str, expected: int) -> list[s
     while time.monotonic() < deadline:
         for m in consumer.consume(num_messages=100, timeout=0.5):
             if m.error() is None:
-                out.append(m.value().decode())
+                out.append((m.value() or b"").decode())
         if len(out) >= expected:
             break
-    out.extend(m.value().decode() for m in consumer.consume(num_messages=100, timeout=1.0)
+    out.extend((m.value() or b"").decode() for m in consumer.consume(num_messages=100, timeout=1.0)
                if m.error() is None)
     consumer.close()
     return out

@@ -30,10 +30,10 @@ def topic(bootstrap, request) -> str:
 
 def committed_values(bootstrap: str, topic: str, isolation: str = "read_committed") -> list[bytes]:
     with Fetcher(bootstrap_servers=bootstrap, isolation_level=isolation) as f:
-        out = []
+        out: list[bytes] = []
         for p in range(2):
             start, end = f.offset_bounds(topic, p)
-            out.extend(r.value for r in f.iter_records(topic, p, start, end))
+            out.extend(r.value or b"" for r in f.iter_records(topic, p, start, end))
     return sorted(out)
 
 

@@ -45,9 +45,9 @@ def read(bootstrap: str, topic: str, isolation: str, expected: int,
     out: list[str] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and len(out) < expected:
-        out.extend(m.value().decode() for m in consumer.consume(num_messages=500, timeout=0.5)
+        out.extend((m.value() or b"").decode() for m in consumer.consume(num_messages=500, timeout=0.5)
                    if m.error() is None)
-    out.extend(m.value().decode() for m in consumer.consume(num_messages=500, timeout=1.0)
+    out.extend((m.value() or b"").decode() for m in consumer.consume(num_messages=500, timeout=1.0)
                if m.error() is None)  # anything beyond what is expected shows up here
     consumer.close()
     return sorted(out)
