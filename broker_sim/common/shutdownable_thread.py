@@ -78,14 +78,20 @@ class PeriodicThread(ShutdownableThread):
     """Runs ``action()`` every ``interval_ms`` (first run one interval after start).
 
     For housekeeping such as the log-retention check. A failing ``action`` is logged and
-    tried again at the next interval; :meth:`stop` interrupts the wait at once.
+    tried again at the next interval; :meth:`stop` interrupts the wait at once. ``runs``
+    counts the runs of ``action`` that have ended (failed ones too): a test that must show
+    something did *not* happen waits for it to advance instead of sleeping.
     """
 
     def __init__(self, name: str, interval_ms: int, action: Callable[[], object]) -> None:
         super().__init__(name)
         self.interval_ms = interval_ms
         self._action = action
+        self.runs = 0  # written by this thread only
 
     def run_once(self) -> None:
         if not self.stopping.wait(self.interval_ms / 1000):
-            self._action()
+            try:
+                self._action()
+            finally:
+                self.runs += 1

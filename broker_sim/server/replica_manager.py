@@ -362,6 +362,11 @@ class ReplicaManager:
         self.fetch_purgatory.check_and_complete(key)
 
     # ---- ISR maintenance -------------------------------------------------------------------
+    @property
+    def isr_maintenance_runs(self) -> int:
+        """How many rounds of :meth:`maintain_isr` the background thread has finished."""
+        return self._isr_thread.runs
+
     def maintain_isr(self, now: int) -> None:
         for p in self.partitions():
             proposed = p.proposed_isr(now, self.replica_lag_time_max_ms, self._fenced)

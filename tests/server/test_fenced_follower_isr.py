@@ -8,7 +8,6 @@ time. The leader leaves fenced brokers out (KIP-841); once the broker returns, i
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from broker_sim.controller.server import ControllerServer
@@ -44,8 +43,11 @@ def test_a_fenced_follower_stays_out_of_the_isr_until_its_broker_returns(tmp_pat
         brokers[follower_id].shutdown()  # its session lapses: fenced, out of the ISR
         wait_for(lambda: partition.isr == [leader_id], timeout=30, what="the ISR to shrink")
         # caught up at its last fetch and well within replica.lag.time.max.ms, but fenced:
-        # several ISR-maintenance rounds pass without asking for it back
-        time.sleep(2)
+        # several ISR-maintenance rounds, all begun after the shrink, pass without asking for
+        # it back
+        rounds = leader.replica_manager.isr_maintenance_runs
+        wait_for(lambda: leader.replica_manager.isr_maintenance_runs >= rounds + 4,
+                 what="four more ISR-maintenance rounds")
         assert not [isr for isr in proposals if follower_id in isr], proposals
         assert partition.isr == [leader_id]
 
