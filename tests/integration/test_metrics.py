@@ -5,28 +5,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import urllib.request
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from prometheus_client.parser import text_string_to_metric_families
 
+from tests.metrics import scrape, value
 from tests.wire import create_topic, partition_states, wait_for, wait_for_topic_everywhere
 
 pytestmark = pytest.mark.integration
-
-
-def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """Every sample of the endpoint: (sample name, sorted labels) -> value."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
-        assert r.headers["Content-Type"].startswith("text/plain")
-        text = r.read().decode()
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
-
-
-def value(samples: dict, name: str, **labels: str) -> float:
-    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
 def test_metrics_are_off_by_default(broker_factory):

@@ -13,6 +13,7 @@ from kafka.admin import NewTopic
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import NotEnoughReplicas
 from broker_sim.protocol.records import RecordBatchBuilder
+from tests.metrics import scrape, value
 from tests.wire import WireClient, partition_states, produce_body, wait_for
 
 pytestmark = pytest.mark.integration
@@ -140,7 +141,8 @@ def test_paused_followers_leave_the_isr_and_rejoin(cluster_factory):
 
 
 def test_divergent_leader_truncates_when_it_returns_as_follower(cluster_factory):
-    cluster = cluster_factory(3, overrides={"replica.lag.time.max.ms": "30000"}, session_timeout_ms=3000)
+    cluster = cluster_factory(3, overrides={"replica.lag.time.max.ms": "30000", "metrics.port": "0"},
+                              session_timeout_ms=3000)
     topic = "diverge"
     create(cluster.bootstrap_servers, topic, 1, 3, {"min.insync.replicas": "1"})
     states = wait_for(lambda: fully_replicated(cluster, topic, 1), what="3 in sync")
@@ -155,9 +157,20 @@ def test_divergent_leader_truncates_when_it_returns_as_follower(cluster_factory)
     # the followers stop replicating; the leader appends records nobody else gets
     for f in followers:
         f.pause()
-    # let the followers' outstanding long-poll fetches (500 ms) answer empty, so that no
-    # fetch is waiting at the leader to carry the next records out
-    time.sleep(1.5)
+    # until the followers' outstanding long-poll fetches (500 ms) have answered empty, so
+    # that no fetch is waiting at the leader to carry the next records out: none in its
+    # Fetch purgatory or its request queue, and no Fetch answered since the last look
+    assert leader.metrics_port is not None
+    answered: list[float] = []
+
+    def no_fetch_waiting() -> bool:
+        s = scrape(leader.metrics_port)
+        answered.append(value(s, "pyq_requests_total", api="Fetch"))
+        return (value(s, "pyq_purgatory_delayed_operations", purgatory="Fetch") == 0
+                and value(s, "pyq_request_queue_size") == 0
+                and len(answered) >= 2 and answered[-1] == answered[-2])
+
+    wait_for(no_fetch_waiting, timeout=10, what="no follower fetch waiting at the leader")
     with WireClient(leader.port) as c:
         for i in range(3):
             r = c.request(ApiKey.PRODUCE, 8, produce_body(topic, 0, batch(b"doomed-%d" % i), acks=1))
@@ -182,14 +195,16 @@ def test_divergent_leader_truncates_when_it_returns_as_follower(cluster_factory)
     assert values == [b"committed-%d" % i for i in range(5)] + [b"after-failover"]
     assert "truncating follower log" in leader.output()
 
-    # every replica holds exactly the same bytes
-    time.sleep(1.0)
+    # every replica holds exactly the same bytes (the followers fetch the last batch in
+    # their own time: read while they run until all agree, then again once stopped)
+    def replica_bytes() -> list[bytes]:
+        return [b"".join(f.read_bytes() for f in sorted(Path(b.data_dir, "logs", f"{topic}-0").glob("*.log")))
+                for b in cluster.brokers]
+
+    wait_for(lambda: len(set(replica_bytes())) == 1, what="every replica holding the same bytes")
     for b in cluster.brokers:
         b.stop()
-    contents = []
-    for b in cluster.brokers:
-        files = sorted(Path(b.data_dir, "logs", f"{topic}-0").glob("*.log"))
-        contents.append(b"".join(f.read_bytes() for f in files))
+    contents = replica_bytes()
     assert contents[0] == contents[1] == contents[2]
     assert b"doomed" not in contents[leader_id]
 
