@@ -256,6 +256,11 @@ class Broker:
     def bootstrap_servers(self) -> str:
         return f"{self.host}:{self.port}"
 
+    @property
+    def retention_checks(self) -> int:
+        """How many log-retention checks (``log.retention.check.interval.ms``) have finished."""
+        return 0 if self._retention_thread is None else self._retention_thread.runs
+
     def listener_address(self, name: str) -> str:
         """``host:port`` of listener ``name`` (e.g. "SASL_SSL"), as bound."""
         listener = self.socket_server.listener(name)

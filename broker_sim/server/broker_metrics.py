@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import Counter
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from ..metrics import MetricsServer, NetworkCollector, WaitingCollector
@@ -48,6 +48,19 @@ class PartitionCollector(Collector):
         yield GaugeMetricFamily("pyq_under_min_isr_partitions",
                                 "Partitions led here whose ISR is below min.insync.replicas",
                                 value=under_min)
+
+
+class HousekeepingCollector(Collector):
+    """``pyq_log_retention_checks_total``: log-retention checks finished, read when scraped
+    (one every ``log.retention.check.interval.ms``; shows a check ran even when it deleted
+    nothing)."""
+
+    def __init__(self, retention_checks: Callable[[], int]) -> None:
+        self.retention_checks = retention_checks
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        yield CounterMetricFamily("pyq_log_retention_checks", "Log-retention checks finished",
+                                  value=self.retention_checks())
 
 
 class BrokerMetrics:
@@ -94,6 +107,7 @@ class BrokerMetrics:
         registry.register(WaitingCollector(
             purgatories, lambda: [embedded.timer] if embedded is not None else []))
         registry.register(PartitionCollector(rm.partitions))
+        registry.register(HousekeepingCollector(lambda: broker.retention_checks))
         if embedded is not None:
             from ..controller.metrics import ControllerCollector
             registry.register(ControllerCollector(embedded))

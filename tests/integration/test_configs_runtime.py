@@ -20,6 +20,7 @@ from broker_sim.process import BrokerProcess
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import NotEnoughReplicas
 from broker_sim.protocol.records import RecordBatchBuilder
+from tests.metrics import scrape, value
 from tests.wire import (
     WireClient,
     list_offsets_body,
@@ -131,9 +132,19 @@ def _segments(data_dir: Path, topic: str) -> list[Path]:
     return sorted((data_dir / "logs" / f"{topic}-0").glob("*.log"))
 
 
+def retention_checks(broker: BrokerProcess, n: int) -> None:
+    """Until the broker has finished ``n`` more log-retention checks (its metrics endpoint)."""
+    assert broker.metrics_port is not None
+    port = broker.metrics_port
+    start = value(scrape(port), "pyq_log_retention_checks_total")
+    wait_for(lambda: value(scrape(port), "pyq_log_retention_checks_total") >= start + n,
+             what=f"{n} more log-retention checks")
+
+
 def test_segment_bytes_and_retention_changed_at_runtime(broker_factory, tmp_path: Path) -> None:
     data_dir = tmp_path / "b"
-    broker = broker_factory(data_dir, overrides={"log.retention.check.interval.ms": "200"})
+    broker = broker_factory(data_dir, overrides={"log.retention.check.interval.ms": "200",
+                                                 "metrics.port": "0"})
     topic = "retention-runtime"
     with WireClient(broker.port) as c:
         r = c.request(ApiKey.CREATE_TOPICS, 4, {
@@ -155,7 +166,7 @@ def test_segment_bytes_and_retention_changed_at_runtime(broker_factory, tmp_path
     rolled = _segments(data_dir, topic)
     assert len(rolled) >= 4, rolled  # the new size applies to the segments that follow
 
-    time.sleep(0.6)  # a few retention runs: two-hour-old records are young for 7 days
+    retention_checks(broker, 3)  # two-hour-old records are young for 7 days
     assert earliest(broker.port, topic) == 0
     assert alter(broker.port, 2, topic, ("retention.ms", SET, str(HOUR_MS))) == (0, None)
     wait_for(lambda: earliest(broker.port, topic) > 0, what="old segments deleted")
@@ -165,7 +176,8 @@ def test_segment_bytes_and_retention_changed_at_runtime(broker_factory, tmp_path
 def test_cleanup_policy_compact_alone_keeps_old_segments(broker_factory, tmp_path: Path) -> None:
     """Retention by time belongs to ``delete``: a ``compact`` topic keeps its segments."""
     data_dir = tmp_path / "b"
-    broker = broker_factory(data_dir, overrides={"log.retention.check.interval.ms": "200"})
+    broker = broker_factory(data_dir, overrides={"log.retention.check.interval.ms": "200",
+                                                 "metrics.port": "0"})
     topic = "compact-keeps"
     with WireClient(broker.port) as c:
         r = c.request(ApiKey.CREATE_TOPICS, 4, {
@@ -179,7 +191,7 @@ def test_cleanup_policy_compact_alone_keeps_old_segments(broker_factory, tmp_pat
                 topic, 0, batch(b"v" * 200, timestamp=int(time.time() * 1000) - 2 * HOUR_MS + i), acks=1))
             assert r.responses[0].partition_responses[0].error_code == 0
     assert alter(broker.port, 2, topic, ("retention.ms", SET, "1000")) == (0, None)
-    time.sleep(0.8)
+    retention_checks(broker, 4)
     assert earliest(broker.port, topic) == 0
     assert alter(broker.port, 2, topic, ("cleanup.policy", SET, "compact,delete")) == (0, None)
     wait_for(lambda: earliest(broker.port, topic) > 0, what="retention once delete is in the policy")
