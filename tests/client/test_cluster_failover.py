@@ -197,9 +197,11 @@ def test_idempotent_producer_survives_leader_kill(cluster_factory, restart):
     assert len(acked) == TOTAL
     assert len(records) == TOTAL
 
-    # Every live replica holds the same bytes (nothing more is produced: one replica
-    # fetch round, 500 ms long polls, lets every follower reach the leader's end).
-    time.sleep(1.5)
+    # Every live replica holds the same bytes (nothing more is produced; the followers
+    # reach the leader's end in their own fetch round: read while they run until all
+    # agree, then again once stopped).
+    wait_for(lambda: all(len({replica_bytes(b, p) for b in live}) == 1 for p in range(PARTITIONS)),
+             what="every live replica holding the same bytes")
     for b in live:
         b.stop()
     for p in range(PARTITIONS):
