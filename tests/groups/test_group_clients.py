@@ -15,6 +15,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from broker_sim.cluster import LocalCluster
 from connector.client.admin import Admin
 from tests.groups.group_clients import ConsumerProcess, covers, wait_for
+from tests.metrics import scrape, value
 from tests.wire import wait_for_topic_everywhere
 
 pytestmark = pytest.mark.cluster
@@ -34,7 +35,7 @@ def cluster(tmp_path_factory):
     c = LocalCluster(tmp_path_factory.mktemp("groups"), 3, overrides={
         "group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "1000",
         "group.consumer.session.timeout.ms": str(CONSUMER_SESSION_MS),
-        "group.consumer.heartbeat.interval.ms": "500"})
+        "group.consumer.heartbeat.interval.ms": "500", "metrics.port": "0"})
     c.start()
     yield c
     c.stop()
@@ -58,6 +59,12 @@ def make_topic(bootstrap: str, name: str, records: int) -> set[str]:
         producer.produce(name, v.encode(), partition=i % PARTITIONS)
     assert producer.flush(30) == 0
     return values
+
+
+def heartbeats_answered(cluster: LocalCluster, api: str) -> float:
+    """Heartbeats (``api``: "Heartbeat" or "ConsumerGroupHeartbeat") every broker answered."""
+    return sum(value(scrape(b.metrics_port), "pyq_requests_total", api=api)
+               for b in cluster.brokers if b.metrics_port is not None)
 
 
 def start(consumers: list, *args, **kwargs) -> ConsumerProcess:
@@ -135,7 +142,7 @@ def test_a_static_member_restarted_within_its_session_keeps_its_partitions(
     topic, group = f"static-{client}", f"static-{client}"
     make_topic(bootstrap, topic, 60)
     members = [start(consumers, client, bootstrap, group, topic, session_ms=20_000,
-                     instance_id=f"pod-{i}") for i in range(3)]
+                     instance_id=f"pod-{i}", heartbeat_ms=500) for i in range(3)]
     wait_for(lambda: covers(members, PARTITIONS) and all(len(m.assignment) == 2 for m in members),
              60, "three static members with two partitions each")
     before = [list(m.assignment) for m in members]
@@ -145,10 +152,15 @@ def test_a_static_member_restarted_within_its_session_keeps_its_partitions(
     else:
         members[0].kill()
     again = start(consumers, client, bootstrap, group, topic, session_ms=20_000,
-                  instance_id="pod-0")
+                  instance_id="pod-0", heartbeat_ms=500)
     wait_for(lambda: again.assignment == before[0], 30, "the restarted member's old partitions",
              consumers)
-    time.sleep(2)
+    # A rebalance would reach the others in a heartbeat's answer: let every member
+    # heartbeat twice more (500 ms apart; 3 members) before looking at theirs.
+    api = "ConsumerGroupHeartbeat" if client == "confluent-consumer" else "Heartbeat"
+    answered = heartbeats_answered(cluster, api)
+    wait_for(lambda: heartbeats_answered(cluster, api) >= answered + 2 * 3, 30,
+             "two more heartbeats of every member", consumers)
     assert [len(m.assignments) for m in members[1:]] == others, "the others saw a rebalance"
     with Admin(bootstrap_servers=bootstrap) as admin:
         if client == "confluent-consumer":
