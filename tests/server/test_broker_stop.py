@@ -54,8 +54,10 @@ def test_stopping_a_broker_abandons_the_clean_in_progress(tmp_path: Path) -> Non
         _topic_configs(broker.port, "compacted", {"min.compaction.lag.ms": "0"})
         cleaner = broker.log_cleaner
         assert cleaner is not None
-        wait_for(lambda: cleaner._busy, timeout=10, interval=0.005, what="the cleaner at work")
-        time.sleep(0.3)  # well into the pass
+        # well into the pass: the offset map is built and the segment is being rewritten
+        # into cleaning/ (which stopping must drop)
+        wait_for(lambda: (log.dir / CLEANING).is_dir(), timeout=30, interval=0.005,
+                 what="the cleaner rewriting the segment")
         assert cleaner.cleans == 0
         started = time.monotonic()
     finally:
