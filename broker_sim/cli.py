@@ -16,6 +16,11 @@ controller, reported as ``metrics on HOST:PORT`` before the listening line. On `
 it applies to the controller and every broker: 0 gives each a free port, N gives the
 controller N and broker i N+1+i.
 
+``--override schema.registry.listeners=http://127.0.0.1:N`` (0: a free port) serves the
+schema registry's REST API (the Confluent Schema Registry API, schemas kept in the
+``_schemas`` topic), reported as ``schema registry on URL`` before the listening line; on
+``cluster`` every broker serves it (N: broker i on N+i) and the URLs are printed.
+
 ``--add-scram 'SCRAM-SHA-256=[name=admin,password=admin-secret]'`` (repeatable) stores a
 SCRAM credential with the controller at start, as ``kafka-storage format --add-scram``
 does: on a single broker, on ``controller`` and on ``cluster``.
@@ -127,6 +132,8 @@ def run_broker(argv: list[str]) -> int:
         print(f"listener {listener}", flush=True)
     if broker.metrics_port is not None:
         print(f"metrics on {config.host}:{broker.metrics_port}", flush=True)
+    if broker.schema_registry_url is not None:
+        print(f"schema registry on {broker.schema_registry_url}", flush=True)
     print(f"listening on {broker.host}:{broker.port}", flush=True)
     try:
         _wait_for_signal()
@@ -206,7 +213,11 @@ def run_cluster(argv: list[str]) -> int:
                 print(f"broker {b.broker_id} listener {name}://{address}", flush=True)
         if b.metrics_port is not None:
             print(f"broker {b.broker_id} metrics on {b.host}:{b.metrics_port}", flush=True)
+        if b.schema_registry_url is not None:
+            print(f"broker {b.broker_id} schema registry on {b.schema_registry_url}", flush=True)
     print(f"bootstrap servers: {cluster.bootstrap_servers}", flush=True)
+    if cluster.schema_registry_url is not None:
+        print(f"schema registry: {cluster.schema_registry_url}", flush=True)
     try:
         _wait_for_signal()
     finally:

@@ -14,6 +14,11 @@ Every child holds a lifeline to the process that started it (see
 ``metrics.port`` in ``overrides`` turns on every process's metrics endpoint: 0 gives each
 a free port; N gives the controller N and broker i N+1+i. Each process's bound port is its
 ``metrics_port``.
+
+``schema.registry.listeners`` in ``overrides`` makes every broker serve the schema
+registry: port 0 gives each a free port; N gives broker i N+i.
+:attr:`LocalCluster.schema_registry_url` lists every running broker's URL, comma-separated
+(the form registry clients take: they try the next URL when one does not answer).
 """
 
 from __future__ import annotations
@@ -22,6 +27,12 @@ import sys
 from pathlib import Path
 
 from .process import BrokerProcess, ManagedProcess
+
+
+def _nth_port(url: str, i: int) -> str:
+    """``scheme://host:N`` -> ``scheme://host:N+i`` (port 0 stays 0: each a free port)."""
+    head, _, port = url.rpartition(":")
+    return url if not port.isdigit() or int(port) == 0 else f"{head}:{int(port) + i}"
 
 
 class LocalCluster:
@@ -55,6 +66,13 @@ class LocalCluster:
         assert all(p is not None for p in ports), "a broker that never started has no port"
         return [p for p in ports if p is not None]
 
+    @property
+    def schema_registry_url(self) -> str | None:
+        """Every running broker's schema registry URL, comma-separated; None without one."""
+        urls = [b.schema_registry_url for b in self.brokers
+                if b.schema_registry_url and b.proc is not None and b.proc.poll() is None]
+        return ",".join(urls) if urls else None
+
     def listener_bootstrap(self, name: str) -> str:
         """``host:port,...`` of every broker's listener ``name`` (e.g. "SASL_SSL")."""
         return ",".join(b.listeners[name] for b in self.brokers if name in b.listeners)
@@ -67,6 +85,9 @@ class LocalCluster:
                 overrides = {"controller": controller, **self.overrides}
                 if self._metrics_base:  # N: broker i on N+1+i (0: every process a free port)
                     overrides["metrics.port"] = str(self._metrics_base + 1 + i)
+                registry = overrides.get("schema.registry.listeners")
+                if registry:
+                    overrides["schema.registry.listeners"] = _nth_port(registry, i)
                 b = BrokerProcess(self.data_dir / f"broker-{i}", broker_id=i, overrides=overrides,
                                   python=self.python)
                 self.brokers.append(b)

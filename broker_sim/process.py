@@ -8,7 +8,9 @@ child's own process id: SIGTERM for a clean shutdown, SIGKILL to simulate a cras
 Every child holds a :class:`~broker_sim.lifeline.Lifeline` to this process: if this
 process dies without stopping it (``kill -9`` included), the child shuts itself down.
 A child started with ``metrics.port`` also reports ``metrics on HOST:PORT`` before its
-listening line; :attr:`ManagedProcess.metrics_port` is that port.
+listening line; :attr:`ManagedProcess.metrics_port` is that port. A broker with
+``schema.registry.listeners`` reports ``schema registry on URL``
+(:attr:`ManagedProcess.schema_registry_url`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from .lifeline import Lifeline
 _LISTENING = re.compile(r"^listening on (\S+):(\d+)$", re.M)
 _LISTENER = re.compile(r"^listener (\w+)://(\S+):(\d+)$", re.M)
 _METRICS = re.compile(r"^metrics on (\S+):(\d+)$", re.M)
+_SCHEMA_REGISTRY = re.compile(r"^schema registry on (\S+)$", re.M)
 
 P = TypeVar("P", bound="ManagedProcess")
 
@@ -43,6 +46,8 @@ class ManagedProcess:
         self.listeners: dict[str, str] = {}
         #: Port of the child's metrics endpoint, from its ``metrics on HOST:PORT`` line.
         self.metrics_port: int | None = None
+        #: URL of the child's schema registry, from its ``schema registry on URL`` line.
+        self.schema_registry_url: str | None = None
         self.proc: subprocess.Popen[bytes] | None = None
         self._lifeline: Lifeline | None = None
         self.log_path = self.data_dir / log_name
@@ -79,6 +84,8 @@ class ManagedProcess:
                 self.listeners = {n: f"{h}:{p}" for n, h, p in _LISTENER.findall(text)}
                 metrics = _METRICS.search(text)
                 self.metrics_port = int(metrics.group(2)) if metrics else None
+                registry = _SCHEMA_REGISTRY.search(text)
+                self.schema_registry_url = registry.group(1) if registry else None
                 return self
             if self.proc.poll() is not None:
                 self._drop_lifeline()
@@ -153,6 +160,8 @@ class BrokerProcess(ManagedProcess):
         overrides = dict(self.overrides)
         if "listeners" in overrides and self.listeners:  # a restart keeps every listener's port
             overrides["listeners"] = ",".join(f"{n}://{a}" for n, a in self.listeners.items())
+        if "schema.registry.listeners" in overrides and self.schema_registry_url:
+            overrides["schema.registry.listeners"] = self.schema_registry_url  # and the registry's
         for k, v in overrides.items():
             cmd += ["--override", f"{k}={v}"]
         for spec in self.add_scram:

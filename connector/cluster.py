@@ -41,6 +41,17 @@ secured listener's, and :meth:`EmbeddedCluster.client_options` /
         Admin(cluster.client_options()).create_topic("events")
         spark.read.format("pyq").options(**cluster.spark_options()).option("subscribe", "events")
 
+Schema registry (``schema_registry=True``): every broker serves the Confluent Schema
+Registry REST API (schemas in the ``_schemas`` topic) on a free port;
+:attr:`EmbeddedCluster.schema_registry_url` is every running broker's URL, comma-separated
+(what confluent-kafka's ``SchemaRegistryClient`` takes as ``url``), and
+:meth:`EmbeddedCluster.schema_registry_options` the whole client configuration. On a TLS
+cluster the registry is ``https://`` with the broker's certificate; on a SASL cluster it
+asks HTTP basic credentials of the SCRAM users::
+
+    with EmbeddedCluster(schema_registry=True) as cluster:
+        registry = SchemaRegistryClient(cluster.schema_registry_options())
+
 Processes started again by ``start()`` pick new ephemeral ports, so read
 ``bootstrap_servers`` after each start. To restart a single broker on its old port, use
 ``cluster.broker(i).stop()`` / ``.start()`` (a :class:`~broker_sim.process.BrokerProcess`).
@@ -70,7 +81,8 @@ class EmbeddedCluster:
     def __init__(self, brokers: int = 3, data_dir: str | Path | None = None,
                  overrides: Mapping[str, str] | None = None, *,
                  session_timeout_ms: int = 3000, security: str | None = None,
-                 users: Mapping[str, str] | None = None, sasl_mechanism: str = "SCRAM-SHA-512") -> None:
+                 users: Mapping[str, str] | None = None, sasl_mechanism: str = "SCRAM-SHA-512",
+                 schema_registry: bool = False) -> None:
         if brokers < 1:
             raise ValueError(f"brokers={brokers} is not allowed: must be at least 1")
         if users and not (security or "").upper().startswith("SASL"):
@@ -84,6 +96,12 @@ class EmbeddedCluster:
         #: The CA, users and options of a secured cluster (None: plaintext only).
         self.security = None if security is None else LocalSecurity(
             self.data_dir / "security", security, users, sasl_mechanism)
+        if schema_registry:
+            tls = self.security is not None and self.security.uses_tls
+            self.overrides.setdefault("schema.registry.listeners",
+                                      f"{'https' if tls else 'http'}://127.0.0.1:0")
+            if self.security is not None and self.security.uses_sasl:
+                self.overrides.setdefault("schema.registry.authentication", "basic")
 
     # ---- where and what -------------------------------------------------------------
     @property
@@ -118,6 +136,25 @@ class EmbeddedCluster:
     def spark_options(self, user: str | None = None) -> dict[str, str]:
         """The same as ``kafka.*`` options for ``spark.read/readStream/write.format("pyq")``."""
         return {f"kafka.{k}": str(v) for k, v in self.client_options(user).items()}
+
+    @property
+    def schema_registry_url(self) -> str:
+        """Every running broker's schema registry URL, comma-separated."""
+        url = self._running().schema_registry_url
+        if url is None:
+            raise RuntimeError("no schema registry: start the cluster with schema_registry=True")
+        return url
+
+    def schema_registry_options(self, user: str | None = None) -> dict[str, str]:
+        """confluent-kafka ``SchemaRegistryClient`` configuration: the URLs, and on a secured
+        cluster the CA and the basic credentials of ``user`` (default the first)."""
+        out = {"url": self.schema_registry_url}
+        if self.security is not None and self.security.uses_tls:
+            out["ssl.ca.location"] = str(self.security.ca.ca_path)
+        if self.security is not None and self.security.uses_sasl:
+            name = user or next(iter(self.security.users))
+            out["basic.auth.user.info"] = f"{name}:{self.security.users[name]}"
+        return out
 
     @property
     def brokers(self) -> list[BrokerProcess]:

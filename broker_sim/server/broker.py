@@ -18,6 +18,11 @@ stops handlers and replication, then flushes and closes the logs.
 Metrics (``metrics.port``): :class:`~.broker_metrics.BrokerMetrics` serves this broker's
 Prometheus endpoint on ``host``; it is started before the socket accepts connections, so
 its port is known (:attr:`Broker.metrics_port`) when ``listening on`` is logged.
+
+Schema registry (``schema.registry.listeners``): a
+:class:`~broker_sim.registry.server.SchemaRegistryServer` on its own HTTP port, started
+after the socket server (it is a client of this broker's inter-broker listener) and
+before ``listening on`` is logged (:attr:`Broker.schema_registry_url`); stopped first.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import dataclasses
 import logging
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from ..common import SYSTEM_CLOCK, Clock, PeriodicThread
 from ..controller.apis import ControllerApis
@@ -56,6 +62,9 @@ from .producer_ids import ProducerIdManager
 from .replica_manager import ReplicaManager
 from .txn_marker_sender import MarkerSender
 
+if TYPE_CHECKING:
+    from ..registry.server import SchemaRegistryServer
+
 log = logging.getLogger(__name__)
 
 
@@ -81,6 +90,8 @@ class Broker:
         self.metrics = BrokerMetrics()
         #: A single broker's embedded controller (None in a cluster).
         self.embedded_controller: Controller | None = None
+        #: The schema registry served by this broker (``schema.registry.listeners``).
+        self.schema_registry: SchemaRegistryServer | None = None
 
     def _controller_client(self) -> ControllerClient:
         cfg = self.config
@@ -170,6 +181,8 @@ class Broker:
             self.metrics.server.start(cfg.host, cfg.metrics_port)
         self.socket_server.start()
         self.lifecycle.start()
+        if cfg.schema_registry_listener is not None:
+            self.schema_registry = self._start_schema_registry()
         self._retention_thread = PeriodicThread(
             "log-retention", cfg.log_retention_check_interval_ms,
             lambda: self.log_manager.cleanup(self.clock.wall_ms()))
@@ -183,6 +196,31 @@ class Broker:
             log.info("broker %d: listener %s (%s)", cfg.broker_id, listener, listener.security_protocol)
         log.info("broker %d listening on %s:%d (data in %s)", cfg.broker_id, self.host, self.port, data_dir)
         return self
+
+    def _start_schema_registry(self) -> SchemaRegistryServer:
+        from ..registry.server import SchemaRegistryServer  # loads werkzeug and avro: only if on
+
+        cfg = self.config
+        assert cfg.schema_registry_listener is not None
+        authenticate = None
+        if cfg.schema_registry_authentication == "basic":
+            def authenticate(user: str, password: str) -> bool:
+                stored = self.apis.security.credentials(user)
+                return any(c.matches_password(m, password) for m, c in stored.items())
+        context = None
+        if cfg.schema_registry_listener.uses_tls:
+            assert cfg.ssl_keystore_location is not None  # checked by BrokerConfig
+            context = server_context(cfg.ssl_keystore_location, cfg.ssl_key_password,
+                                     cfg.ssl_truststore_location, "none")
+        inter = cfg.inter_broker_listener
+        return SchemaRegistryServer.for_broker(
+            cfg.schema_registry_listener, (inter.host, self._inter_broker_port()), cfg.broker_id,
+            authenticate, context).start()
+
+    @property
+    def schema_registry_url(self) -> str | None:
+        """The bound URL of this broker's schema registry; None without one."""
+        return None if self.schema_registry is None else self.schema_registry.url
 
     def _register(self, timeout_s: float = 60.0) -> None:
         deadline = time.monotonic() + timeout_s
@@ -271,6 +309,8 @@ class Broker:
             return
         self._stopped.set()
         log.info("broker %d shutting down", self.config.broker_id)
+        if self.schema_registry is not None:
+            self.schema_registry.shutdown()
         self.metrics.server.shutdown()
         self.socket_server.shutdown()
         self.lifecycle.stop()

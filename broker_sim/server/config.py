@@ -24,6 +24,7 @@ from ..coordinator.transaction.config import TransactionConfig
 from ..log.config import BROKER_LOG_PROPERTIES, LogConfig
 from ..network.listener import Listener, parse_listeners, parse_protocol_map
 from ..protocol.errors import KafkaError
+from ..registry.listener import RegistryListener, parse_authentication, parse_registry_listener
 from ..security.sasl_server import SUPPORTED_MECHANISMS
 from ..security.tls import CLIENT_AUTH
 
@@ -124,6 +125,8 @@ SIMPLE_PROPERTIES: dict[str, tuple[str, Any]] = {
     "authorizer.class.name": ("authorizer_class_name", str.strip),
     "super.users": ("super_users", _parse_super_users),
     "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _parse_bool),
+    "schema.registry.listeners": ("schema_registry_listener", parse_registry_listener),
+    "schema.registry.authentication": ("schema_registry_authentication", parse_authentication),
 }
 
 #: Broker-wide log defaults: Kafka's "log." prefixed names -> the topic-level name.
@@ -200,6 +203,11 @@ class BrokerConfig:
     authorizer_class_name: str = ""
     super_users: tuple[str, ...] = ()
     allow_everyone_if_no_acl_found: bool = False
+    #: pyq's own: serve the schema registry's REST API here (``http://`` or ``https://``
+    #: HOST:PORT, port 0: a free one); None: no registry on this broker.
+    schema_registry_listener: RegistryListener | None = None
+    #: ``basic``: the registry asks HTTP basic credentials of the cluster's SCRAM users.
+    schema_registry_authentication: str = "none"
     #: The group coordinator's settings (``offsets.topic.*``, ``group.*``).
     group: GroupConfig = field(default_factory=GroupConfig)
     #: The transaction coordinator's settings (``transaction.state.log.*``,
@@ -235,6 +243,10 @@ class BrokerConfig:
             raise ConfigError(f"metrics.port={self.metrics_port} is not allowed: must be 0..65535 "
                               "(0 picks a free port)")
         self._check_listeners()
+        registry = self.schema_registry_listener
+        if registry is not None and registry.uses_tls and not self.ssl_keystore_location:
+            raise ConfigError(f"schema.registry.listeners={registry} is not allowed without "
+                              "ssl.keystore.location: https serves the broker's certificate")
 
     def _check_listeners(self) -> None:
         listeners = self.effective_listeners
