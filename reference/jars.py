@@ -7,7 +7,9 @@ written) and list what to fetch:
   (:func:`kafka_jars`, ``kafka.version``);
 - ``reference/spark-kafka/pom.xml``: Spark's own Kafka connector, ``spark-sql-kafka-0-10``
   with the dependencies pyspark does not ship (:func:`spark_kafka_jars`, ``spark.version``;
-  for ``benchmarks/vs_spark_kafka.py``).
+  for ``benchmarks/vs_spark_kafka.py``);
+- ``reference/avro/pom.xml``: Apache Avro's Java library, the judge of the schema
+  registry's compatibility verdicts (:func:`avro_jars`, ``avro.version``).
 
 Maven copies each with its runtime dependencies into ``.cache/<name>-<version>/lib``, and a
 ``complete`` file beside it marks a copy that finished. Later calls find that marker and
@@ -33,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 POM = ROOT / "reference" / "kafka" / "pom.xml"
 SPARK_KAFKA_POM = ROOT / "reference" / "spark-kafka" / "pom.xml"
+AVRO_POM = ROOT / "reference" / "avro" / "pom.xml"
 CACHE = ROOT / ".cache"
 
 
@@ -127,3 +130,9 @@ def spark_kafka_jars() -> KafkaJars:
     has not got them yet (``reference/spark-kafka/pom.xml``)."""
     return _fetched(SPARK_KAFKA_POM, "spark-kafka", "Spark's Kafka connector",
                     spark_kafka_version())
+
+
+def avro_jars() -> KafkaJars:
+    """Apache Avro's Java library (``reference/avro/pom.xml``), fetched first if this clone
+    has not got it yet."""
+    return _fetched(AVRO_POM, "avro", "Apache Avro", pom_property(AVRO_POM, "avro.version"))
