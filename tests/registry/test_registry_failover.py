@@ -39,7 +39,7 @@ def schemas_leader(cluster: EmbeddedCluster, exclude: int | None = None) -> int:
 
 def test_kill_9_of_the_schemas_leader_loses_nothing() -> None:
     with EmbeddedCluster(brokers=3, schema_registry=True) as cluster:
-        urls = [cluster.broker(i).schema_registry_url for i in range(3)]
+        urls = [cluster.broker(i).schema_registry_url or "" for i in range(3)]
         assert all(urls)
         first = SchemaRegistryClient({"url": urls[0]})
         before = {f"events-{i}": first.register_schema(f"events-{i}", Schema(schema(i), "AVRO"))
