@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 import ssl
 from collections.abc import Callable
-from typing import Any
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
@@ -90,10 +89,15 @@ class SchemaRegistryServer:
         return f"{self.listener.scheme}://{self.listener.host}:{self.port}"
 
     def start(self) -> SchemaRegistryServer:
-        kwargs: dict[str, Any] = {"threaded": True, "request_handler": _QuietHandler}
+        httpd = make_server(self.listener.host, self.listener.port, self.app, threaded=True,
+                            request_handler=_QuietHandler)
         if self.ssl_context is not None:
-            kwargs["ssl_context"] = self.ssl_context
-        httpd = make_server(self.listener.host, self.listener.port, self.app, **kwargs)
+            # Wrapped here rather than by werkzeug, to defer each TLS handshake to the
+            # connection's own request thread: werkzeug's wrapping shakes hands inside
+            # accept(), on the one serving thread, where a silent client would stall it.
+            httpd.socket = self.ssl_context.wrap_socket(httpd.socket, server_side=True,
+                                                        do_handshake_on_connect=False)
+            httpd.ssl_context = self.ssl_context  # requests then say https
         httpd.timeout = _POLL_S
         self._httpd = httpd
         self._thread = _ServeThread(httpd, f"schema-registry-http-{self.port}")
