@@ -618,3 +618,8 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
 def error_for_code(code: int) -> type[KafkaError]:
     """The error class for a Kafka error code (UnknownServerError for unknown codes)."""
     return ERRORS_BY_CODE.get(code, UnknownServerError)
+
+
+def code_of(error: KafkaError | None) -> int:
+    """The error code to answer for ``error``: 0 for None (no error)."""
+    return 0 if error is None else error.code

@@ -45,7 +45,6 @@ import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from ...protocol.errors import (
     CoordinatorNotAvailable,
@@ -61,7 +60,9 @@ from ...protocol.errors import (
     UnreleasedInstanceId,
     UnsupportedAssignor,
 )
+from ...purgatory import DelayedOperation, DelayedOperationPurgatory
 from . import consumer_records
+from .config import GroupConfig
 from .consumer_group import (
     JOIN_EPOCH,
     LEAVE_EPOCH,
@@ -76,9 +77,7 @@ from .group import GroupMetadata, GroupState
 from .reconciliation import reconcile
 from .records import Record
 from .server_assignors import ASSIGNORS
-
-if TYPE_CHECKING:
-    from .coordinator import GroupCoordinator
+from .store import GroupStore
 
 log = logging.getLogger(__name__)
 
@@ -174,9 +173,12 @@ def _answer(error: KafkaError) -> HeartbeatAnswer:
 
 
 class ConsumerProtocol:
-    def __init__(self, coordinator: GroupCoordinator) -> None:
-        self.coordinator = coordinator
-        self.config = coordinator.config
+    def __init__(self, config: GroupConfig, store: GroupStore,
+                 purgatory: DelayedOperationPurgatory[DelayedOperation]) -> None:
+        self.config = config
+        self.store = store
+        #: the coordinator's heartbeat purgatory: members' session and revocation timers.
+        self.purgatory = purgatory
         #: topic name -> partition count (0 if there is no such topic); set by the broker.
         self.partitions_of: Callable[[str], int] = lambda topic: 0
         #: every topic a regex subscription may match (internal topics excluded).
@@ -188,11 +190,11 @@ class ConsumerProtocol:
     def heartbeat(self, hb: ConsumerHeartbeat, callback: Callable[[HeartbeatAnswer], None]) -> None:
         """Answer ``hb`` through ``callback`` once what it changed is in the log."""
         error = _invalid(hb, self.config.group_consumer_assignors) \
-            or self.coordinator.store.ownership_error(hb.group_id)
+            or self.store.ownership_error(hb.group_id)
         if error is not None:
             callback(_answer(error))
             return
-        store = self.coordinator.store
+        store = self.store
         group = store.get(hb.group_id)
         if group is None:
             if hb.member_epoch != JOIN_EPOCH:
@@ -221,7 +223,7 @@ class ConsumerProtocol:
             if error is not None:
                 log.warning("group %s: writing %s failed: %s", group.group_id, what, error)
         if recs:
-            self.coordinator.store.append(group.group_id, recs, stored)
+            self.store.append(group.group_id, recs, stored)
 
     def _heartbeat(self, group: GroupMetadata, hb: ConsumerHeartbeat
                    ) -> tuple[HeartbeatAnswer, list[Record]]:
@@ -417,7 +419,7 @@ class ConsumerProtocol:
         if member is None:
             return []
         cg.group_epoch += 1
-        purgatory = self.coordinator.heartbeat_purgatory
+        purgatory = self.purgatory
         purgatory.check_and_complete(self._key(group, member_id, "session"))
         purgatory.check_and_complete(self._key(group, member_id, "revocation"))
         return consumer_records.everything(cg, self.topic_ids(), [member_id])
@@ -461,13 +463,13 @@ class ConsumerProtocol:
 
     def _watch(self, op: ConsumerSessionTimeout | ConsumerRevocationTimeout, group: GroupMetadata,
                member_id: str, kind: str) -> None:
-        self.coordinator.heartbeat_purgatory.try_complete_else_watch(
+        self.purgatory.try_complete_else_watch(
             op, [self._key(group, member_id, kind)])
 
     def _alive(self, group: GroupMetadata, member: ConsumerMember) -> None:
         """Complete the member's session check and arm the next one (O(1) on the wheel)."""
         member.heartbeat_satisfied = True
-        self.coordinator.heartbeat_purgatory.check_and_complete(
+        self.purgatory.check_and_complete(
             self._key(group, member.member_id, "session"))
         member.heartbeat_satisfied = False
         self._watch(ConsumerSessionTimeout(self, group, member.member_id,
@@ -501,18 +503,18 @@ class ConsumerProtocol:
         """Another broker coordinates the group now: its timers here must not fire."""
         cg = group.consumer
         if cg is not None:
-            purgatory = self.coordinator.heartbeat_purgatory
+            purgatory = self.purgatory
             for member_id in cg.members:
                 purgatory.check_and_complete(self._key(group, member_id, "session"))
                 purgatory.check_and_complete(self._key(group, member_id, "revocation"))
 
     # ---- looking at groups --------------------------------------------------------------
     def describe(self, group_id: str) -> ConsumerGroupSummary:
-        error = self.coordinator.store.ownership_error(group_id) if group_id else \
+        error = self.store.ownership_error(group_id) if group_id else \
             InvalidRequest("the group id must not be empty")
         if error is not None:
             return ConsumerGroupSummary(error.code, group_id, message=str(error))
-        group = self.coordinator.store.get(group_id)
+        group = self.store.get(group_id)
         if group is None:
             return ConsumerGroupSummary(GroupIdNotFound.code, group_id,
                                         message=f"group {group_id} not found")

@@ -1,105 +1,44 @@
-"""The group coordinator: Kafka's classic rebalance protocol and committed offsets.
+"""The group coordinator: consumer groups' membership and their committed offsets.
 
-A member joins (JoinGroup), the coordinator waits for every known member to (re)join —
-a :class:`~.delayed.DelayedJoin` in the rebalance purgatory — then starts a new generation
-and answers every waiting join, handing the leader the members' subscriptions; the leader
-computes the assignment and sends it with its SyncGroup; once the group's metadata with
-that assignment is stored in ``__consumer_offsets``, every member's SyncGroup is answered
-with its share and the group is Stable. Heartbeats keep members alive: each member has
-one :class:`~.delayed.DelayedHeartbeat` on the timing wheel, re-armed by every heartbeat;
-when one expires the member is removed and the group rebalances. Heartbeat answers tell
-members of a rebalance (REBALANCE_IN_PROGRESS) so they rejoin.
+One object per broker that the request handlers (``server/group_apis.py``) talk to. It
+composes the concepts Kafka's group coordinator keeps apart, each in its own module with
+its own invariants:
 
-Kafka's refinements are kept: member ids are handed out before the first real join
-(KIP-394, MEMBER_ID_REQUIRED from JoinGroup v4); static members (``group.instance.id``,
-KIP-345) restarted within their session timeout take their old place and assignment back
-without a rebalance, and an old incarnation is fenced (FENCED_INSTANCE_ID); an empty
-group's first rebalance waits ``group.initial.rebalance.delay.ms`` for more members.
-OffsetCommit checks generation and member id; commits with no member id and generation
--1 (a "simple" group, e.g. the Spark source's) are accepted while the group has no members.
+* :class:`~.membership.ClassicMembership` — the classic rebalance protocol: JoinGroup,
+  SyncGroup, Heartbeat, LeaveGroup, member expiry (Kafka's GroupMetadataManager, classic
+  groups);
+* :class:`~.consumer_protocol.ConsumerProtocol` — the consumer rebalance protocol
+  (KIP-848, ConsumerGroupHeartbeat) on the same groups;
+* :class:`~.offsets.OffsetManager` — committed offsets: OffsetCommit, TxnOffsetCommit and
+  its transactional completion, OffsetFetch, OffsetDelete (Kafka's OffsetMetadataManager);
+* :class:`~.admin.GroupAdmin` — DescribeGroups, ListGroups, DeleteGroups.
+
+All of them keep their state in the groups of one :class:`~.store.GroupStore` (the
+partitions of ``__consumer_offsets`` this broker leads) and write every change there
+before it counts. The coordinator owns what they share: the two purgatories (rebalance
+and heartbeat, on one timer) and the store's load and unload hooks.
 
 Threading: request handlers call in concurrently; all work on a group happens under the
 group's lock (:class:`~.group.GroupMetadata`), which its delayed operations share.
-Callbacks answering parked requests run under that lock and only queue responses.
 """
 
 from __future__ import annotations
 
-import logging
-import uuid
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 from ...common import SYSTEM_CLOCK, Clock
-from ...protocol.errors import (
-    CoordinatorLoadInProgress,
-    CoordinatorNotAvailable,
-    FencedInstanceId,
-    GroupIdNotFound,
-    GroupMaxSizeReached,
-    GroupSubscribedToTopic,
-    IllegalGeneration,
-    InconsistentGroupProtocol,
-    InvalidGroupId,
-    InvalidSessionTimeout,
-    KafkaError,
-    MemberIdRequired,
-    NonEmptyGroup,
-    OffsetMetadataTooLarge,
-    RebalanceInProgress,
-    StaleMemberEpoch,
-    UnknownMemberId,
-)
 from ...purgatory import DelayedOperation, DelayedOperationPurgatory
 from ...timer import SystemTimer
+from .admin import GroupAdmin, GroupSummary
 from .config import GroupConfig
 from .consumer_protocol import ConsumerProtocol
-from .delayed import DelayedHeartbeat, DelayedJoin, InitialDelayedJoin
+from .delayed import DelayedJoin
 from .group import CommittedOffset, GroupMetadata, GroupState
-from .member import MemberMetadata
+from .membership import ClassicMembership, JoinResult, Protocols, SyncResult
+from .offsets import OffsetManager
 from .store import GroupStore
-from .subscription import subscribed_topics
 
-log = logging.getLogger(__name__)
-
-S = GroupState
-Protocols = list[tuple[str, bytes]]
-
-
-def _code(e: KafkaError | None) -> int:
-    return 0 if e is None else e.code
-
-
-@dataclass
-class JoinResult:
-    error: int
-    member_id: str
-    generation_id: int = -1
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader_id: str = ""
-    skip_assignment: bool = False
-    #: (member id, group instance id, metadata) of every member: the leader's answer only.
-    members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
-
-
-@dataclass
-class SyncResult:
-    error: int
-    assignment: bytes = b""
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-
-
-@dataclass
-class GroupSummary:
-    error: int
-    group_id: str
-    state: str
-    protocol_type: str
-    protocol_name: str
-    #: (member id, instance id, client id, client host, metadata, assignment)
-    members: list[tuple[str, str | None, str, str, bytes, bytes]]
+__all__ = ["GroupCoordinator", "GroupSummary", "JoinResult", "SyncResult"]
 
 
 class GroupCoordinator:
@@ -113,703 +52,81 @@ class GroupCoordinator:
         self.heartbeat_purgatory: DelayedOperationPurgatory[DelayedOperation] = \
             DelayedOperationPurgatory("Heartbeat", timer=timer, clock=clock,
                                       reaper_enabled=reaper_enabled)
+        #: the consumer rebalance protocol (KIP-848), on the same groups and purgatories.
+        self.consumer = ConsumerProtocol(config, store, self.heartbeat_purgatory)
+        self.membership = ClassicMembership(config, store, clock, self.join_purgatory,
+                                            self.heartbeat_purgatory, self.consumer)
+        self.offsets = OffsetManager(config, store, self.membership.complete_and_schedule_heartbeat)
+        self.admin = GroupAdmin(store, clock)
         store.on_loaded = self._on_loaded
         store.on_unloaded = self._on_unloaded
-        #: the consumer rebalance protocol (KIP-848), on the same groups and purgatories.
-        self.consumer = ConsumerProtocol(self)
 
-    # ---- checks -------------------------------------------------------------------------
-    def _check(self, group_id: str, needs_id: bool = True) -> KafkaError | None:
-        if needs_id and not group_id:
-            return InvalidGroupId("the group id must not be empty")
-        return self.store.ownership_error(group_id)
-
-    def _now(self) -> int:
-        return self.clock.wall_ms()
-
-    # ---- JoinGroup ----------------------------------------------------------------------
+    # ---- the classic protocol (membership.py) -------------------------------------------
     def join_group(self, group_id: str, member_id: str, instance_id: str | None, client_id: str,
                    client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int,
                    protocol_type: str, protocols: Protocols, require_known_member_id: bool,
                    callback: Callable[[JoinResult], None]) -> None:
-        error = self._check(group_id)
-        if error is None and not (self.config.group_min_session_timeout_ms <= session_timeout_ms
-                                  <= self.config.group_max_session_timeout_ms):
-            error = InvalidSessionTimeout(
-                f"session.timeout.ms={session_timeout_ms} is outside the broker's allowed range "
-                f"[{self.config.group_min_session_timeout_ms}, "
-                f"{self.config.group_max_session_timeout_ms}]")
-        if error is not None:
-            callback(JoinResult(error.code, member_id))
-            return
-        group = self.store.get(group_id)
-        if group is None:
-            if member_id:
-                callback(JoinResult(UnknownMemberId.code, member_id))
-                return
-            group = self.store.get_or_create(group_id)
-        with group.lock:
-            if group.consumer is not None and not group.consumer.members:
-                self.consumer.drop(group)  # an empty consumer-protocol group turns classic
-            if group.is_(S.DEAD):
-                # Deleted or unloaded meanwhile: the member retries and finds the new group.
-                callback(JoinResult(CoordinatorNotAvailable.code, member_id))
-            elif group.has_consumer_members:
-                callback(JoinResult(InconsistentGroupProtocol.code, member_id))
-            elif not group.supports(protocol_type, protocols):
-                callback(JoinResult(InconsistentGroupProtocol.code, member_id))
-            elif not member_id:
-                self._join_new(group, instance_id, client_id, client_host, rebalance_timeout_ms,
-                               session_timeout_ms, protocol_type, protocols,
-                               require_known_member_id, callback)
-            else:
-                self._join_known(group, member_id, instance_id, client_id, client_host,
-                                 rebalance_timeout_ms, session_timeout_ms, protocol_type,
-                                 protocols, callback)
-            if group.is_(S.PREPARING_REBALANCE):
-                self.join_purgatory.check_and_complete(group.group_id)
+        self.membership.join_group(group_id, member_id, instance_id, client_id, client_host,
+                                   rebalance_timeout_ms, session_timeout_ms, protocol_type,
+                                   protocols, require_known_member_id, callback)
 
-    def _join_new(self, group: GroupMetadata, instance_id: str | None, client_id: str,
-                  client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int,
-                  protocol_type: str, protocols: Protocols, require_known_member_id: bool,
-                  callback: Callable[[JoinResult], None]) -> None:
-        new_id = f"{client_id}-{uuid.uuid4()}"
-        known = group.static_member_id(instance_id)
-        if known is not None:
-            assert instance_id is not None
-            self._rejoin_static(group, instance_id, known, new_id, rebalance_timeout_ms,
-                                session_timeout_ms, protocols, callback)
-            return
-        if len(group.members) + len(group.pending_members) >= self.config.group_max_size:
-            callback(JoinResult(GroupMaxSizeReached.code, ""))
-            return
-        if instance_id is None and require_known_member_id:
-            group.pending_members.add(new_id)
-            self._schedule_heartbeat(group, new_id, session_timeout_ms, pending=True)
-            callback(JoinResult(MemberIdRequired.code, new_id))
-            return
-        self._add_member_and_rebalance(group, new_id, instance_id, client_id, client_host,
-                                       rebalance_timeout_ms, session_timeout_ms, protocol_type,
-                                       protocols, callback)
-
-    def _join_known(self, group: GroupMetadata, member_id: str, instance_id: str | None,
-                    client_id: str, client_host: str, rebalance_timeout_ms: int,
-                    session_timeout_ms: int, protocol_type: str, protocols: Protocols,
-                    callback: Callable[[JoinResult], None]) -> None:
-        if member_id in group.pending_members:
-            self._add_member_and_rebalance(group, member_id, instance_id, client_id, client_host,
-                                           rebalance_timeout_ms, session_timeout_ms,
-                                           protocol_type, protocols, callback)
-            return
-        if group.is_static_member_fenced(member_id, instance_id):
-            callback(JoinResult(FencedInstanceId.code, member_id))
-            return
-        member = group.members.get(member_id)
-        if member is None or group.state in (S.EMPTY, S.DEAD):
-            callback(JoinResult(UnknownMemberId.code, member_id))
-            return
-        if group.is_(S.COMPLETING_REBALANCE) and member.matches(protocols):
-            # The member lost our answer: give it the current generation again.
-            callback(self._join_result(group, member))
-        elif group.is_(S.STABLE) and member_id != group.leader_id and member.matches(protocols):
-            callback(self._join_result(group, member))
-        else:
-            self._update_member_and_rebalance(group, member, rebalance_timeout_ms,
-                                              session_timeout_ms, protocols, callback)
-
-    def _rejoin_static(self, group: GroupMetadata, instance_id: str, old_id: str, new_id: str,
-                       rebalance_timeout_ms: int, session_timeout_ms: int, protocols: Protocols,
-                       callback: Callable[[JoinResult], None]) -> None:
-        """KIP-345: a restarted static member takes its old member's place."""
-        old = group.members[old_id]
-        if old.awaiting_join is not None:
-            old.awaiting_join(JoinResult(FencedInstanceId.code, old_id))
-            old.awaiting_join = None
-        if old.awaiting_sync is not None:
-            old.awaiting_sync(SyncResult(FencedInstanceId.code))
-            old.awaiting_sync = None
-        self._cancel_heartbeat(group, old)
-        old.is_leaving = False
-        member = group.replace_static_member(instance_id, old_id, new_id)
-        member.rebalance_timeout_ms, member.session_timeout_ms = rebalance_timeout_ms, session_timeout_ms
-        member.protocols = protocols
-        # Its subscription may differ in detail (a fresh consumer owns no partitions yet):
-        # what matters is whether the group would still choose the same protocol.
-        if group.is_(S.STABLE) and group.select_protocol() == group.protocol_name:
-            generation = group.generation_id
-
-            def stored(error: KafkaError | None) -> None:
-                with group.lock:
-                    if error is not None and group.generation_id == generation \
-                            and group.members.get(new_id) is member:
-                        group.replace_static_member(instance_id, new_id, old_id)
-                        callback(JoinResult(error.code, ""))
-                        return
-                    result = self._join_result(group, member)
-                    result.skip_assignment = member.member_id == group.leader_id
-                    callback(result)
-            self._schedule_heartbeat(group, new_id, session_timeout_ms)
-            self.store.append(group.group_id, [self.store.group_record(group)], stored)
-            return
-        member.awaiting_join = callback
-        self._schedule_heartbeat(group, new_id, session_timeout_ms)
-        self._maybe_prepare_rebalance(group, f"static member {instance_id} rejoined")
-
-    def _add_member_and_rebalance(self, group: GroupMetadata, member_id: str,
-                                  instance_id: str | None, client_id: str, client_host: str,
-                                  rebalance_timeout_ms: int, session_timeout_ms: int,
-                                  protocol_type: str, protocols: Protocols,
-                                  callback: Callable[[JoinResult], None]) -> None:
-        member = MemberMetadata(member_id, instance_id, client_id, client_host,
-                                rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols)
-        member.is_new = True
-        member.awaiting_join = callback
-        group.add(member)
-        if group.is_(S.PREPARING_REBALANCE) and group.generation_id == 0:
-            group.new_member_added = True
-        self._schedule_heartbeat(group, member_id, session_timeout_ms)
-        self._maybe_prepare_rebalance(group, f"member {member_id} joined")
-
-    def _update_member_and_rebalance(self, group: GroupMetadata, member: MemberMetadata,
-                                     rebalance_timeout_ms: int, session_timeout_ms: int,
-                                     protocols: Protocols,
-                                     callback: Callable[[JoinResult], None]) -> None:
-        member.protocols = protocols
-        member.rebalance_timeout_ms, member.session_timeout_ms = rebalance_timeout_ms, session_timeout_ms
-        member.awaiting_join = callback
-        self._maybe_prepare_rebalance(group, f"member {member.member_id} rejoined")
-
-    def _join_result(self, group: GroupMetadata, member: MemberMetadata) -> JoinResult:
-        protocol = group.protocol_name or ""
-        members = []
-        if member.member_id == group.leader_id:
-            members = [(m.member_id, m.group_instance_id, m.metadata(protocol))
-                       for m in group.members.values()]
-        return JoinResult(0, member.member_id, group.generation_id, group.protocol_type,
-                          group.protocol_name, group.leader_id or "", False, members)
-
-    # ---- rebalancing --------------------------------------------------------------------
-    def _maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
-        if group.state in (S.STABLE, S.COMPLETING_REBALANCE, S.EMPTY):
-            self._prepare_rebalance(group, reason)
-
-    def _prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
-        if group.is_(S.COMPLETING_REBALANCE):
-            group.reset_assignments()
-            self._propagate_assignment(group, RebalanceInProgress.code)
-        timeout = group.rebalance_timeout_ms()
-        if group.is_(S.EMPTY):
-            delay = self.config.group_initial_rebalance_delay_ms
-            op: DelayedJoin = InitialDelayedJoin(self, group, delay, max(timeout - delay, 0))
-        else:
-            op = DelayedJoin(self, group, timeout)
-        log.info("group %s: preparing to rebalance in generation %d (%s)", group.group_id,
-                 group.generation_id, reason)
-        group.transition_to(S.PREPARING_REBALANCE, self._now())
-        self.watch_join(op)
-
-    def watch_join(self, op: DelayedJoin) -> None:
-        self.join_purgatory.try_complete_else_watch(op, [op.group.group_id])
-
-    def can_complete_join(self, group: GroupMetadata) -> bool:
-        with group.lock:
-            return group.is_(S.DEAD) or group.all_members_joined()
-
-    def complete_join(self, group: GroupMetadata) -> None:
-        with group.lock:
-            if not group.is_(S.PREPARING_REBALANCE):
-                return
-            for member in group.not_yet_rejoined():
-                log.info("group %s: member %s did not rejoin in time; removing it",
-                         group.group_id, member.member_id)
-                self._cancel_heartbeat(group, member)
-                group.remove(member.member_id)
-            group.init_next_generation(self._now())
-            if group.is_(S.EMPTY):
-                log.info("group %s: generation %d has no members", group.group_id,
-                         group.generation_id)
-                self.store.append(group.group_id, [self.store.group_record(group)],
-                                  lambda error: None)
-                return
-            log.info("group %s: generation %d with %d member(s), protocol %s", group.group_id,
-                     group.generation_id, len(group.members), group.protocol_name)
-            for member in list(group.members.values()):
-                callback = member.awaiting_join
-                member.awaiting_join = None
-                if callback is not None:
-                    callback(self._join_result(group, member))
-                self._complete_and_schedule_heartbeat(group, member)
-
-    # ---- SyncGroup ----------------------------------------------------------------------
     def sync_group(self, group_id: str, generation_id: int, member_id: str,
                    instance_id: str | None, protocol_type: str | None, protocol_name: str | None,
                    assignments: dict[str, bytes], callback: Callable[[SyncResult], None]) -> None:
-        error = self._check(group_id)
-        if error is not None:
-            callback(SyncResult(error.code))
-            return
-        group = self.store.get(group_id)
-        if group is None:
-            callback(SyncResult(UnknownMemberId.code))
-            return
-        with group.lock:
-            code = self._member_error(group, member_id, instance_id)
-            if code == 0 and generation_id != group.generation_id:
-                code = IllegalGeneration.code
-            if code == 0 and ((protocol_type is not None and protocol_type != group.protocol_type)
-                              or (protocol_name is not None and protocol_name != group.protocol_name)):
-                code = InconsistentGroupProtocol.code
-            if code == 0 and group.is_(S.PREPARING_REBALANCE):
-                code = RebalanceInProgress.code
-            if code:
-                callback(SyncResult(code))
-                return
-            member = group.members[member_id]
-            if group.is_(S.STABLE):
-                self._complete_and_schedule_heartbeat(group, member)
-                callback(self._sync_result(group, member, 0))
-                return
-            member.awaiting_sync = callback
-            self._complete_and_schedule_heartbeat(group, member)
-            if member_id == group.leader_id:
-                self._store_assignment(group, assignments)
+        self.membership.sync_group(group_id, generation_id, member_id, instance_id,
+                                   protocol_type, protocol_name, assignments, callback)
 
-    def _store_assignment(self, group: GroupMetadata, assignments: dict[str, bytes]) -> None:
-        full = {m: assignments.get(m, b"") for m in group.members}
-        generation = group.generation_id
-
-        def stored(error: KafkaError | None) -> None:
-            with group.lock:
-                if not group.is_(S.COMPLETING_REBALANCE) or group.generation_id != generation:
-                    return
-                if error is not None:
-                    group.reset_assignments()
-                    self._propagate_assignment(group, error.code)
-                    self._prepare_rebalance(group, f"storing the assignment failed: {error}")
-                    return
-                for m, data in full.items():
-                    if m in group.members:
-                        group.members[m].assignment = data
-                self._propagate_assignment(group, 0)
-                group.transition_to(S.STABLE, self._now())
-                log.info("group %s: stable in generation %d", group.group_id, group.generation_id)
-
-        self.store.append(group.group_id, [self.store.group_record(group, full)], stored)
-
-    def _sync_result(self, group: GroupMetadata, member: MemberMetadata, error: int) -> SyncResult:
-        return SyncResult(error, member.assignment if error == 0 else b"", group.protocol_type,
-                          group.protocol_name)
-
-    def _propagate_assignment(self, group: GroupMetadata, error: int) -> None:
-        for member in list(group.members.values()):
-            callback = member.awaiting_sync
-            if callback is not None:
-                member.awaiting_sync = None
-                callback(self._sync_result(group, member, error))
-                self._complete_and_schedule_heartbeat(group, member)
-
-    def _member_error(self, group: GroupMetadata, member_id: str, instance_id: str | None) -> int:
-        if group.is_(S.DEAD):
-            return CoordinatorNotAvailable.code
-        if group.is_static_member_fenced(member_id, instance_id):
-            return FencedInstanceId.code
-        if not group.has(member_id) or group.is_(S.EMPTY):
-            return UnknownMemberId.code
-        return 0
-
-    # ---- Heartbeat ----------------------------------------------------------------------
     def heartbeat(self, group_id: str, member_id: str, instance_id: str | None,
                   generation_id: int) -> int:
-        error = self._check(group_id)
-        if isinstance(error, CoordinatorLoadInProgress):
-            return 0  # the member is fine; it will find out once the group is loaded
-        if error is not None:
-            return error.code
-        group = self.store.get(group_id)
-        if group is None:
-            return UnknownMemberId.code
-        with group.lock:
-            code = self._member_error(group, member_id, instance_id)
-            if code:
-                return code
-            member = group.members[member_id]
-            if group.is_(S.PREPARING_REBALANCE):
-                self._complete_and_schedule_heartbeat(group, member)
-                return RebalanceInProgress.code
-            if generation_id != group.generation_id:
-                return IllegalGeneration.code
-            self._complete_and_schedule_heartbeat(group, member)
-            return 0
+        return self.membership.heartbeat(group_id, member_id, instance_id, generation_id)
 
-    def _member_key(self, group: GroupMetadata, member_id: str) -> tuple[str, str]:
-        return group.group_id, member_id
-
-    def _complete_and_schedule_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None:
-        """The member is alive: complete its pending liveness check and arm the next one."""
-        member.heartbeat_satisfied = True
-        self.heartbeat_purgatory.check_and_complete(self._member_key(group, member.member_id))
-        member.heartbeat_satisfied = False
-        self._schedule_heartbeat(group, member.member_id, member.session_timeout_ms)
-
-    def _schedule_heartbeat(self, group: GroupMetadata, member_id: str, timeout_ms: int,
-                            pending: bool = False) -> None:
-        op = DelayedHeartbeat(self, group, member_id, pending, timeout_ms)
-        self.heartbeat_purgatory.try_complete_else_watch(op, [self._member_key(group, member_id)])
-
-    def _cancel_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None:
-        member.is_leaving = True
-        self.heartbeat_purgatory.check_and_complete(self._member_key(group, member.member_id))
-
-    def heartbeat_satisfied(self, group: GroupMetadata, member_id: str, pending: bool) -> bool:
-        with group.lock:
-            if group.is_(S.DEAD):
-                return True
-            if pending:
-                return member_id not in group.pending_members
-            member = group.members.get(member_id)
-            return member is None or member.has_satisfied_heartbeat
-
-    def expire_member(self, group: GroupMetadata, member_id: str, pending: bool) -> None:
-        with group.lock:
-            if group.is_(S.DEAD):
-                return
-            if pending:
-                if member_id in group.pending_members:
-                    group.pending_members.discard(member_id)
-                    if group.is_(S.PREPARING_REBALANCE):
-                        self.join_purgatory.check_and_complete(group.group_id)
-                return
-            member = group.members.get(member_id)
-            if member is not None and not member.has_satisfied_heartbeat:
-                log.info("group %s: member %s missed its session timeout (%d ms); removing it",
-                         group.group_id, member_id, member.session_timeout_ms)
-                self._remove_member_and_update_group(group, member, "session timeout")
-
-    def _remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata,
-                                        reason: str) -> None:
-        self._cancel_heartbeat(group, member)
-        group.remove(member.member_id)
-        if member.awaiting_join is not None:
-            member.awaiting_join(JoinResult(UnknownMemberId.code, member.member_id))
-            member.awaiting_join = None
-        if member.awaiting_sync is not None:
-            member.awaiting_sync(SyncResult(UnknownMemberId.code))
-            member.awaiting_sync = None
-        if group.state in (S.STABLE, S.COMPLETING_REBALANCE):
-            self._prepare_rebalance(group, f"member {member.member_id} left ({reason})")
-        elif group.is_(S.PREPARING_REBALANCE):
-            self.join_purgatory.check_and_complete(group.group_id)
-
-    # ---- LeaveGroup ---------------------------------------------------------------------
     def leave_group(self, group_id: str, leaving: list[tuple[str, str | None]]
                     ) -> tuple[int, list[tuple[str, str | None, int]]]:
-        """(error, [(member id, instance id, error)]) for the members that asked to leave."""
-        error = self._check(group_id)
-        if error is not None:
-            return error.code, []
-        group = self.store.get(group_id)
-        if group is None:
-            return 0, [(m, i, UnknownMemberId.code) for m, i in leaving]
-        out = []
-        with group.lock:
-            if group.is_(S.DEAD):
-                return CoordinatorNotAvailable.code, []
-            for member_id, instance_id in leaving:
-                out.append((member_id, instance_id, self._leave_one(group, member_id, instance_id)))
-        return 0, out
+        return self.membership.leave_group(group_id, leaving)
 
-    def _leave_one(self, group: GroupMetadata, member_id: str, instance_id: str | None) -> int:
-        if instance_id is not None:
-            known = group.static_member_id(instance_id)
-            if known is None:
-                return UnknownMemberId.code
-            if member_id and member_id != known:
-                return FencedInstanceId.code
-            member_id = known
-        if member_id in group.pending_members:
-            group.pending_members.discard(member_id)
-            self.heartbeat_purgatory.check_and_complete((group.group_id, member_id))
-            if group.is_(S.PREPARING_REBALANCE):
-                self.join_purgatory.check_and_complete(group.group_id)
-            return 0
-        member = group.members.get(member_id)
-        if member is None:
-            return UnknownMemberId.code
-        log.info("group %s: member %s leaves", group.group_id, member_id)
-        self._remove_member_and_update_group(group, member, "left the group")
-        return 0
-
-    # ---- offsets ------------------------------------------------------------------------
+    # ---- offsets (offsets.py) -----------------------------------------------------------
     def commit_offsets(self, group_id: str, member_id: str, instance_id: str | None,
                        generation_id: int, offsets: dict[tuple[str, int], CommittedOffset],
                        callback: Callable[[dict[tuple[str, int], int]], None],
                        transaction: tuple[int, int] | None = None) -> None:
-        """OffsetCommit; with ``transaction=(producer id, epoch)`` TxnOffsetCommit: the
-        offsets are written inside that transaction and count once it commits
-        (:meth:`on_transaction_completed`). A transactional commit with no member and
-        generation -1 (a producer outside the group) is not checked against members."""
-        def fail(code: int) -> None:
-            callback({tp: code for tp in offsets})
-
-        error = self._check(group_id, needs_id=False)
-        if error is not None:
-            fail(error.code)
-            return
-        group = self.store.get(group_id)
-        if group is None:
-            if generation_id >= 0:
-                fail(IllegalGeneration.code)  # a member of a group that is not here
-                return
-            group = self.store.get_or_create(group_id)
-        with group.lock:
-            simple = generation_id < 0 and not member_id and instance_id is None
-            if group.is_(S.DEAD):
-                fail(CoordinatorNotAvailable.code)
-            elif transaction is not None and simple:
-                self._store_offsets(group, offsets, callback, transaction)
-            elif group.consumer is not None:
-                code = self._consumer_member_error(group, member_id, generation_id, offsets)
-                if code == StaleMemberEpoch.code and transaction is not None:
-                    code = IllegalGeneration.code  # as Kafka answers a TxnOffsetCommit
-                if code:
-                    fail(code)
-                else:
-                    self._store_offsets(group, offsets, callback, transaction)
-            elif generation_id < 0 and group.is_(S.EMPTY):
-                self._store_offsets(group, offsets, callback, transaction)
-            elif group.is_static_member_fenced(member_id, instance_id):
-                fail(FencedInstanceId.code)
-            elif group.is_(S.COMPLETING_REBALANCE) and not simple:
-                fail(RebalanceInProgress.code)
-            elif not group.has(member_id):
-                fail(UnknownMemberId.code)
-            elif generation_id != group.generation_id:
-                fail(IllegalGeneration.code)
-            else:
-                self._complete_and_schedule_heartbeat(group, group.members[member_id])
-                self._store_offsets(group, offsets, callback, transaction)
-
-    def _store_offsets(self, group: GroupMetadata, offsets: dict[tuple[str, int], CommittedOffset],
-                       callback: Callable[[dict[tuple[str, int], int]], None],
-                       transaction: tuple[int, int] | None = None) -> None:
-        limit = self.config.offset_metadata_max_bytes
-        codes = {tp: OffsetMetadataTooLarge.code for tp, c in offsets.items()
-                 if len(c.metadata.encode()) > limit}
-        valid = {tp: c for tp, c in offsets.items() if tp not in codes}
-        if not valid:
-            callback(codes)
-            return
-
-        def stored(error: KafkaError | None) -> None:
-            with group.lock:
-                if error is None:
-                    if transaction is None:
-                        group.offsets.update(valid)
-                    else:
-                        group.pending_txn_offsets.setdefault(transaction[0], {}).update(valid)
-                    if group.is_(S.DEAD):  # deleted meanwhile: the commit revives nothing
-                        error = CoordinatorNotAvailable("the group was unloaded")
-                codes.update({tp: _code(error) for tp in valid})
-                callback(codes)
-
-        self.store.append(group.group_id, self.store.offset_records(group.group_id, valid), stored,
-                          transaction)
-
-    def on_transaction_completed(self, producer_id: int, commit: bool, partition: int) -> None:
-        """A marker for ``producer_id`` was written to ``__consumer_offsets`` partition
-        ``partition``: its transactional offsets there take effect (commit) or vanish."""
-        for group in self.store.groups():
-            if self.store.partition_of(group.group_id) != partition:
-                continue
-            with group.lock:
-                pending = group.pending_txn_offsets.pop(producer_id, None)
-                if pending and commit:
-                    group.offsets.update(pending)
-
-    def _consumer_member_error(self, group: GroupMetadata, member_id: str | None,
-                               member_epoch: int,
-                               committed: Iterable[tuple[str, int]] | None = None) -> int:
-        """A consumer-protocol group's check of an offset commit or fetch; one with no member
-        is allowed while the group is empty. A fetch must carry the member's current epoch;
-        a commit of ``committed`` may carry an older one for partitions the member has held
-        since (KIP-1251, :meth:`~.consumer_group.ConsumerMember.may_commit`)."""
-        cg = group.consumer
-        assert cg is not None
-        if member_epoch < 0 and not member_id and not cg.members:
-            return 0
-        member = cg.members.get(member_id or "")
-        if member is None:
-            return UnknownMemberId.code
-        if committed is None:
-            ok = member_epoch == member.member_epoch
-        else:
-            ok = member.may_commit(member_epoch, committed)
-        return 0 if ok else StaleMemberEpoch.code
+        self.offsets.commit_offsets(group_id, member_id, instance_id, generation_id, offsets,
+                                    callback, transaction)
 
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None,
                       member_id: str | None = None, member_epoch: int = -1
                       ) -> tuple[int, dict[tuple[str, int], CommittedOffset]]:
-        """(error, offsets): every committed offset of the group if ``partitions`` is None.
-        A member id (OffsetFetch v9) is checked against a consumer-protocol group."""
-        error = self._check(group_id, needs_id=False)
-        if error is not None:
-            return error.code, {}
-        group = self.store.get(group_id)
-        if group is None:
-            return 0, {}
-        with group.lock:
-            if member_id and group.consumer is not None:
-                code = self._consumer_member_error(group, member_id, member_epoch)
-                if code:
-                    return code, {}
-            if partitions is None:
-                return 0, dict(group.offsets)
-            return 0, {tp: group.offsets[tp] for tp in partitions if tp in group.offsets}
+        return self.offsets.fetch_offsets(group_id, partitions, member_id, member_epoch)
 
     def unstable_partitions(self, group_id: str) -> set[tuple[str, int]]:
-        """Partitions with offsets committed inside a transaction not yet decided: an
-        OffsetFetch that requires stable offsets is told UNSTABLE_OFFSET_COMMIT for them."""
-        group = self.store.get(group_id)
-        if group is None:
-            return set()
-        with group.lock:
-            return {tp for pending in group.pending_txn_offsets.values() for tp in pending}
+        return self.offsets.unstable_partitions(group_id)
 
     def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]],
                        callback: Callable[[int, dict[tuple[str, int], int]], None]) -> None:
-        error = self._check(group_id)
-        if error is not None:
-            callback(error.code, {})
-            return
-        group = self.store.get(group_id)
-        if group is None:
-            callback(GroupIdNotFound.code, {})
-            return
-        with group.lock:
-            if group.is_(S.DEAD):
-                callback(GroupIdNotFound.code, {})
-                return
-            codes: dict[tuple[str, int], int] = {}
-            if group.has_consumer_members:
-                topics = group.consumer.subscribed_topics() if group.consumer else set()
-                codes = {tp: GroupSubscribedToTopic.code for tp in partitions if tp[0] in topics}
-            elif not group.is_(S.EMPTY):
-                if group.protocol_type != "consumer":
-                    callback(NonEmptyGroup.code, {})
-                    return
-                topics = subscribed_topics(group)
-                codes = {tp: GroupSubscribedToTopic.code for tp in partitions if tp[0] in topics}
-            gone = [tp for tp in partitions if tp not in codes]
+        self.offsets.delete_offsets(group_id, partitions, callback)
 
-            def stored(error: KafkaError | None) -> None:
-                with group.lock:
-                    if error is None:
-                        for tp in gone:
-                            group.offsets.pop(tp, None)
-                    codes.update({tp: _code(error) for tp in gone})
-                    callback(0, codes)
+    def on_transaction_completed(self, producer_id: int, commit: bool, partition: int) -> None:
+        self.offsets.on_transaction_completed(producer_id, commit, partition)
 
-            if gone:
-                self.store.append(group_id, self.store.tombstones(group, gone), stored)
-            else:
-                callback(0, codes)
-
-    # ---- groups -------------------------------------------------------------------------
+    # ---- whole groups (admin.py) --------------------------------------------------------
     def describe_group(self, group_id: str) -> GroupSummary:
-        error = self._check(group_id, needs_id=False)
-        if error is not None:
-            return GroupSummary(error.code, group_id, "", "", "", [])
-        group = self.store.get(group_id)
-        if group is None:
-            return GroupSummary(0, group_id, S.DEAD.value, "", "", [])
-        with group.lock:
-            if group.consumer is not None:  # as Kafka: DescribeGroups sees classic groups only
-                return GroupSummary(0, group_id, S.DEAD.value, "", "", [])
-            stable = group.is_(S.STABLE)
-            protocol = group.protocol_name or ""
-            members = [(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                        m.metadata(protocol) if stable and protocol else b"",
-                        m.assignment if stable else b"") for m in group.members.values()]
-            return GroupSummary(0, group_id, group.state.value, group.protocol_type or "",
-                                protocol if stable else "", members)
+        return self.admin.describe_group(group_id)
 
     def list_groups(self, states: set[str] | None = None
                     ) -> tuple[int, list[tuple[str, str, str, str]]]:
-        """(error, [(group id, protocol type, state, group type)]); states match
-        case-insensitively; the group type is "classic" or "consumer" (KIP-848)."""
-        wanted = {s.lower() for s in states} if states else None
-        out = []
-        for group in self.store.groups():
-            with group.lock:
-                if group.is_(S.DEAD):
-                    continue
-                state = group.state_name
-                if wanted is None or state.lower() in wanted:
-                    out.append((group.group_id, group.protocol_type or "", state,
-                                group.group_type))
-        error = CoordinatorLoadInProgress.code if self.store.any_loading() else 0
-        return error, sorted(out)
+        return self.admin.list_groups(states)
 
     def delete_groups(self, group_ids: list[str], callback: Callable[[dict[str, int]], None]) -> None:
-        results: dict[str, int] = {}
-        waiting = set(group_ids)
-
-        def done(group_id: str, code: int) -> None:
-            results[group_id] = code
-            waiting.discard(group_id)
-            if not waiting:
-                callback(results)
-
-        if not group_ids:
-            callback(results)
-            return
-        for group_id in list(dict.fromkeys(group_ids)):
-            error = self._check(group_id)
-            group = self.store.get(group_id) if error is None else None
-            if error is not None:
-                done(group_id, error.code)
-                continue
-            if group is None:
-                done(group_id, GroupIdNotFound.code)
-                continue
-            with group.lock:
-                if group.is_(S.DEAD):
-                    done(group_id, GroupIdNotFound.code)
-                elif not group.is_(S.EMPTY) or group.has_consumer_members:
-                    done(group_id, NonEmptyGroup.code)
-                else:
-                    self.store.append(group_id, self.store.tombstones(group, whole_group=True),
-                                      self._deleted(group, done))
-
-    def _deleted(self, group: GroupMetadata, done: Callable[[str, int], None]
-                 ) -> Callable[[KafkaError | None], None]:
-        def stored(error: KafkaError | None) -> None:
-            with group.lock:
-                if error is None and group.is_(S.EMPTY):
-                    group.transition_to(S.DEAD, self._now())
-                    self.store.remove(group)
-                    log.info("group %s deleted", group.group_id)
-                done(group.group_id, _code(error))
-        return stored
+        self.admin.delete_groups(group_ids, callback)
 
     # ---- loading and unloading ----------------------------------------------------------
     def _on_loaded(self, group: GroupMetadata) -> None:
         self.consumer.on_loaded(group)
-        with group.lock:
-            for member in group.members.values():
-                self._complete_and_schedule_heartbeat(group, member)
+        self.membership.on_loaded(group)
 
     def _on_unloaded(self, group: GroupMetadata) -> None:
-        from ...protocol.errors import NotCoordinator
         with group.lock:
-            for member in group.members.values():
-                if member.awaiting_join is not None:
-                    member.awaiting_join(JoinResult(NotCoordinator.code, member.member_id))
-                    member.awaiting_join = None
-                if member.awaiting_sync is not None:
-                    member.awaiting_sync(SyncResult(NotCoordinator.code))
-                    member.awaiting_sync = None
-            group.transition_to(S.DEAD, self._now())
+            self.membership.on_unloaded(group)
+            group.transition_to(GroupState.DEAD, self.clock.wall_ms())
             self.consumer.on_unloaded(group)
         self.join_purgatory.check_and_complete(group.group_id)
 

@@ -21,18 +21,42 @@ never races a request handler changing the group.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ...purgatory import DelayedOperation
 
 if TYPE_CHECKING:
-    from .consumer_protocol import ConsumerProtocol
-    from .coordinator import GroupCoordinator
     from .group import GroupMetadata
 
 
+class Rebalancer(Protocol):
+    """What a waiting join asks of the classic protocol (:mod:`.membership`)."""
+
+    def can_complete_join(self, group: GroupMetadata) -> bool: ...
+
+    def complete_join(self, group: GroupMetadata) -> None: ...
+
+    def watch_join(self, op: DelayedJoin) -> None: ...
+
+    def heartbeat_satisfied(self, group: GroupMetadata, member_id: str, pending: bool) -> bool: ...
+
+    def expire_member(self, group: GroupMetadata, member_id: str, pending: bool) -> None: ...
+
+
+class ConsumerTimers(Protocol):
+    """What a consumer-protocol member's timers ask of :mod:`.consumer_protocol`."""
+
+    def session_satisfied(self, group: GroupMetadata, member_id: str) -> bool: ...
+
+    def expire_session(self, group: GroupMetadata, member_id: str) -> None: ...
+
+    def revocation_done(self, group: GroupMetadata, member_id: str, epoch: int) -> bool: ...
+
+    def expire_revocation(self, group: GroupMetadata, member_id: str, epoch: int) -> None: ...
+
+
 class DelayedJoin(DelayedOperation):
-    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, timeout_ms: int) -> None:
+    def __init__(self, coordinator: Rebalancer, group: GroupMetadata, timeout_ms: int) -> None:
         super().__init__(timeout_ms, group.lock)
         self.coordinator = coordinator
         self.group = group
@@ -50,7 +74,7 @@ class DelayedJoin(DelayedOperation):
 
 
 class InitialDelayedJoin(DelayedJoin):
-    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, delay_ms: int,
+    def __init__(self, coordinator: Rebalancer, group: GroupMetadata, delay_ms: int,
                  remaining_ms: int) -> None:
         super().__init__(coordinator, group, delay_ms)
         self.delay_ms = delay_ms
@@ -71,7 +95,7 @@ class InitialDelayedJoin(DelayedJoin):
 
 
 class DelayedHeartbeat(DelayedOperation):
-    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, member_id: str,
+    def __init__(self, coordinator: Rebalancer, group: GroupMetadata, member_id: str,
                  is_pending: bool, timeout_ms: int) -> None:
         super().__init__(timeout_ms, group.lock)
         self.coordinator = coordinator
@@ -92,7 +116,7 @@ class DelayedHeartbeat(DelayedOperation):
 
 
 class ConsumerSessionTimeout(DelayedOperation):
-    def __init__(self, protocol: ConsumerProtocol, group: GroupMetadata, member_id: str,
+    def __init__(self, protocol: ConsumerTimers, group: GroupMetadata, member_id: str,
                  timeout_ms: int) -> None:
         super().__init__(timeout_ms, group.lock)
         self.protocol = protocol
@@ -112,7 +136,7 @@ class ConsumerSessionTimeout(DelayedOperation):
 
 
 class ConsumerRevocationTimeout(DelayedOperation):
-    def __init__(self, protocol: ConsumerProtocol, group: GroupMetadata, member_id: str,
+    def __init__(self, protocol: ConsumerTimers, group: GroupMetadata, member_id: str,
                  epoch: int, timeout_ms: int) -> None:
         super().__init__(timeout_ms, group.lock)
         self.protocol = protocol

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 from ...common import SYSTEM_CLOCK, Clock
-from ...protocol.errors import CoordinatorNotAvailable, KafkaError
+from ...protocol.errors import CoordinatorNotAvailable, InvalidGroupId, KafkaError
 from ...protocol.records.control import COMMIT
 from ..partitioned_store import Appender, LoadedRecord, PartitionedStore
 from ..partitioned_store import coordinator_error as coordinator_error
@@ -64,6 +64,13 @@ class GroupStore(PartitionedStore[GroupMetadata]):
 
     def groups(self) -> list[GroupMetadata]:
         return self.entities()
+
+    def request_error(self, group_id: str, needs_id: bool = True) -> KafkaError | None:
+        """None if a request for ``group_id`` may be served here: the id is not empty (when
+        the request needs one) and this broker coordinates the group, loaded."""
+        if needs_id and not group_id:
+            return InvalidGroupId("the group id must not be empty")
+        return self.ownership_error(group_id)
 
     # ---- records ------------------------------------------------------------------------
     def group_record(self, group: GroupMetadata,
