@@ -254,7 +254,7 @@ def test_producer_like_batches_decode_in_words(codec, value_sizes, start, until)
 
 
 def test_word_reads_agree_with_field_by_field_reads():
-    from connector.client.columnar import _fields, _fields_fast, _record_starts
+    from connector.client.columnar_numpy import _fields, _fields_fast, _record_starts
 
     rng = random.Random(7)
     rs = batch(producer_like_records(rng, 9000, [0, 7, 100, 300]), 0)
