@@ -55,7 +55,7 @@ $(SPARK_KAFKA_STAMP): $(STAMP) reference/spark-kafka/pom.xml
 # pyq against what users would pick instead: Apache Kafka's broker, Spark's Kafka connector (issue 30)
 bench-vs: $(STAMP) kafka $(SPARK_KAFKA_STAMP)
 	$(PY) -m benchmarks.vs_kafka
-	$(SPARK_KAFKA_VENV)/bin/python benchmarks/vs_spark_kafka.py
+	$(SPARK_KAFKA_VENV)/bin/python -m benchmarks.vs_spark_kafka
 
 clean:
 	rm -rf $(VENV) $(SPARK_KAFKA_VENV)
