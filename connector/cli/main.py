@@ -20,17 +20,30 @@ import sys
 
 from broker_sim.protocol.errors import PyqError
 
-from . import acls, cluster, configs, consume, groups, lag, produce, topics, transactions, users
+from . import (
+    acls,
+    cluster,
+    configs,
+    consume,
+    groups,
+    lag,
+    produce,
+    schemas,
+    topics,
+    transactions,
+    users,
+)
 from .args import Parser
 from .errors import EXIT_FAILURE, EXIT_USAGE, CommandError
 
-COMMANDS = (cluster, topics, configs, produce, consume, groups, lag, transactions, users, acls)
+COMMANDS = (cluster, topics, configs, produce, consume, groups, lag, transactions, users, acls,
+            schemas)
 
 
 def build_parser() -> Parser:
     parser = Parser(prog="pyq", description="Work with a pyq (or any Kafka) cluster: run a "
                     "local cluster, manage topics and configs, produce and consume lines, manage consumer groups, show "
-                    "lag, manage users and ACLs. "
+                    "lag, manage users and ACLs, manage schemas in a schema registry. "
                     "'pyq COMMAND --help' describes each command.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS:

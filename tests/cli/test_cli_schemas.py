@@ -1,0 +1,210 @@
+"""``pyq schemas``: the CLI against the schema registry of a one-broker pyq cluster, judged by
+confluent-kafka's ``SchemaRegistryClient`` (the reference client of the Confluent Schema
+Registry API): what the CLI registers, the reference client reads, and what the reference
+client registers, the CLI reads; evolution, a compatibility refusal (exit 1 and the
+registry's reasons), compatibility levels, soft and hard deletes, references, and the
+registry's refusals as one line with their error code. Most runs call ``main`` in this
+process (``pyq_here``); one runs the installed ``pyq`` script as a separate process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
+
+from connector.cluster import EmbeddedCluster
+from tests.cli.support import Result, pyq_here
+
+pytestmark = [pytest.mark.integration]  # starts controller + broker processes
+
+PYQ = str(Path(sys.executable).parent / "pyq")  # the console script pip installed
+
+
+def record(name: str, *fields: dict[str, Any]) -> str:
+    return json.dumps({"type": "record", "name": name, "namespace": "pyq.cli",
+                       "fields": list(fields)})
+
+
+CLICK_V1 = record("Click", {"name": "id", "type": "long"}, {"name": "page", "type": "string"})
+CLICK_V2 = record("Click", {"name": "id", "type": "long"}, {"name": "page", "type": "string"},
+                  {"name": "referrer", "type": ["null", "string"], "default": None})
+CLICK_BAD = record("Click", {"name": "id", "type": "long"}, {"name": "page", "type": "string"},
+                   {"name": "score", "type": "int"})  # no default: cannot read older data
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[EmbeddedCluster]:
+    with EmbeddedCluster(brokers=1, schema_registry=True) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def reference(cluster: EmbeddedCluster) -> SchemaRegistryClient:
+    return SchemaRegistryClient(cluster.schema_registry_options())
+
+
+@pytest.fixture
+def cli(cluster: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch):  # -> the runner below
+    def run(*args: str, input: str = "") -> Result:
+        return pyq_here(monkeypatch, "schemas", *args, "-r", cluster.schema_registry_url,
+                        input=input)
+    return run
+
+
+def schema_file(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_register_get_evolve_check_config_delete(cli, reference: SchemaRegistryClient,
+                                                  tmp_path: Path) -> None:
+    subject = "clicks-value"
+    v1 = schema_file(tmp_path, "click.avsc", CLICK_V1)
+    registered = cli("register", subject, "--schema", v1)
+    assert registered.returncode == 0, registered
+    schema_id = int(registered.stdout)
+    # what the CLI registered, the reference client reads
+    latest = reference.get_latest_version(subject)
+    assert (latest.schema_id, latest.version) == (schema_id, 1)
+    assert latest.schema.schema_str is not None
+    assert json.loads(latest.schema.schema_str) == json.loads(CLICK_V1)
+    # registering the same schema again is no new version
+    assert cli("register", subject, "--schema", v1).stdout.strip() == str(schema_id)
+
+    # what the reference client registers (the evolution), the CLI reads
+    v2_id = reference.register_schema(subject, Schema(CLICK_V2, "AVRO"))
+    got = cli("get", subject)
+    assert got.returncode == 0, got
+    assert json.loads(got.stdout) == json.loads(CLICK_V2)
+    whole = json.loads(cli("get", subject, "--version", "1", "-J").stdout)
+    assert (whole["subject"], whole["version"], whole["id"], whole["schemaType"]) == \
+        (subject, 1, schema_id, "AVRO")
+    assert json.loads(cli("get", "--id", str(v2_id)).stdout) == json.loads(CLICK_V2)
+    assert cli("list").stdout.split() == reference.get_subjects()
+    assert cli("list", subject).stdout.split() == ["1", "2"]
+
+    # compatibility: v2 against v1 is fine, a new field without default is refused
+    v2 = schema_file(tmp_path, "click-v2.avsc", CLICK_V2)
+    assert cli("check", subject, "--schema", v2, "--version", "1").stdout == "compatible\n"
+    bad = schema_file(tmp_path, "click-bad.avsc", CLICK_BAD)
+    refused = cli("check", subject, "--schema", bad)
+    assert refused.returncode == 1, refused
+    assert refused.stdout.startswith("incompatible\n")
+    assert "score" in refused.stdout  # the registry's reason names the field
+    assert not reference.test_compatibility(subject, Schema(CLICK_BAD, "AVRO"))
+    not_registered = cli("register", subject, "--schema", bad)
+    assert not_registered.returncode == 1
+    assert "(registry error 409)" in not_registered.stderr
+    assert not_registered.stderr.count("\n") == 1
+
+    # compatibility levels: set by the CLI, read by the reference client, and back
+    assert cli("config", subject).stdout.strip() == reference.get_compatibility()
+    assert cli("config", subject, "--compatibility", "none").stdout == \
+        f"{subject} compatibility set to NONE\n"
+    assert reference.get_compatibility(subject) == "NONE"
+    assert cli("check", subject, "--schema", bad).returncode == 0
+    reference.set_compatibility(subject, "FULL")
+    assert cli("config", subject).stdout == "FULL\n"
+    assert cli("config").stdout.strip() == reference.get_compatibility()
+
+    # deletes: one version soft, then the subject for good
+    deleted = cli("delete", subject, "--version", "2")
+    assert deleted.stdout == f"deleted {subject} version 2\n", deleted
+    assert reference.get_versions(subject) == [1]
+    assert cli("list", subject, "--deleted").stdout.split() == ["1", "2"]
+    assert cli("delete", subject).stdout == f"deleted {subject} (version 1)\n"
+    assert subject not in reference.get_subjects()
+    assert subject in cli("list", "--deleted").stdout.split()
+    gone = cli("delete", subject, "--permanent")
+    assert gone.stdout == f"permanently deleted {subject} (versions 1, 2)\n", gone
+    assert subject not in cli("list", "--deleted").stdout.split()
+
+
+def test_permanent_delete_of_a_live_version(cli, reference: SchemaRegistryClient,
+                                            tmp_path: Path) -> None:
+    subject = "views-value"
+    reference.register_schema(subject, Schema(CLICK_V1, "AVRO"))
+    reference.register_schema(subject, Schema(CLICK_V2, "AVRO"))
+    gone = cli("delete", subject, "--version", "latest", "--permanent")
+    assert gone.stdout == f"permanently deleted {subject} version 2\n", gone
+    assert reference.get_versions(subject) == [1]
+    assert cli("list", subject, "--deleted").stdout.split() == ["1"]
+
+
+def test_references(cli, reference: SchemaRegistryClient, tmp_path: Path) -> None:
+    page = json.dumps({"type": "record", "name": "Page", "namespace": "pyq.cli",
+                       "fields": [{"name": "url", "type": "string"}]})
+    visit = json.dumps({"type": "record", "name": "Visit", "namespace": "pyq.cli",
+                        "fields": [{"name": "page", "type": "pyq.cli.Page"}]})
+    assert cli("register", "page", "--schema", schema_file(tmp_path, "page.avsc", page)
+               ).returncode == 0
+    # the schema from standard input, its reference from the option
+    visited = cli("register", "visits-value", "--schema", "-",
+                  "--reference", "pyq.cli.Page=page:1", input=visit)
+    assert visited.returncode == 0, visited
+    read = reference.get_latest_version("visits-value")
+    assert read.schema_id == int(visited.stdout)
+    assert read.schema.references == [SchemaReference("pyq.cli.Page", "page", 1)]
+    whole = json.loads(cli("get", "visits-value", "-J").stdout)
+    assert whole["references"] == [{"name": "pyq.cli.Page", "subject": "page", "version": 1}]
+
+
+def test_registry_errors_are_one_line_with_their_code(cli, tmp_path: Path) -> None:
+    unknown = cli("get", "no-such-subject")
+    assert (unknown.returncode, unknown.stdout) == (1, "")
+    assert unknown.stderr.startswith("pyq schemas get: error: ")
+    assert unknown.stderr.endswith("(registry error 40401)\n")
+    assert unknown.stderr.count("\n") == 1
+    assert cli("get", "--id", "99999").stderr.endswith("(registry error 40403)\n")
+
+    malformed = cli("register", "broken-value", "--schema",
+                    schema_file(tmp_path, "broken.avsc", '{"type": "record", "name": "X"'))
+    assert malformed.returncode == 1
+    assert malformed.stderr.startswith("pyq schemas register: error: Invalid schema")
+    assert malformed.stderr.endswith("(registry error 42201)\n")
+    assert "broken-value" not in cli("list", "--deleted").stdout.split()  # nothing registered
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["get"], "one of the arguments SUBJECT --id is required"),
+    (["get", "s", "--version", "0"],
+     "argument --version: '0' is not allowed: must be a version number (1 or more) or latest"),
+    (["config", "--compatibility", "sideways"],
+     "argument --compatibility: 'sideways' is not allowed: must be one of BACKWARD, "
+     "BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE, NONE"),
+    (["register", "s", "--schema", "/no/such.avsc"],
+     "argument --schema: '/no/such.avsc': No such file or directory"),
+    (["register", "s", "--schema", "-", "--schema-type", "xml"],
+     "argument --schema-type: 'xml' is not allowed: must be one of AVRO, PROTOBUF, JSON"),
+    (["register", "s", "--schema", "-", "--reference", "a=b"], "'a=b' is not NAME=SUBJECT:VERSION"),
+])
+def test_usage_errors_exit_2(monkeypatch: pytest.MonkeyPatch, args: list[str],
+                             message: str) -> None:
+    result = pyq_here(monkeypatch, "schemas", *args, "-r", "http://127.0.0.1:1")
+    assert result.returncode == 2, result
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_unreachable_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = pyq_here(monkeypatch, "schemas", "list", "-r", "http://127.0.0.1:1")
+    assert result.returncode == 1
+    assert result.stderr == ("pyq schemas list: error: cannot reach the schema registry: "
+                             "http://127.0.0.1:1 (Connection refused)\n")
+
+
+def test_installed_script(cluster: EmbeddedCluster, reference: SchemaRegistryClient,
+                          tmp_path: Path) -> None:
+    path = schema_file(tmp_path, "script.avsc", CLICK_V1)
+    done = subprocess.run([PYQ, "schemas", "register", "script-value", "--schema", path,
+                           "--schema-registry", cluster.schema_registry_url],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done
+    assert reference.get_latest_version("script-value").schema_id == int(done.stdout)
