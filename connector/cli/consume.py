@@ -50,7 +50,12 @@ instead of pausing:
   position is at its high watermark.
 
 How each record is printed (the default lines, ``-f``, ``-J``) is
-:mod:`connector.cli.record_output`.
+:mod:`connector.cli.record_output`. With ``--value-format avro`` (``--key-format``; kcat's
+``-s value=avro``, ``-s avro`` for both) and ``-r/--schema-registry URL``, a
+Confluent-framed Avro value (key) is printed as the JSON of its datum, each schema id
+fetched once from the registry (:mod:`connector.cli.avro_codec`); a record that is not
+framed Avro, or does not decode, ends the command with an error naming it
+(``the value of clicks-0@17 is not Confluent-framed Avro: no magic byte 0``).
 
 ``--partition`` with ``--group`` is refused, as kafka-console-consumer refuses it: the group
 decides the partitions. ``--timeout-ms`` counts the time to join the group, as it counts
@@ -71,6 +76,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .args import at_least, client_options, client_parent
+from .avro_codec import AvroDecoder, add_format_options, formats, registry_of
 from .errors import EXIT_USAGE, CommandError
 from .record_output import Message, parse_format, printer
 from .topics import describe
@@ -183,6 +189,7 @@ def register(commands: Any) -> None:
                         help="with -f, print a null key or value as NULL instead of nothing")
     consume.add_argument("--timeout-ms", type=at_least(0), default=5000, metavar="MS",
                          help="stop when no record arrives for this long (default 5000)")
+    add_format_options(consume, "decode")
     consume.set_defaults(run=consume_records)
 
 
@@ -431,6 +438,26 @@ def consume(poll: Callable[[], Iterator[Any]], emit: Callable[[Any], None],
     return count
 
 
+def decoder(args: argparse.Namespace) -> Callable[[Message], Message]:
+    """What ``--key-format``/``--value-format avro`` (``-s``) make of a record: its key and
+    value as the JSON of their Avro datum (:mod:`connector.cli.avro_codec`)."""
+    chosen = formats(args)
+    if all(fmt == "binary" for fmt in chosen.values()):
+        return lambda message: message
+    avro = AvroDecoder(registry_of(args))
+
+    def decode(message: Message) -> Message:
+        where = f"{message.topic}-{message.partition}@{message.offset}"
+        key, value = message.key, message.value
+        if chosen["key"] == "avro":
+            key = avro.decode(key, f"the key of {where}")
+        if chosen["value"] == "avro":
+            value = avro.decode(value, f"the value of {where}")
+        return message._replace(key=key, value=value)
+
+    return decode
+
+
 def writer(args: argparse.Namespace) -> Callable[[Message], None]:
     """Print one record on stdout, flushed at once (a consumer followed live, or piped,
     shows each record as it comes): bytes as rendered, or text where stdout has no bytes
@@ -438,9 +465,10 @@ def writer(args: argparse.Namespace) -> Callable[[Message], None]:
     render = printer(args).render
     out = sys.stdout
     binary = getattr(out, "buffer", None)
+    decode = decoder(args)
 
     def write(message: Message) -> None:
-        data = render(message)
+        data = render(decode(message))
         if binary is not None:
             binary.write(data)
             binary.flush()

@@ -20,6 +20,13 @@ record with a null value, ``KEY<TAB>`` a tombstone for KEY.
 (``acks=all`` unless ``--acks``); at the end of input the command waits for every
 acknowledgement and prints a summary on stderr. If any record failed, it says how many and
 the first error, and exits with 1.
+
+With ``--value-schema FILE`` (``--key-schema``) and ``-r/--schema-registry URL`` each value
+(key) is a JSON text, sent as the Confluent-framed Avro of that schema, registered first
+under ``TOPIC-value`` (``TOPIC-key``; a schema the subject's compatibility level refuses is
+an error before anything is sent). A line that is not JSON or does not match the schema
+ends the command with an error naming its line number; the lines before it were sent.
+kcat's ``-s value=avro`` is accepted (with ``--value-schema``).
 """
 
 from __future__ import annotations
@@ -30,11 +37,12 @@ import re
 import sys
 import textwrap
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .args import at_least, client_options, client_parent, name_value
-from .errors import CommandError
+from .avro_codec import AvroEncoder, add_format_options, formats, registry_of
+from .errors import EXIT_USAGE, CommandError
 
 if TYPE_CHECKING:
     from connector.client import Producer, RecordMetadata
@@ -85,6 +93,7 @@ def register(commands: Any) -> None:
     produce.add_argument("--producer-property", type=name_value, action="append", default=[],
                          metavar="NAME=VALUE",
                          help="any producer option, e.g. linger.ms=50 (repeatable)")
+    add_format_options(produce, "encode")
     produce.set_defaults(run=produce_lines)
 
 
@@ -142,18 +151,58 @@ class DeliveryReport:
                     self.first_error = error
 
 
+Encode = Callable[[bytes | None, bytes | None, int], tuple[bytes | None, bytes | None]]
+
+
 def send_lines(producer: Producer, topic: str, lines: Iterable[bytes], sep: bytes | None,
                partition: int | None, report: DeliveryReport,
                headers: Sequence[tuple[str, bytes | None]] = (),
-               empty_as_null: bool = False) -> int:
-    """Send every line; returns how many were handed to the producer."""
+               empty_as_null: bool = False, encode: Encode | None = None) -> int:
+    """Send every line; returns how many were handed to the producer. ``encode`` makes
+    the record's key and value of the line's (``--value-schema``), given the line number."""
     sent = 0
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         key, value = split_line(line, sep, empty_as_null)
+        if encode is not None:
+            key, value = encode(key, value, number)
         producer.send(topic, value, key=key, partition=partition, headers=headers or None,
                       callback=report)
         sent += 1
     return sent
+
+
+def encoder(args: argparse.Namespace) -> Encode | None:
+    """What ``--value-schema FILE`` (``--key-schema``, ``--value-format avro``) makes of a
+    line's key and value: the Confluent-framed Avro of their JSON, the schema registered
+    under TOPIC-value (TOPIC-key) first (:mod:`connector.cli.avro_codec`)."""
+    chosen = formats(args)
+    if all(fmt == "binary" for fmt in chosen.values()):
+        return None
+    client = registry_of(args)
+    encoders: dict[str, AvroEncoder] = {}
+    for field, fmt in chosen.items():
+        if fmt != "avro":
+            continue
+        path = getattr(args, f"{field}_schema")
+        if path is None:
+            raise CommandError(f"{field} format avro needs the schema: --{field}-schema FILE",
+                               EXIT_USAGE)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise CommandError(f"--{field}-schema {path}: {e.strerror or e}", EXIT_USAGE) from None
+        encoders[field] = AvroEncoder(client, f"{args.topic}-{field}", text)
+
+    def encode(key: bytes | None, value: bytes | None, line: int
+               ) -> tuple[bytes | None, bytes | None]:
+        if "key" in encoders:
+            key = encoders["key"].encode(key, f"line {line}: the key")
+        if "value" in encoders:
+            value = encoders["value"].encode(value, f"line {line}: the value")
+        return key, value
+
+    return encode
 
 
 def produce_lines(args: argparse.Namespace) -> int:
@@ -164,6 +213,7 @@ def produce_lines(args: argparse.Namespace) -> int:
                "max.block.ms": args.api_timeout_ms, **dict(args.producer_property)}
     sep = None if args.no_key else args.key_separator.encode()
     report = DeliveryReport()
+    encode = encoder(args)
     with contextlib.ExitStack() as stack:
         if args.file is None:
             lines: Iterable[bytes] = sys.stdin.buffer
@@ -175,7 +225,7 @@ def produce_lines(args: argparse.Namespace) -> int:
         producer = Producer(options)
         try:
             sent = send_lines(producer, args.topic, lines, sep, args.partition, report,
-                              args.headers, args.null)
+                              args.headers, args.null, encode)
             producer.flush(timeout=args.api_timeout_ms / 1000.0)
         finally:
             producer.close(timeout=args.api_timeout_ms / 1000.0)

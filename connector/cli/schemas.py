@@ -125,18 +125,24 @@ def reference(text: str) -> dict[str, Any]:
 reference.__name__ = "reference"
 
 
-def registry_parent() -> argparse.ArgumentParser:
-    """The options naming and reaching the registry, on every ``schemas`` action."""
-    parent = Parser(add_help=False)
-    group = parent.add_argument_group("schema registry")
+def add_registry_options(parser: argparse.ArgumentParser) -> None:
+    """``-r/--schema-registry``, ``--registry-ca``, ``--registry-user``: where the registry
+    is and how to reach it (on ``schemas`` and on ``consume``/``produce``)."""
+    group = parser.add_argument_group("schema registry")
     group.add_argument("-r", "--schema-registry", default=DEFAULT_REGISTRY, metavar="URL[,...]",
                        help=f"the registry's URL(s) (default {DEFAULT_REGISTRY})")
     group.add_argument("--registry-ca", metavar="FILE",
                        help="CA certificate(s) (PEM) to verify an https registry with")
     group.add_argument("--registry-user", metavar="USER:PASSWORD",
                        help="HTTP basic credentials for the registry")
-    group.add_argument("--api-timeout-ms", type=at_least(1), default=30_000, metavar="MS",
-                       help="give up on a request after this long (default 30000)")
+
+
+def registry_parent() -> argparse.ArgumentParser:
+    """The options of every ``schemas`` action."""
+    parent = Parser(add_help=False)
+    add_registry_options(parent)
+    parent.add_argument("--api-timeout-ms", type=at_least(1), default=30_000, metavar="MS",
+                        help="give up on a request after this long (default 30000)")
     return parent
 
 

@@ -1,9 +1,12 @@
-"""``pyq schemas``: the CLI against the schema registry of a one-broker pyq cluster, judged by
+"""``pyq schemas``, ``pyq consume --value-format avro`` and ``pyq produce --value-schema``:
+the CLI against the schema registry of a one-broker pyq cluster, judged by
 confluent-kafka's ``SchemaRegistryClient`` (the reference client of the Confluent Schema
 Registry API): what the CLI registers, the reference client reads, and what the reference
 client registers, the CLI reads; evolution, a compatibility refusal (exit 1 and the
 registry's reasons), compatibility levels, soft and hard deletes, references, and the
-registry's refusals as one line with their error code. Most runs call ``main`` in this
+registry's refusals as one line with their error code; Avro records written by
+confluent-kafka's ``AvroSerializer`` printed as JSON by ``pyq consume``, and JSON lines
+encoded by ``pyq produce`` read by its ``AvroDeserializer``. Most runs call ``main`` in this
 process (``pyq_here``); one runs the installed ``pyq`` script as a separate process."""
 
 from __future__ import annotations
@@ -11,13 +14,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
+from confluent_kafka import TopicPartition as ConfluentPartition
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
 
+from connector.client import Admin
 from connector.cluster import EmbeddedCluster
 from tests.cli.support import Result, pyq_here
 
@@ -208,3 +217,111 @@ def test_installed_script(cluster: EmbeddedCluster, reference: SchemaRegistryCli
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done
     assert reference.get_latest_version("script-value").schema_id == int(done.stdout)
+
+
+# ---- pyq consume --value-format avro, pyq produce --value-schema ---------------------------
+ROWS = [{"id": i, "page": f"/p/{i}", "referrer": None if i % 2 else f"r{i}"} for i in range(5)]
+
+
+def create_topic(cluster: EmbeddedCluster, topic: str) -> None:
+    with Admin(bootstrap_servers=cluster.bootstrap_servers) as admin:
+        admin.create_topic(topic, num_partitions=1, replication_factor=1)
+
+
+def confluent_values(cluster: EmbeddedCluster, topic: str, count: int) -> list[bytes]:
+    """The first ``count`` values of partition 0, read by confluent-kafka's consumer."""
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "cli-avro",
+                         "enable.auto.commit": False})
+    consumer.assign([ConfluentPartition(topic, 0, OFFSET_BEGINNING)])
+    got: list[bytes] = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(got) < count and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and not msg.error():
+                value = msg.value()
+                assert value is not None
+                got.append(value)
+    finally:
+        consumer.close()
+    return got
+
+
+def test_consume_decodes_what_confluents_serializer_wrote(
+        cluster: EmbeddedCluster, reference: SchemaRegistryClient,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    topic = "avro-clicks"
+    create_topic(cluster, topic)
+    serialize = AvroSerializer(reference, CLICK_V2)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
+    for row in ROWS:
+        producer.produce(topic, key=str(row["id"]).encode(),
+                         value=serialize(row, SerializationContext(topic, MessageField.VALUE)))
+    assert producer.flush(30) == 0
+    url = cluster.schema_registry_url
+    read = pyq_here(monkeypatch, "consume", topic, "-o", "beginning", "-e", "--bootstrap-server",
+                    cluster.bootstrap_servers, "--value-format", "avro", "--schema-registry", url)
+    assert read.returncode == 0, read
+    assert [json.loads(line) for line in read.stdout.splitlines()] == ROWS
+    # kcat's spelling, with a format
+    kcat = pyq_here(monkeypatch, "consume", topic, "-o", "beginning", "-e", "-f", "%k %s\n",
+                    "--bootstrap-server", cluster.bootstrap_servers, "-s", "value=avro", "-r", url)
+    assert kcat.returncode == 0, kcat
+    assert [(k, json.loads(v)) for k, v in (line.split(" ", 1) for line in kcat.stdout.splitlines())] \
+        == [(str(row["id"]), row) for row in ROWS]
+    # keys are not Avro: a clear error naming the record
+    keys = pyq_here(monkeypatch, "consume", topic, "-o", "beginning", "-e", "--bootstrap-server",
+                    cluster.bootstrap_servers, "-s", "avro", "-r", url)
+    assert keys.returncode == 1
+    assert keys.stderr == (f"pyq consume: error: the key of {topic}-0@0 is not Confluent-framed "
+                           "Avro: no magic byte 0 (first bytes 30)\n")
+
+
+def test_produce_encodes_what_confluents_deserializer_reads(
+        cluster: EmbeddedCluster, reference: SchemaRegistryClient,
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    topic = "avro-produced"
+    create_topic(cluster, topic)
+    schema = schema_file(tmp_path, "click-v2.avsc", CLICK_V2)
+    lines = "".join(json.dumps(row) + "\n" for row in ROWS)
+    sent = pyq_here(monkeypatch, "produce", topic, "--bootstrap-server", cluster.bootstrap_servers,
+                    "--value-schema", schema, "-r", cluster.schema_registry_url, input=lines)
+    assert sent.returncode == 0, sent
+    registered = reference.get_latest_version(f"{topic}-value")
+    values = confluent_values(cluster, topic, len(ROWS))
+    assert {int.from_bytes(v[1:5], "big") for v in values} == {registered.schema_id}
+    deserialize = AvroDeserializer(reference)
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    assert [deserialize(v, ctx) for v in values] == ROWS
+
+    bad = pyq_here(monkeypatch, "produce", topic, "--bootstrap-server", cluster.bootstrap_servers,
+                   "--value-schema", schema, "-r", cluster.schema_registry_url,
+                   input='{"id": 1, "page": "/"}\n{"id": "x", "page": "/"}\n')
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("pyq produce: error: line 2: the value does not match schema "
+                                 f"{registered.schema_id}: ")
+    assert bad.stderr.count("\n") == 1
+
+    # a schema the subject's compatibility level refuses is not registered, nothing is sent
+    refused = pyq_here(monkeypatch, "produce", topic, "--bootstrap-server",
+                       cluster.bootstrap_servers, "-s", "value=avro", "--value-schema",
+                       schema_file(tmp_path, "bad.avsc", CLICK_BAD), "-r",
+                       cluster.schema_registry_url, input='{"id": 1}\n')
+    assert refused.returncode == 1
+    assert refused.stderr.endswith("(registry error 409)\n"), refused
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["consume", "t", "--value-format", "json"],
+     "argument --value-format: 'json' is not allowed: must be one of binary, avro"),
+    (["consume", "t", "-s", "kex=avro"],
+     "argument -s: 'kex=avro' is not allowed: must be key=FORMAT, value=FORMAT or FORMAT"),
+    (["consume", "t", "-s", "value=avro", "--value-format", "binary"],
+     "-s value=avro conflicts with value format binary"),
+    (["produce", "t", "-s", "value=avro"], "value format avro needs the schema: --value-schema FILE"),
+])
+def test_format_usage_errors(monkeypatch: pytest.MonkeyPatch, args: list[str],
+                             message: str) -> None:
+    result = pyq_here(monkeypatch, *args, "--bootstrap-server", "127.0.0.1:1")
+    assert result.returncode == 2, result
+    assert message in result.stderr
