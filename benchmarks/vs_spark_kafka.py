@@ -101,9 +101,32 @@ source 1.53, trigger 0.0034, sink 3.49 on Kafka; 1.72, 0.0037, 5.54 on pyq's bro
   ones; with 900 KiB batches Spark's takes 2.89-2.94 s (brokers 3.4-3.8 CPU-s; pyq / it
   1.30), its JVM 1.7-1.8 CPU-s against pyq's JVM 0.46-0.63 plus Python 0.69-0.89.
   ``exactlyOnce`` costs little at this size (1.86-2.33 s). On pyq's cluster Spark's
-  producers stay slow even with 900 KiB batches (6.1-7.1 s, pyq's brokers 8.2-10.4 CPU-s,
-  against 0.7-1.4 for pyq's sink): pyq's brokers pay far more than Kafka's per request of
-  the Java producer; not investigated yet.
+  producers with 900 KiB batches took 6.1-7.1 s and pyq's brokers 8.2-10.4 CPU-s in that
+  run (0.7-1.4 for pyq's sink; 1.5-8.7 in the runs of record). Investigated the same day
+  (scratch probes: Spark's sink, and a Java program sending the same keyed rows from 2
+  threads through kafka-clients 3.9.2; requests counted by the brokers' metrics, batches in
+  the logs): pyq does not pay more per request, it gets more of them. At equal batching
+  (kafka-clients' 16 KiB default: ~6,030 batches in ~2,300 Produce requests on both) pyq's
+  brokers spend 7.7-10.3 CPU-s (1.3-1.7 ms a batch; ~4 follower Fetches per Produce) and
+  Kafka's 10.2-16.2; ``kafka-producer-perf-test`` at its defaults 7.4 against 17.5. The Java
+  producer sends a batch when its ``linger.ms`` (5 ms) ends unless all 5 requests it may
+  have in flight to that broker are unanswered, so the sooner a broker acknowledges, the
+  smaller the batches: its ``request-latency-avg`` was 115-500 ms on Kafka (Kafka's request
+  log: Produce 61 ms at the median, 20 ms of it appending) against 45-100 ms on pyq, and the
+  same 1M rows reached Kafka as 138-200 batches (0.5-0.7 MB) and pyq as 520-2,400 (40-190
+  KB). On 2 cores shared with Spark's JVM this feeds itself: small batches cost broker CPU,
+  Spark slows, and each 5 ms then holds fewer rows (the 8.7 CPU-s run wrote 157,000 rows/s,
+  ~10 KB a partition per 5 ms: kafka-clients' default batching again). Interleaved on a
+  quieter machine (load 1-3), Spark's 900 KiB sink cost pyq's brokers 1.1-2.7 CPU-s and
+  Kafka's 2.6-3.6 (Kafka also burns 0.17 CPU-s a second idle, pyq 0.04). librdkafka shows
+  the mechanism on pyq alone (900 KiB, linger 5 ms, keyed): idempotent (5 requests in
+  flight) 120-346 batches and 0.56-1.1 CPU-s; not idempotent (a batch sent as its linger
+  ends) ~2,000 batches of 53 KB and 3.0-3.2 CPU-s. pyq's answers hold nothing that changes
+  the producer's batching (no throttle, retries or errors, 1-3 Metadata requests a run); what
+  is left to win is pyq's cost per batch at acks=all (``perf``: 62% interpreter, 31% kernel,
+  19% of all samples thread switches and wake-ups; ``py-spy --gil``: the leader's Fetch
+  handling 31%, Produce 18%, follower fetchers 17%, network processors 16%), and Kafka's
+  followers need ~3 Fetches per Produce where pyq's need 4.
 
 An earlier run (same sizes, while another session's test suite ran) gave source ratios of
 0.67 and 0.91 on Kafka: the source rounds then ran between the 256-partition ones, and
