@@ -78,6 +78,8 @@ class RegistryClient:
             except (urllib.error.URLError, OSError) as e:
                 reason = getattr(e, "reason", e)
                 unreachable.append(f"{url} ({getattr(reason, 'strerror', None) or reason})")
+                if isinstance(reason, ssl.SSLCertVerificationError) and self._context is None:
+                    unreachable[-1] += " (its CA: --registry-ca FILE)"
         raise CommandError(f"cannot reach the schema registry: {', '.join(unreachable)}")
 
     # ---- the API, one method per call the CLI makes ------------------------------------

@@ -325,3 +325,27 @@ def test_format_usage_errors(monkeypatch: pytest.MonkeyPatch, args: list[str],
     result = pyq_here(monkeypatch, *args, "--bootstrap-server", "127.0.0.1:1")
     assert result.returncode == 2, result
     assert message in result.stderr
+
+
+def test_https_registry_with_basic_auth(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``--registry-ca`` and ``--registry-user`` against the registry of a SASL_SSL cluster
+    (https with the broker's certificate, basic auth against the SCRAM users)."""
+    with EmbeddedCluster(brokers=1, security="SASL_SSL", users={"alice": "alice-secret"},
+                         schema_registry=True) as secured:
+        options = secured.schema_registry_options()
+        reach = ["-r", options["url"], "--registry-ca", options["ssl.ca.location"]]
+        path = schema_file(tmp_path, "click.avsc", CLICK_V1)
+        done = pyq_here(monkeypatch, "schemas", "register", "secured-value", "--schema", path,
+                        *reach, "--registry-user", options["basic.auth.user.info"])
+        assert done.returncode == 0, done
+        judge = SchemaRegistryClient(options)
+        assert judge.get_latest_version("secured-value").schema_id == int(done.stdout)
+        wrong = pyq_here(monkeypatch, "schemas", "list", *reach, "--registry-user", "alice:wrong")
+        assert wrong.returncode == 1
+        assert wrong.stderr.startswith("pyq schemas list: error: ")
+        assert wrong.stderr.count("\n") == 1 and "401" in wrong.stderr, wrong
+        untrusted = pyq_here(monkeypatch, "schemas", "list", "-r", options["url"],
+                             "--registry-user", options["basic.auth.user.info"])
+        assert untrusted.returncode == 1
+        assert "CERTIFICATE_VERIFY_FAILED" in untrusted.stderr, untrusted
+        assert untrusted.stderr.endswith("(its CA: --registry-ca FILE)\n")
