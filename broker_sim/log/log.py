@@ -18,11 +18,14 @@ Kafka recovers from the recovery point the same way; it skips even the active se
 after a clean shutdown, while this log always pays for re-reading it, so a tail damaged
 while the broker was down is still found.
 
-The log is split along its seams: opening and recovery in :mod:`.log_loader`, the checks
-on appended batches in :mod:`.append_validation`, ListOffsets by time in
-:mod:`.timestamp_lookup`, truncation and retention in :mod:`.log_retention` (inherited by
-:class:`Log`), the walk over batches in :mod:`.batch_scanner`. This module keeps appends,
-reads, rolling, flushing and the invariants that tie them together.
+The log is split along its seams: the segments themselves — appending and rolling,
+truncating, dropping and swapping segments, flushing — in :mod:`.local_log`
+(:class:`~.local_log.LocalLog`, which :class:`Log` is built on), opening and recovery in
+:mod:`.log_loader`, the checks on appended batches in :mod:`.append_validation`, which
+segments retention and DeleteRecords remove in :mod:`.log_retention`, ListOffsets by time
+in :mod:`.timestamp_lookup`, the walk over batches in :mod:`.batch_scanner`. This module
+keeps what the bytes mean — the high watermark, producer state, leader epochs,
+transactions —, lock-free reads, and the invariants that tie them to the segments.
 
 Rolling: a new active segment starts when an append would push the active one past
 ``segment.bytes``, when the active one is older than ``segment.ms`` (counted from when
@@ -37,8 +40,6 @@ it as ``max_offset`` to :meth:`Log.read`.
 
 from __future__ import annotations
 
-import shutil
-import threading
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
@@ -61,11 +62,12 @@ from .append_validation import validate_append
 from .config import LogConfig
 from .file_records import FileRecords
 from .leader_epoch_cache import LeaderEpochCache
+from .local_log import LocalLog
 from .log_loader import load_log, write_log_state
-from .log_retention import LogTruncation
+from .log_retention import prefix_below, retention_prefix
 from .log_view import LogView
 from .producer_state import ActiveProducer, ProducerStateManager
-from .segment import INT32_MAX, LogSegment, SegmentChanged, SegmentGone
+from .segment import LogSegment, SegmentChanged, SegmentGone
 from .timestamp_lookup import (  # noqa: F401 - the special timestamps are part of the log's API
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
@@ -113,16 +115,18 @@ class FetchDataInfo(NamedTuple):
     high_watermark: int = 0
 
 
-class Log(LogTruncation):
+class Log:
     """Append-only log of one partition, made of segments; see the module docstring.
 
-    Invariants: segments are sorted by base offset and never overlap; only the last one
-    (the active segment) is appended to; there is always at least one segment;
-    ``log_start_offset`` lies in ``[first segment base offset, log_end_offset]``;
-    ``log_start_offset <= high_watermark <= log_end_offset``; every batch in the log has
-    passed ``validate_batch``; offsets are consecutive for leader appends.
+    Invariants: those of its :class:`~.local_log.LocalLog` (sorted, non-overlapping
+    segments, one active, log start offset within the segments and at most the log end
+    offset), and ``log_start_offset <= high_watermark <= log_end_offset``; every batch in
+    the log has passed ``validate_batch``; offsets are consecutive for leader appends; the
+    producer state, leader epochs and transactions describe exactly the batches below the
+    log end offset (rebuilt or cut after a truncation or a swap).
 
-    Threading: one ``RLock`` serializes appends, truncation, retention, flush and close.
+    Threading: one ``RLock`` (the local log's) serializes appends, truncation, retention,
+    flush and close.
     Reads (:meth:`read`, :meth:`offset_for_timestamp`) take no lock: they take a snapshot
     of the log end offset and then of the immutable segment list (a new list is
     published after each roll/deletion) and may run concurrently with appends, since a
@@ -134,26 +138,25 @@ class Log(LogTruncation):
 
     def __init__(self, dir: Path, config: LogConfig | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
         self.dir = Path(dir)
-        self.config = config if config is not None else LogConfig()
         self.clock = clock
-        self._lock = threading.RLock()
-        self._closed = False
+        config = config if config is not None else LogConfig()
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
-            self._load()
+            self._load(config)
         except OSError as e:
             raise KafkaStorageError(f"cannot open log {self.dir}: {e}") from e
 
     # --------------------------------------------------------------- loading
 
-    def _load(self) -> None:
-        loaded = load_log(self.dir, self.config, self.clock.wall_ms())
-        self._view = LogView.of(loaded.segments, loaded.log_start_offset)
-        self._leo = loaded.log_end_offset
+    def _load(self, config: LogConfig) -> None:
+        loaded = load_log(self.dir, config, self.clock.wall_ms())
+        self._local = LocalLog(self.dir, config, self.clock, loaded.segments,
+                               loaded.log_start_offset, loaded.log_end_offset,
+                               loaded.recovery_point)
+        self._lock = self._local.lock
         self._hw = loaded.high_watermark
-        self._recovery_point = loaded.recovery_point
         self.epochs = LeaderEpochCache(self.dir)
-        self.epochs.truncate_from_end(self._leo)  # recovery may have cut the tail
+        self.epochs.truncate_from_end(self._local.leo)  # recovery may have cut the tail
         self.producers = ProducerStateManager()
         for seg in loaded.segments[-2:]:  # idempotent producers' recent batches (see producer_state)
             for _pos, header in seg.headers():
@@ -164,7 +167,7 @@ class Log(LogTruncation):
     def _rebuild_transactions(self) -> None:
         """Open and aborted transactions from every batch header (see transactions)."""
         self.txns.clear()
-        for seg in self._view.segments:
+        for seg in self._local.view.segments:
             for pos, header in seg.headers():
                 if not header.is_transactional:
                     continue
@@ -175,17 +178,26 @@ class Log(LogTruncation):
                     self.txns.apply(b"", 0, header, seg.base_offset, self._hw)
 
     def _write_state(self) -> None:
-        write_log_state(self.dir, self._view.log_start_offset, self._hw, self._recovery_point)
+        write_log_state(self.dir, self._local.view.log_start_offset, self._hw,
+                        self._local.recovery_point)
 
     # ------------------------------------------------------------ properties
 
     @property
+    def name(self) -> str:
+        return self.dir.name
+
+    @property
+    def config(self) -> LogConfig:
+        return self._local.config
+
+    @property
     def log_start_offset(self) -> int:
-        return self._view.log_start_offset
+        return self._local.view.log_start_offset
 
     @property
     def log_end_offset(self) -> int:
-        return self._leo
+        return self._local.leo
 
     @property
     def high_watermark(self) -> int:
@@ -194,7 +206,7 @@ class Log(LogTruncation):
     @high_watermark.setter
     def high_watermark(self, value: int) -> None:
         with self._lock:
-            self._hw = min(max(value, self._view.log_start_offset), self._leo)
+            self._hw = min(max(value, self._local.view.log_start_offset), self._local.leo)
 
     @property
     def last_stable_offset(self) -> int:
@@ -202,7 +214,7 @@ class Log(LogTruncation):
         offset of the oldest transaction still open if that is lower."""
         hw = self._hw
         first = self.txns.first_unstable_offset()
-        return hw if first is None or first >= hw else max(first, self._view.log_start_offset)
+        return hw if first is None or first >= hw else max(first, self._local.view.log_start_offset)
 
     def active_producers(self) -> list[ActiveProducer]:
         """The producers this log keeps state for, each with the first offset of its
@@ -227,62 +239,34 @@ class Log(LogTruncation):
 
     @property
     def recovery_point(self) -> int:
-        return self._recovery_point
+        return self._local.recovery_point
 
     @property
     def segments(self) -> tuple[LogSegment, ...]:
         """A snapshot of the segments, oldest first (the last one is active)."""
-        return self._view.segments
+        return self._local.view.segments
 
     @property
     def active_segment(self) -> LogSegment:
-        return self._view.segments[-1]
+        return self._local.view.segments[-1]
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._local.closed
 
     def _check_open(self) -> None:
-        if self._closed:
-            raise KafkaStorageError(f"log {self.dir} is closed")
+        self._local.check_open()
 
     def update_config(self, config: LogConfig) -> None:
         """Swap in a new configuration (takes effect for the next append/retention run)."""
-        with self._lock:
-            self.config = config
-            for seg in self._view.segments:
-                seg.index_interval_bytes = config.index_interval_bytes
+        self._local.update_config(config)
 
     def replace_segments(self, old: list[LogSegment], commit: Callable[[], None]) -> bool:
-        """Swap cleaned data in for the consecutive segments ``old`` (the log cleaner).
-
-        Under the lock: if ``old`` is still part of the log, close it (readers in flight
-        finish, new ones get SegmentGone and wait for the new view), run ``commit`` (which
-        puts the cleaned segment's files in place of ``old``'s, see the cleaner's swap),
-        open the cleaned segment and publish it. Returns False, doing nothing, if
-        retention or truncation changed those segments meanwhile.
-        """
+        """Swap cleaned data in for the consecutive segments ``old`` (the log cleaner; see
+        :meth:`.local_log.LocalLog.replace_segments`), then rebuild the transactions."""
         with self._lock:
-            self._check_open()
-            segments = list(self._view.segments)
-            try:
-                i = next(k for k, s in enumerate(segments) if s is old[0])
-            except StopIteration:
+            if not self._local.replace_segments(old, commit):
                 return False
-            if segments[i:i + len(old)] != old or i + len(old) >= len(segments):
-                return False
-            for seg in old:
-                seg.deleted = True
-                seg.index.close_without_writing()
-                seg._close_fd()
-            try:
-                commit()
-                new = LogSegment(self.dir, old[0].base_offset, self.config.index_interval_bytes,
-                                 old[0].created_ms)
-            except OSError as e:
-                raise KafkaStorageError(f"swapping cleaned segments into {self.dir} failed: {e}") from e
-            segments[i:i + len(old)] = [new]
-            self._view = LogView.of(segments, self._view.log_start_offset)
             self._rebuild_transactions()
             return True
 
@@ -334,24 +318,24 @@ class Log(LogTruncation):
                 if duplicate is not None:
                     if len(batches) == 1:  # a retried batch: already written, answer its offsets
                         return AppendInfo(duplicate[0], duplicate[1], num_records, max_ts, -1,
-                                          self._view.log_start_offset)
+                                          self.log_start_offset)
                     raise DuplicateSequenceNumber(
                         f"append to {self.name}: a batch of producer {header.producer_id} was "
                         "already written")
-            first = self._leo
+            first = self._local.leo
             offset = first
             for pos, header in batches:
                 assign_offsets(buf, pos, offset, leader_epoch)
                 offset += header.last_offset_delta + 1
-            self._append_locked(buf, first, offset - 1, max_ts)
+            self._local.append(buf, first, offset - 1, max_ts)
             self.epochs.assign(leader_epoch, first)
-            base = self._view.segments[-1].base_offset
+            base = self._local.view.segments[-1].base_offset
             for pos, _header in batches:
                 header = BatchHeader.parse(buf, pos)
                 self.producers.update(header, marker_coordinator_epoch(buf, pos, header)
                                       if header.is_control else -1)
                 self.txns.apply(buf, pos, header, base, self._hw)
-            return AppendInfo(first, offset - 1, num_records, max_ts, -1, self._view.log_start_offset)
+            return AppendInfo(first, offset - 1, num_records, max_ts, -1, self.log_start_offset)
 
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendInfo:
         """Append batches whose offsets were assigned by the leader (first one >= LEO).
@@ -361,71 +345,30 @@ class Log(LogTruncation):
         """
         batches, used = self._validate(records, leader=False)
         if not batches:
-            return AppendInfo(-1, -1, 0, -1, -1, self._view.log_start_offset)
+            return AppendInfo(-1, -1, 0, -1, -1, self.log_start_offset)
         num_records = sum(h.records_count for _, h in batches)
         max_ts = max(h.max_timestamp for _, h in batches)
         with self._lock:
             self._check_open()
-            expected = self._leo
+            expected = self._local.leo
             for _pos, header in batches:
                 if header.base_offset < expected:
                     raise UnexpectedAppendOffset(
                         f"append to {self.name}: batch base offset {header.base_offset} is below "
-                        f"the expected offset {expected} (log end offset {self._leo})"
+                        f"the expected offset {expected} (log end offset {self._local.leo})"
                     )
                 expected = header.next_offset
             first = batches[0][1].base_offset
             last = batches[-1][1].last_offset
             data = records if used == len(records) else memoryview(records)[:used]
-            self._append_locked(data, first, last, max_ts)
-            base = self._view.segments[-1].base_offset
+            self._local.append(data, first, last, max_ts)
+            base = self._local.view.segments[-1].base_offset
             for pos, header in batches:
                 self.epochs.assign(header.partition_leader_epoch, header.base_offset)
                 self.producers.update(header, marker_coordinator_epoch(records, pos, header)
                                       if header.is_control else -1)
                 self.txns.apply(records, pos, header, base, self._hw)
-            return AppendInfo(first, last, num_records, max_ts, -1, self._view.log_start_offset)
-
-    def _append_locked(self, buf: Any, first: int, last: int, max_timestamp: int) -> None:
-        """Append ``buf`` (offsets ``first``..``last``, its largest timestamp
-        ``max_timestamp``), first rolling a new segment when the active one is full, would
-        hold offsets too far apart for its index, or spans ``segment.ms``: as Kafka counts it,
-        from the first batch's timestamp to the new records' (so records stamped a day apart
-        do not share a segment, and retention by time can delete the older), or by the wall
-        clock since the segment was created when its first batch has no timestamp."""
-        active = self._view.segments[-1]
-        config = self.config
-        now = self.clock.wall_ms()
-        size = active.size
-        try:
-            if size > 0:
-                rolling_from = active.rolling_timestamp
-                waited = (max_timestamp - rolling_from if rolling_from >= 0
-                          else now - active.created_ms)
-                if (
-                    size + len(buf) > config.segment_bytes
-                    or waited > config.segment_ms
-                    or last - active.base_offset > INT32_MAX
-                ):
-                    active = self._roll(first, now)
-            elif last - active.base_offset > INT32_MAX:
-                active = self._roll(first, now)  # an empty segment whose base does not fit
-            active.append(last, buf)
-        except OSError as e:
-            raise KafkaStorageError(f"append to {self.dir} failed: {e}") from e
-        self._leo = last + 1
-
-    def _roll(self, base_offset: int, now: int) -> LogSegment:
-        """Start a new active segment at ``base_offset`` (the next offset to append)."""
-        view = self._view
-        segments = list(view.segments)
-        if segments[-1].size == 0:
-            segments.pop().delete()  # never leave an empty segment behind
-        new = LogSegment(self.dir, base_offset, self.config.index_interval_bytes, now)
-        segments.append(new)
-        log_start = view.log_start_offset if len(segments) > 1 else base_offset
-        self._view = LogView.of(segments, max(log_start, segments[0].base_offset))
-        return new
+            return AppendInfo(first, last, num_records, max_ts, -1, self.log_start_offset)
 
     # ----------------------------------------------------------------- reads
 
@@ -458,17 +401,17 @@ class Log(LogTruncation):
         """
         view: LogView | None = None
         for _ in range(_READ_ATTEMPTS):
-            if self._closed:
+            if self._local.closed:
                 raise KafkaStorageError(f"log {self.dir} is closed")
-            leo = self._leo
+            leo = self._local.leo
             hw = self._hw
-            previous, view = view, self._view
+            previous, view = view, self._local.view
             if previous is view:
                 # The last attempt raced a truncation or deletion that has not published a
                 # new segment list yet. Every such mutation runs under the log's lock, so
                 # taking it once waits exactly until that writer is done.
                 with self._lock:
-                    view = self._view
+                    view = self._local.view
             log_start = view.log_start_offset
             if start_offset < log_start or start_offset > leo:
                 raise self._out_of_range(start_offset, log_start, leo)
@@ -516,13 +459,109 @@ class Log(LogTruncation):
         for _ in range(_READ_ATTEMPTS):
             self._check_open()
             try:
-                return find_offset_for_timestamp(self._view, self._leo, timestamp, max_offset)
+                return find_offset_for_timestamp(self._local.view, self._local.leo, timestamp, max_offset)
             except (SegmentGone, SegmentChanged):
                 with self._lock:  # wait for the racing truncation/deletion (see read)
                     continue
             except OSError as e:
                 raise KafkaStorageError(f"read from {self.dir} failed: {e}") from e
         raise KafkaStorageError(f"timestamp lookup in {self.dir} kept racing truncation")
+
+    # ------------------------------------------- truncation, retention, DeleteRecords
+    # Each publishes the new segment list before deleting files (see local_log).
+
+    def truncate_to(self, offset: int) -> bool:
+        """Remove every batch whose last offset is >= ``offset`` (follower divergence).
+
+        Truncation is at batch boundaries: the batch holding ``offset`` goes as a whole.
+        Truncating below the log start offset empties the log and restarts it at
+        ``offset``. Returns False if nothing was removed (``offset >= log_end_offset``).
+        """
+        with self._lock:
+            self._check_open()
+            if offset >= self._local.leo:
+                return False
+            try:
+                cut = self._local.truncate_to(offset)
+            except OSError as e:
+                raise KafkaStorageError(f"truncation of {self.dir} failed: {e}") from e
+            if not cut:
+                self.truncate_fully_and_start_at(offset)
+                return True
+            leo = self._local.leo
+            self._hw = min(self._hw, leo)
+            self.epochs.truncate_from_end(leo)
+            self.producers.truncate_from(leo)
+            self._rebuild_transactions()  # a cut-off marker reopens its transaction
+            return True
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Delete every segment and restart the log empty at ``offset`` (LEO = start = HW)."""
+        if offset < 0:
+            raise ValueError(f"cannot start a log at negative offset {offset}")
+        with self._lock:
+            self._check_open()
+            try:
+                self._local.truncate_fully_and_start_at(offset)
+                self._hw = offset
+                self.epochs.clear()
+                self.producers.clear()
+                self.txns.clear()
+                self._write_state()
+            except OSError as e:
+                raise KafkaStorageError(f"truncation of {self.dir} failed: {e}") from e
+
+    def delete_old_segments(self, now_ms: int | None = None) -> int:
+        """Apply retention (:func:`.log_retention.retention_prefix`); return the number of
+        segments deleted. Moves the log start offset to the first remaining segment."""
+        with self._lock:
+            self._check_open()
+            now = self.clock.wall_ms() if now_ms is None else now_ms
+            try:
+                n = retention_prefix(self._local.view, self._hw, self.config, now)
+            except (OSError, SegmentGone) as e:
+                raise KafkaStorageError(f"retention on {self.dir} failed: {e}") from e
+            if n:
+                self._delete_prefix(n)
+            return n
+
+    def _delete_prefix(self, n: int) -> None:
+        removed, log_start = self._local.drop_prefix(n)
+        self.txns.forget_segments_below(log_start)
+        if self._hw < log_start:
+            self._hw = log_start
+        try:
+            self._write_state()
+            self._local.delete_segments(removed)
+        except OSError as e:
+            raise KafkaStorageError(f"deleting segments of {self.dir} failed: {e}") from e
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: move the log start offset up to ``offset`` (-1: the high watermark).
+
+        Whole segments below the new start are deleted now; returns the new log start
+        offset. Raises OffsetOutOfRange if ``offset`` is above the high watermark.
+        """
+        with self._lock:
+            self._check_open()
+            if offset == -1:
+                offset = self._hw
+            if offset < 0 or offset > self._hw:
+                raise OffsetOutOfRange(
+                    f"cannot delete records of {self.name} before offset {offset}: it is above the "
+                    f"high watermark {self._hw}"
+                )
+            if offset > self._local.view.log_start_offset:
+                self._local.advance_log_start(offset)
+                self.txns.forget_segments_below(offset)
+                try:
+                    self._write_state()
+                except OSError as e:
+                    raise KafkaStorageError(f"checkpoint of {self.dir} failed: {e}") from e
+                n = prefix_below(self._local.view.segments, offset)
+                if n:
+                    self._delete_prefix(n)
+            return self._local.view.log_start_offset
 
     # ------------------------------------------------------------- lifecycle
 
@@ -531,13 +570,9 @@ class Log(LogTruncation):
         with self._lock:
             self._check_open()
             try:
-                view = self._view
-                leo = self._leo
-                first = max(0, bisect_right(view.bases, self._recovery_point) - 1)
-                for seg in view.segments[first:]:
-                    seg.flush()
+                leo = self._local.flush_segments()
                 self.epochs.flush()
-                self._recovery_point = leo
+                self._local.recovery_point = leo
                 self._write_state()
             except OSError as e:
                 raise KafkaStorageError(f"flush of {self.dir} failed: {e}") from e
@@ -545,25 +580,19 @@ class Log(LogTruncation):
     def close(self) -> None:
         """Flush and close every file (idempotent). Later calls raise KafkaStorageError."""
         with self._lock:
-            if self._closed:
+            if self._local.closed:
                 return
             try:
                 self.flush()
             finally:
-                self._closed = True
-                for seg in self._view.segments:
-                    seg.close()
+                self._local.close_segments()
 
     def delete(self) -> None:
         """Close the log without flushing and remove its directory."""
-        with self._lock:
-            self._closed = True
-            for seg in self._view.segments:
-                seg.delete()
-            shutil.rmtree(self.dir, ignore_errors=True)
+        self._local.delete()
 
     def __repr__(self) -> str:
         return (
             f"Log({str(self.dir)!r}, log_start_offset={self.log_start_offset}, "
-            f"high_watermark={self._hw}, log_end_offset={self._leo}, segments={len(self._view.segments)})"
+            f"high_watermark={self._hw}, log_end_offset={self._local.leo}, segments={len(self._local.view.segments)})"
         )
