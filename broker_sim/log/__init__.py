@@ -18,9 +18,10 @@ from .log import (
     Log,
     UnexpectedAppendOffset,
 )
+from .log_dir import segment_name
 from .log_manager import LogManager, TopicPartition, parse_partition_dir, validate_topic_name
 from .offset_index import CorruptIndex, OffsetIndex
-from .segment import LogSegment, segment_name
+from .segment import LogSegment
 
 __all__ = [
     "EARLIEST_TIMESTAMP",

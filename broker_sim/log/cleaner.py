@@ -38,7 +38,7 @@ leaves gaps, which readers skip). Kafka's cleaner, step by step:
    ``cleaning/`` directory with a ``range`` file naming the offsets it replaces, flushed,
    and the directory renamed to ``swap/`` — the commit point. Under the log's lock the
    replaced segments are deleted, the cleaned files moved into place, ``swap/`` removed
-   and the new segment published. When a log opens (:func:`recover_swap`), a leftover
+   and the new segment published (:mod:`.segment_swap`). When a log opens, a leftover
    ``cleaning/`` is deleted (the clean is simply redone) and a leftover ``swap/`` is
    finished the same way, so a ``kill -9`` at any moment loses nothing and leaves no half
    segment: every offset is either in the old segments or in the cleaned one.
@@ -74,9 +74,9 @@ from ..protocol.records.batch_header import (
 from ..protocol.records.compression import NONE, compress
 from ..protocol.records.reader import RecordIndex, records_section
 from .batch_scanner import batch_headers, scan
-from .log_loader import fsync_dir, segment_bases
-from .offset_index import INDEX_SUFFIX
-from .segment import LOG_SUFFIX, LogSegment, segment_name
+from .log_dir import fsync_dir
+from .segment import LogSegment
+from .segment_swap import CLEANING, RANGE, commit_swap
 
 if TYPE_CHECKING:
     from .log import Log
@@ -84,7 +84,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CHECKPOINT = "cleaner-offset-checkpoint"
-CLEANING, SWAP, RANGE = "cleaning", "swap", "range"
 READ_CHUNK = 8 * 1024 * 1024
 ENTRY_BYTES = 24  # Kafka's accounting per offset-map entry (hash + offset)
 DELETE_HORIZON_MASK = 0x40  # batch attribute: base_timestamp is the delete horizon
@@ -362,7 +361,7 @@ def _clean_group(log: Log, group: list[LogSegment], offsets: dict[bytes | None, 
         cleaned.close()
         shutil.rmtree(work, ignore_errors=True)
         raise
-    return log.replace_segments(group, lambda: _commit_swap(log.dir, base, replaced_end))
+    return log.replace_segments(group, lambda: commit_swap(log.dir, base, replaced_end))
 
 
 def _horizon(header: BatchHeader) -> int | None:
@@ -463,47 +462,6 @@ def _rebuild(b: _Batch, keep: list[int], horizon: int | None) -> bytes:
     out[HEADER_SIZE:] = payload
     seal_crc(out)
     return bytes(out)
-
-
-# ---- the swap ------------------------------------------------------------------------------
-def _commit_swap(dir: Path, base: int, replaced_end: int) -> None:
-    """Commit point, then finish: ``cleaning/`` -> ``swap/`` -> into place."""
-    os.replace(dir / CLEANING, dir / SWAP)
-    fsync_dir(dir)
-    _finish_swap(dir, base, replaced_end)
-
-
-def _finish_swap(dir: Path, base: int, replaced_end: int) -> None:
-    """Replace the segments in ``[base, replaced_end)`` by the one in ``swap/`` (idempotent:
-    safe to run again after a crash at any step)."""
-    swap = dir / SWAP
-    stem = segment_name(base)
-    new_log = swap / (stem + LOG_SUFFIX)
-    for old in segment_bases(dir):
-        if base <= old < replaced_end and (old != base or new_log.exists()):
-            (dir / (segment_name(old) + INDEX_SUFFIX)).unlink(missing_ok=True)
-            (dir / (segment_name(old) + LOG_SUFFIX)).unlink(missing_ok=True)
-    if (swap / (stem + INDEX_SUFFIX)).exists():
-        os.replace(swap / (stem + INDEX_SUFFIX), dir / (stem + INDEX_SUFFIX))
-    if new_log.exists():
-        os.replace(new_log, dir / (stem + LOG_SUFFIX))
-    fsync_dir(dir)
-    shutil.rmtree(swap, ignore_errors=True)
-    fsync_dir(dir)
-
-
-def recover_swap(dir: Path) -> None:
-    """On open: drop an unfinished clean, finish a committed swap (see the module docstring)."""
-    shutil.rmtree(dir / CLEANING, ignore_errors=True)
-    swap = dir / SWAP
-    if swap.is_dir():
-        try:
-            base, end = map(int, (swap / RANGE).read_text().split())
-        except (FileNotFoundError, ValueError):
-            shutil.rmtree(swap, ignore_errors=True)  # cannot be: RANGE is written before the rename
-            return
-        log.warning("%s: finishing the swap of a clean interrupted by a crash", dir.name)
-        _finish_swap(dir, base, end)
 
 
 # ---- the threads ---------------------------------------------------------------------------

@@ -40,6 +40,11 @@ if TYPE_CHECKING:
     from .segment import LogSegment
 
 
+class SegmentChanged(Exception):
+    """The segment was truncated while a read was in flight; the read must be retried
+    (raised by the segment's reads and by :meth:`FileRecords.read`)."""
+
+
 class FileRecords(ExternalBytes):
     """``size`` bytes of whole batches at ``position`` of a segment file (see the module)."""
 
@@ -78,7 +83,6 @@ class FileRecords(ExternalBytes):
             raise ValueError(f"{self!r} was released")
         data = os.pread(self.fd, self.size, self.position)
         if len(data) != self.size or self.changed:
-            from .segment import SegmentChanged
             raise SegmentChanged(f"segment {self.segment.base_offset} changed under a read")
         return data
 

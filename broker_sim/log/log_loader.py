@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import LogConfig
+from .log_dir import LOG_SUFFIX, fsync_dir, segment_bases
 from .offset_index import INDEX_SUFFIX
-from .segment import LOG_SUFFIX, LogSegment
+from .segment import LogSegment
+from .segment_swap import recover_swap
 
 STATE_FILE = "log-state.json"
 STATE_VERSION = 1
@@ -62,14 +64,6 @@ def write_log_state(dir: Path, log_start_offset: int, high_watermark: int, recov
     fsync_dir(dir)
 
 
-def fsync_dir(dir: Path) -> None:
-    fd = os.open(dir, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 @dataclass
 class LoadedLog:
     """The segments of an opened log (at least one) and its offsets, consistent with them."""
@@ -90,17 +84,9 @@ def _remove_leftovers(dir: Path) -> None:
             p.unlink(missing_ok=True)  # a deletion interrupted between the two files
 
 
-def segment_bases(dir: Path) -> list[int]:
-    """Base offsets of the segment files in ``dir``, in order."""
-    return sorted(int(p.stem) for p in dir.glob("*" + LOG_SUFFIX)
-                  if len(p.stem) == 20 and p.stem.isdigit())
-
-
 def load_log(dir: Path, config: LogConfig, now_ms: int) -> LoadedLog:
     """Open (creating it if empty) and recover the log in ``dir``; see the module docstring."""
     state = read_log_state(dir)
-    from .cleaner import recover_swap  # (the cleaner imports this module)
-
     recover_swap(dir)
     _remove_leftovers(dir)
     bases = segment_bases(dir)

@@ -37,18 +37,13 @@ from pathlib import Path
 from ..protocol.errors import CorruptMessage
 from ..protocol.records.batch_header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, validate_batch
 from .batch_scanner import CHUNK, batch_extents, batch_headers, file_reader, scan, whole_batches
-from .file_records import FileRecords
+from .file_records import FileRecords, SegmentChanged
+from .log_dir import LOG_SUFFIX, fsync_dir, segment_name
 from .offset_index import INDEX_SUFFIX, CorruptIndex, OffsetIndex
 
-LOG_SUFFIX = ".log"
 INT32_MAX = 2**31 - 1
 
 _APPEND_FIELDS = struct.Struct(">qi23xq")  # base_offset, batch_length, max_timestamp (at 35)
-
-
-def segment_name(base_offset: int) -> str:
-    """The file stem of a segment: its base offset as 20 zero-padded digits."""
-    return f"{base_offset:020d}"
 
 
 def _copy_range(src: int, dst: int, offset: int, count: int) -> int:
@@ -69,10 +64,6 @@ class SegmentGone(Exception):
     Internal: :class:`~broker_sim.log.log.Log` answers it by taking a fresh snapshot of the
     segment list (and raising OffsetOutOfRange if the wanted offset is now gone).
     """
-
-
-class SegmentChanged(Exception):
-    """The segment was truncated while a read was in flight; the read must be retried."""
 
 
 class LogSegment:
@@ -634,11 +625,7 @@ class LogSegment:
             os.close(fd)
             tmp.unlink(missing_ok=True)
             raise
-        dir_fd = os.open(self.dir, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        fsync_dir(self.dir)
         with self._lock:
             old, self._fd = self._fd, fd
             self._retired.append(old)

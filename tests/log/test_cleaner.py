@@ -14,15 +14,13 @@ from broker_sim.common import ManualClock
 from broker_sim.log import Log, LogConfig
 from broker_sim.log.batch_scanner import batch_headers
 from broker_sim.log.cleaner import (
-    CLEANING,
-    RANGE,
-    SWAP,
     CleanAborted,
     LogCleaner,
     clean,
     cleanable,
     read_checkpoint,
 )
+from broker_sim.log.segment_swap import CLEANING, RANGE, SWAP
 from broker_sim.protocol.errors import InvalidRecord
 from broker_sim.protocol.records.builder import RecordBatchBuilder
 from broker_sim.protocol.records.compression import LZ4
@@ -260,9 +258,9 @@ def _crash_mid_swap(tmp_path: Path, open_log, stop_after: str) -> tuple[list, Pa
     original = everything(log)
     log.flush()
     crashed = tmp_path / "crashed" / "t-0"
-    import broker_sim.log.cleaner as cleaner
+    import broker_sim.log.segment_swap as swap
 
-    real = cleaner._finish_swap
+    real = swap.finish_swap
 
     def interrupted(dir: Path, base: int, replaced_end: int) -> None:
         if crashed.exists():  # the first group's swap is the one interrupted
@@ -277,7 +275,7 @@ def _crash_mid_swap(tmp_path: Path, open_log, stop_after: str) -> tuple[list, Pa
                     (crashed / (p.stem + ".index")).unlink(missing_ok=True)
         real(dir, base, replaced_end)
 
-    cleaner._finish_swap = interrupted
+    swap.finish_swap = interrupted
     try:
         if stop_after == "cleaning":
             shutil.copytree(log.dir, crashed)
@@ -286,7 +284,7 @@ def _crash_mid_swap(tmp_path: Path, open_log, stop_after: str) -> tuple[list, Pa
         else:
             clean(log, 2_000_000, MAP)
     finally:
-        cleaner._finish_swap = real
+        swap.finish_swap = real
     return original, crashed
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from broker_sim.log.cleaner import CLEANING, SWAP
+from broker_sim.log.segment_swap import CLEANING, SWAP
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.records.builder import RecordBatchBuilder
 from broker_sim.server import Broker, BrokerConfig
