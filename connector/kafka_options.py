@@ -52,7 +52,7 @@ from typing import Any
 from connector.client.config import ClientConfig, FetcherConfig, ProducerConfig
 from connector.client.errors import ConfigError
 
-from .source.options import OptionError
+from .option_values import OptionError
 
 #: sink-only options and the rule each follows (the default is the sink's own).
 SINK_ONLY = ("acks", "compression.type", "linger.ms", "batch.size", "delivery.timeout.ms",

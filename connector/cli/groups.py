@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from .args import client_options, client_parent
 from .errors import CommandError
+from .group_info import describe_any, group_type, owners, summary_line
+from .lag import lag_rows
 from .table import format_table
 
 if TYPE_CHECKING:
     from connector.client import Admin, TopicPartition
-    from connector.client.group_admin import GroupDescription
 
 INACTIVE = ("Empty", "Dead")
 
@@ -99,32 +100,6 @@ def _admin(args: argparse.Namespace) -> Admin:
     return Admin(client_options(args))
 
 
-def group_type(protocol_type: str) -> str:
-    return protocol_type or "simple"
-
-
-def describe_any(admin: Admin, group_ids: list[str]) -> dict[str, GroupDescription]:
-    """Each group as DescribeGroups sees it; a group on the consumer protocol (KIP-848),
-    which DescribeGroups reports Dead as Kafka does, through ConsumerGroupDescribe instead
-    (PROTOCOL is then its server-side assignor)."""
-    from broker_sim.protocol.errors import GroupIdNotFound
-    from connector.client import GroupDescription, MemberDescription
-
-    described = admin.describe_groups(group_ids) if group_ids else {}
-    for group_id, d in list(described.items()):
-        if d.state != "Dead":
-            continue
-        try:
-            c = admin.describe_consumer_groups([group_id])[group_id]
-        except GroupIdNotFound:
-            continue
-        described[group_id] = GroupDescription(
-            group_id, c.state, "consumer", c.assignor, c.coordinator,
-            [MemberDescription(m.member_id, m.instance_id, m.client_id, m.client_host,
-                               m.assignment) for m in c.members])
-    return described
-
-
 def list_groups(args: argparse.Namespace) -> int:
     with _admin(args) as admin:
         listed = admin.list_groups(args.state)
@@ -135,20 +110,7 @@ def list_groups(args: argparse.Namespace) -> int:
     return 0
 
 
-def summary_line(d: GroupDescription) -> str:
-    protocol = f"  PROTOCOL {d.protocol}" if d.protocol else ""
-    return (f"GROUP {d.group_id}  TYPE {group_type(d.protocol_type)}  STATE {d.state}  "
-            f"MEMBERS {len(d.members)}{protocol}  COORDINATOR {d.coordinator}")
-
-
-def owners(d: GroupDescription) -> dict[TopicPartition, tuple[str, str, str]]:
-    """Partition -> (member id, host, client id) of the member it is assigned to."""
-    return {tp: (m.member_id, m.client_host, m.client_id) for m in d.members for tp in m.assignment}
-
-
 def describe_groups(args: argparse.Namespace) -> int:
-    from .lag import lag_rows
-
     with _admin(args) as admin:
         described = describe_any(admin, list(args.group))
         blocks = []

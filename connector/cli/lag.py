@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from .args import client_options, client_parent
 from .errors import CommandError
+from .group_info import describe_any, owners, summary_line
 from .table import format_table
 from .topics import describe
 
@@ -118,8 +119,6 @@ def lag_rows(admin: Admin, group: str, topic: str | None,
 
 def show_lag(args: argparse.Namespace) -> int:
     from connector.client import Admin
-
-    from .groups import describe_any, owners, summary_line
 
     with Admin(client_options(args)) as admin:
         d = describe_any(admin, [args.group])[args.group]

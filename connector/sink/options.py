@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..kafka_options import SINK_DEFAULT_BATCH_BYTES, KafkaOptions, parse_kafka_options
-from ..source.options import OptionError, parse_bool
+from ..option_values import OptionError, parse_bool
 
 TEXT_OR_BINARY = ("string", "binary")
 

@@ -48,47 +48,14 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from connector.kafka_options import KafkaOptions
-
-
-class OptionError(ValueError):
-    """An invalid source or sink option; the message names the option, value and rule."""
-
-    def __init__(self, option: str, value: object, allowed: str) -> None:
-        super().__init__(f"pyq option {option}={value!r} is not allowed: {allowed}")
-        self.option = option
-        self.value = value
-
-
-_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h|d)?\s*$")
-_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, None: 1}
-
-
-def parse_duration_ms(option: str, raw: str) -> int:
-    m = _DURATION.match(raw)
-    if not m:
-        raise OptionError(option, raw, "a duration such as 500ms, 30s, 15m or 1h")
-    return int(m.group(1)) * _UNITS_MS[m.group(2)]
-
-
-def parse_bool(option: str, raw: str) -> bool:
-    low = raw.strip().lower()
-    if low not in ("true", "false"):
-        raise OptionError(option, raw, "true or false")
-    return low == "true"
-
-
-def parse_positive_int(option: str, raw: str, minimum: int = 1) -> int:
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise OptionError(option, raw, f"an integer of at least {minimum}") from None
-    if value < minimum:
-        raise OptionError(option, raw, f"an integer of at least {minimum}")
-    return value
+from connector.kafka_options import KafkaOptions, parse_kafka_options
+from connector.option_values import (  # OptionError: also this module's API
+    OptionError,
+    parse_bool,
+    parse_duration_ms,
+    parse_positive_int,
+)
 
 
 def _partition_json(option: str, raw: str) -> dict[str, dict[int, int]]:
@@ -182,8 +149,6 @@ SOURCE_KAFKA_NAMES = {"kafka.group.id"}
 def check_names(options: Mapping[str, str]) -> KafkaOptions:
     """The checks that do not depend on batch or streaming: every option name is known and
     every ``kafka.*`` option is one the client implements (run at ``load()``)."""
-    from connector.kafka_options import parse_kafka_options
-
     opts = {k: str(v) for k, v in options.items() if k.lower() not in SOURCE_KAFKA_NAMES}
     known = {n.lower() for n in KNOWN}
     unknown = [k for k in opts if k.lower() not in known and not k.lower().startswith("kafka.")]
