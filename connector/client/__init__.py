@@ -1,32 +1,55 @@
-"""pyq's Kafka client: producer, range fetcher and admin, on the project's own codec.
+"""pyq's Kafka client: producer, range fetcher, group consumer and admin, on the project's
+own codec.
 
 Every byte on the wire is encoded and decoded by :mod:`broker_sim.protocol` (the same
-sans-I/O codec the broker uses); time, topic-partitions and the sender's thread shape come
-from :mod:`broker_sim.common`. Nothing here depends on another Kafka client library.
+sans-I/O codec the broker uses); time, topic-partitions and the threads' shape come from
+:mod:`broker_sim.common`, TLS contexts and SCRAM from :mod:`broker_sim.security`. Nothing
+here depends on another Kafka client library.
 
 Modules, one concept each::
 
-    config            typed, validated options with Kafka's names and defaults
-    security          TLS context and SASL mechanisms (PLAIN, SCRAM) for connections
-    errors            client-side errors (plus the shared Kafka errors re-exported here)
-    connection        one broker connection: connect, ApiVersions, in-flight FIFO
-    network_client    all connections on one selector, poll(), metadata refresh
-    sync_client       blocking request/response on the caller's thread
-    metadata          cluster snapshot (brokers, leaders, partition counts) and refresh policy
-    partitioner       murmur2 for keys, sticky partitions for null keys
-    buffer_pool       buffer.memory accounting; send() blocks here when it is used up
-    producer_batch    one batch of one partition; record_future: what send() returns
-    accumulator       per-partition batch deques: ready / drain / expire / reenqueue
-    idempotence       producer id, epoch and per-partition sequence numbers
-    sender            the producer's I/O thread
-    producer          Producer
-    columnar          fetched batches -> numpy / Arrow columns without per-record objects
-    offsets           ListOffsets (earliest, latest, by timestamp)
-    delete_records    DeleteRecords: move partitions' log start offsets up
-    offset_fetch      OffsetFetch bodies and answers for one group, at any version
-    fetcher           Fetcher: read [from, until) of partitions from their leaders
-    config_admin      topic and broker configs (Describe/Alter/IncrementalAlterConfigs)
-    admin             Admin: topics, configs, offsets, group offsets, cluster
+    config                typed, validated options with Kafka's names and defaults
+    security              TLS context and SASL mechanisms (PLAIN, SCRAM) for connections
+    errors                client-side errors (plus the shared Kafka errors re-exported here)
+    connection            one broker connection: connect, ApiVersions, in-flight FIFO
+    network_client        all connections on one selector, poll(), metadata refresh
+    request_future        the outcome of one request, completed by the I/O thread
+    sync_client           blocking request/response on the caller's thread
+    metadata              cluster snapshot (brokers, leaders, partition counts) and refresh policy
+    retry                 when a failed produce may be tried again (producer and sink)
+
+    partitioner           murmur2 for keys, sticky partitions for null keys
+    buffer_pool           buffer.memory accounting; send() blocks here when it is used up
+    producer_batch        one batch of one partition
+    record_future         what send() returns: a future per record, one result per batch
+    accumulator           per-partition batch deques: ready / drain / expire / reenqueue
+    produce_request       the Produce request body (the sender's and the sink's)
+    idempotence           producer id, epoch and per-partition sequence numbers
+    sender                the producer's I/O thread
+    transaction_channel   requests to a transactional id's coordinator, with Kafka's retries
+    transaction_manager   a transactional producer's side of transactions (its adder thread)
+    producer              Producer
+
+    fetcher               Fetcher: read [from, until) of partitions from their leaders
+    columnar              fetched batches -> numpy / Arrow columns without per-record objects
+    columnar_numpy        columnar's numpy engine (where the C scanner is not built)
+    record_scan           the C record scanner (_record_scan.c), loaded through ctypes
+    aborted               read_committed: dropping aborted transactions by batch headers
+    offsets               ListOffsets (earliest, latest, by timestamp)
+    offset_fetch          OffsetFetch bodies and answers for one group, at any version
+    delete_records        DeleteRecords: move partitions' log start offsets up
+
+    consumer              Consumer: subscribe, poll into Arrow, commit
+    coordinator_client    a member's link to its group coordinator; offsets as a member
+    group_member          the classic protocol's member (join, sync, heartbeat thread)
+    consumer_protocol     the classic protocol's subscription and assignment bytes
+    assignors             the classic protocol's client-side assignors (range, roundrobin)
+    consumer_group_member the consumer protocol's member (KIP-848, its heartbeat thread)
+    consumer_membership   the KIP-848 member's state machine, without I/O
+
+    config_admin          topic and broker configs (Describe/Alter/IncrementalAlterConfigs)
+    group_admin           groups: committed offsets, list, describe, delete
+    admin                 Admin: topics, configs, offsets, group offsets, users, ACLs, cluster
 """
 
 from __future__ import annotations
