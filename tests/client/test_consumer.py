@@ -238,10 +238,11 @@ def test_a_consumer_protocol_member_beside_librdkafkas_shares_the_partitions_inc
     ck = CkConsumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": topic,
                      "group.protocol": "consumer", "auto.offset.reset": "earliest"})
     ck_assigned: set[int] = set()
-    ck.subscribe([topic], on_assign=lambda c, ps: ck_assigned.update(p.partition for p in ps),
-                 on_revoke=lambda c, ps: ck_assigned.difference_update(p.partition for p in ps))
     try:
         poll_until([ours], lambda g: len(ours.assignment()) == 4)
+        # librdkafka joins from its own threads once subscribed: only after ours holds all four
+        ck.subscribe([topic], on_assign=lambda c, ps: ck_assigned.update(p.partition for p in ps),
+                     on_revoke=lambda c, ps: ck_assigned.difference_update(p.partition for p in ps))
         deadline = time.monotonic() + 30
         while len(ours.assignment()) != 2 or len(ck_assigned) != 2:
             ours.poll(50)
