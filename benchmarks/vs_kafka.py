@@ -65,8 +65,8 @@ Where the time goes:
   system time: the kernel handing the page cache pages that are new to the guest (a VM that
   gives freed memory back to its host; ``broker_throughput.py``'s docstring measured 2.0-2.5
   CPU-s per GB written into such pages against 0.27 into pages freed a moment before). Which
-  cells get such pages follows the machine, not the broker; pyq suffers more from it, as
-  its appends are one thread's while Kafka's I/O threads fault in parallel. The previous
+  cells get such pages follows the machine, not the broker (why pyq's cells met it in the
+  first invocation and Kafka's less was not measured). The previous
   head-to-head (0.551 on 256 MB cells) was taken in that mode throughout.
 * **fetch, 16 KiB, acks=1**: 14.6-15.3 MB per Fetch response on both brokers with 16 MiB
   partition fetches, 1.02-1.04 MB with librdkafka's default 1 MiB (``fetch_1mib`` figures:
