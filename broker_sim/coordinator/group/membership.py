@@ -202,12 +202,7 @@ class ClassicMembership:
                        callback: Callable[[JoinResult], None]) -> None:
         """KIP-345: a restarted static member takes its old member's place."""
         old = group.members[old_id]
-        if old.awaiting_join is not None:
-            old.awaiting_join(JoinResult(FencedInstanceId.code, old_id))
-            old.awaiting_join = None
-        if old.awaiting_sync is not None:
-            old.awaiting_sync(SyncResult(FencedInstanceId.code))
-            old.awaiting_sync = None
+        _refuse_parked(old, FencedInstanceId.code)
         self._cancel_heartbeat(group, old)
         old.is_leaving = False
         member = group.replace_static_member(instance_id, old_id, new_id)
@@ -469,12 +464,7 @@ class ClassicMembership:
                                         reason: str) -> None:
         self._cancel_heartbeat(group, member)
         group.remove(member.member_id)
-        if member.awaiting_join is not None:
-            member.awaiting_join(JoinResult(UnknownMemberId.code, member.member_id))
-            member.awaiting_join = None
-        if member.awaiting_sync is not None:
-            member.awaiting_sync(SyncResult(UnknownMemberId.code))
-            member.awaiting_sync = None
+        _refuse_parked(member, UnknownMemberId.code)
         if group.state in (S.STABLE, S.COMPLETING_REBALANCE):
             self._prepare_rebalance(group, f"member {member.member_id} left ({reason})")
         elif group.is_(S.PREPARING_REBALANCE):
@@ -531,9 +521,15 @@ class ClassicMembership:
         """Another broker coordinates the group now: parked requests are told so (the
         caller, holding the group's lock, then marks the group Dead)."""
         for member in group.members.values():
-            if member.awaiting_join is not None:
-                member.awaiting_join(JoinResult(NotCoordinator.code, member.member_id))
-                member.awaiting_join = None
-            if member.awaiting_sync is not None:
-                member.awaiting_sync(SyncResult(NotCoordinator.code))
-                member.awaiting_sync = None
+            _refuse_parked(member, NotCoordinator.code)
+
+
+def _refuse_parked(member: MemberMetadata, error_code: int) -> None:
+    """Answer the JoinGroup and SyncGroup ``member`` has parked, if any, with ``error_code``
+    (the JoinGroup's answer carries the member's id), and unpark them."""
+    if member.awaiting_join is not None:
+        member.awaiting_join(JoinResult(error_code, member.member_id))
+        member.awaiting_join = None
+    if member.awaiting_sync is not None:
+        member.awaiting_sync(SyncResult(error_code))
+        member.awaiting_sync = None
