@@ -418,9 +418,10 @@ def produce(bootstrap: str, topic: str, n: int, value_bytes: int, acks: str,
 
 
 def fetch(bootstrap: str, topic: str, n: int, value_bytes: int, partitions: int,
-          pids: list[int], partition_bytes: int = FETCH_BYTES) -> tuple[Phase, float | None]:
-    """Read the topic from the beginning; ``partition_bytes`` is the consumer's
-    ``max.partition.fetch.bytes`` (librdkafka's default is 1 MiB)."""
+          pids: list[int], partition_bytes: int = FETCH_BYTES,
+          name: str = "fetch") -> tuple[Phase, float | None]:
+    """Read the topic from the beginning, timed as the phase ``name``; ``partition_bytes`` is
+    the consumer's ``max.partition.fetch.bytes`` (librdkafka's default is 1 MiB)."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     stats = Stats()
@@ -443,7 +444,7 @@ def fetch(bootstrap: str, topic: str, n: int, value_bytes: int, partitions: int,
             raise RuntimeError(f"the broker holds {stored} records, {n} were produced")
         count = nbytes = 0
         deadline = time.monotonic() + 600
-        with Phase("fetch", n * value_bytes, pids) as phase:
+        with Phase(name, n * value_bytes, pids) as phase:
             consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
             while count < n:
                 # consume() waits for num_messages or the timeout: never ask for more than is left

@@ -188,9 +188,8 @@ def run_cell(side: Side, value_bytes: int, acks: str, run: int, total: int) -> d
     # the same read with librdkafka's default max.partition.fetch.bytes (1 MiB): many more,
     # smaller responses, so each Fetch's round trip counts (a figure)
     small, small_response = fetch(side.bootstrap, topic, n, value_bytes, 1, side.pids,
-                                  partition_bytes=1 << 20)
-    print(small.line().replace("fetch          ", "fetch (1 MiB) ")
-          + f"   {(small_response or 0) / MB:5.2f} MB per Fetch response")
+                                  partition_bytes=1 << 20, name="fetch (1 MiB)")
+    print(small.line() + f"   {(small_response or 0) / MB:5.2f} MB per Fetch response")
     delete_topic(side, topic)
     cpu_per_gb = (prod.server_cpu + fet.server_cpu) / (2 * n * value_bytes / 1e9)
     print(f"  broker CPU over produce + fetch: {cpu_per_gb:.2f} s/GB")
