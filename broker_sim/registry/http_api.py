@@ -68,6 +68,15 @@ def _flag(request: Request, name: str) -> bool:
     return request.args.get(name, "false").strip().lower() == "true"
 
 
+def _no_normalize(request: Request) -> None:
+    """``normalize=true`` asks for a schema's normal form before it is compared or stored;
+    pyq's registry compares schemas as the avro library prints them and has no normal form,
+    so it refuses the flag rather than ignore it."""
+    if _flag(request, "normalize"):
+        raise bad_request("normalize=true is not supported by pyq's schema registry (schemas are "
+                          "compared as the avro library prints them); send normalize=false")
+
+
 def _json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
     return Response(json.dumps(payload, ensure_ascii=False), status=status,
                     content_type=CONTENT_TYPE, headers=headers)
@@ -164,11 +173,13 @@ class RegistryApp:
 
     def _subject(self, request: Request, subject: str) -> tuple[int, Any]:
         if request.method == "POST":
+            _no_normalize(request)
             return 200, self.registry.lookup(subject, self._body(request), _flag(request, "deleted"))
         return 200, self.registry.delete_subject(subject, _flag(request, "permanent"))
 
     def _versions(self, request: Request, subject: str) -> tuple[int, Any]:
         if request.method == "POST":
+            _no_normalize(request)
             return 200, self.registry.register(subject, self._body(request))
         return 200, self.registry.versions(subject, _flag(request, "deleted"))
 
@@ -201,5 +212,6 @@ class RegistryApp:
 
     def _compatibility(self, request: Request, subject: str,
                        version: str | None = None) -> tuple[int, Any]:
+        _no_normalize(request)
         return 200, self.registry.check_compatibility(subject, version, self._body(request),
                                                       _flag(request, "verbose"))

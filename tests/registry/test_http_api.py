@@ -233,6 +233,19 @@ def test_bad_input_is_refused_and_the_registry_keeps_serving(api: Api) -> None:
     assert api.call("GET", "/subjects/s/versions") == [1]
 
 
+def test_normalize_true_is_refused_not_ignored(api: Api) -> None:
+    """pyq's registry has no normal form: normalize=true fails naming it, and registers
+    nothing; normalize=false (what clients send by default) is served as before."""
+    body = {"schema": V1}
+    for method, path in (("POST", "/subjects/s/versions"), ("POST", "/subjects/s"),
+                         ("POST", "/compatibility/subjects/s/versions/latest")):
+        refused = api.call(method, path + "?normalize=true", body, status=400)
+        assert refused["error_code"] == 400 and "normalize=true" in refused["message"]
+    assert api.call("GET", "/subjects") == []
+    assert api.call("POST", "/subjects/s/versions?normalize=false", body)["id"] >= 1
+    assert api.call("GET", "/subjects") == ["s"]
+
+
 def test_state_is_rebuilt_from_the_log() -> None:
     log = MemoryLog()
     first = Api(SchemaStore(log))
