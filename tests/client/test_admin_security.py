@@ -112,10 +112,14 @@ def test_acls_are_created_described_enforced_and_deleted(broker_under_test: Secu
                 producer.send(name, b"r1", partition=0)
 
         admin.create_acls(bindings)
-        assert set(admin.describe_acls(AclFilter(principal=principal))) == bindings
+        # Kafka answers CreateAcls once the controller committed them; each broker's
+        # authorizer sees them when its metadata image catches up, so describe until then
+        wait_for(lambda: set(admin.describe_acls(AclFilter(principal=principal))) == bindings, 30,
+                 what="the created ACLs described")
         # MATCH: the bindings that apply to the group name, the prefixed one among them
-        assert admin.describe_acls(AclFilter(ResourceType.GROUP, f"{group}-1", PatternType.MATCH,
-                                             principal=principal)) == \
+        assert wait_for(lambda: admin.describe_acls(AclFilter(ResourceType.GROUP, f"{group}-1",
+                                                              PatternType.MATCH, principal=principal)),
+                        30, what="the prefixed ACL matched") == \
             [allow(ResourceType.GROUP, "admin-sec-", principal, Operation.READ, PatternType.PREFIXED)]
         assert admin.describe_acls(AclFilter(ResourceType.TOPIC, other, principal=principal)) == []
 
@@ -145,7 +149,8 @@ def test_acls_are_created_described_enforced_and_deleted(broker_under_test: Secu
 
     with Admin(broker_under_test.options("admin")) as admin:
         assert set(admin.delete_acls([AclFilter(principal=principal)])) == bindings
-        assert admin.describe_acls(AclFilter(principal=principal)) == []
+        wait_for(lambda: admin.describe_acls(AclFilter(principal=principal)) == [], 30,
+                 what="the deleted ACLs gone from describe")
         assert admin.delete_acls([AclFilter(principal=principal)]) == []
         wait_for(lambda: reads(topic) is None, 30, what=f"{user} refused once the ACLs are gone")
         admin.delete_user(user, MECHANISM)
