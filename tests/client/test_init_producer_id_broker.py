@@ -18,7 +18,14 @@ import pytest
 
 from broker_sim.process import BrokerProcess
 from broker_sim.protocol.errors import ClusterAuthorizationFailed
-from broker_sim.security.acl import AclBinding, Operation, PatternType, Permission, ResourceType
+from broker_sim.security.acl import (
+    AclBinding,
+    AclFilter,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+)
 from connector.client import Admin, Producer
 from tests.wire import wait_for
 
@@ -124,6 +131,9 @@ def test_a_refused_producer_id_fails_every_send_at_once(broker: Users) -> None:
 def test_with_write_granted_a_new_producer_gets_its_id_and_writes(broker: Users) -> None:
     with Admin(broker("admin")) as admin:
         admin.create_acls([allow("reader", Operation.WRITE)])
+        # on Kafka a broker's authorizer has the ACL once its metadata image catches up
+        wait_for(lambda: allow("reader", Operation.WRITE) in admin.describe_acls(
+            AclFilter(principal="User:reader")), 30, what="the Write ACL described")
     producer = Producer(broker("reader"), enable_idempotence=True)
     try:
         assert producer.send(TOPIC, b"allowed").get(30).offset >= 0
