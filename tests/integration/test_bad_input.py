@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import socket
 import struct
-import time
 
 import pytest
 
@@ -13,7 +12,7 @@ from broker_sim.protocol import api
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import UnsupportedVersion
 from broker_sim.protocol.header import RequestHeader, write_request_header
-from tests.wire import read_frame
+from tests.wire import read_frame, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -125,12 +124,14 @@ def test_pipelined_requests_answered_in_order(broker):
 def test_connections_beyond_the_per_ip_limit_are_refused(broker_factory):
     broker = broker_factory(overrides={"max.connections.per.ip": "3"})
     held = [connect(broker.port) for _ in range(3)]
-    time.sleep(0.3)
+    for cid, s in enumerate(held):  # answered, so accepted and counted by the broker
+        s.sendall(api.encode_request(ApiKey.API_VERSIONS, 0, cid, "held", {}))
+        assert api.decode_response(ApiKey.API_VERSIONS, 0, read_frame(s))[0] == cid
     extra = connect(broker.port)
     assert closed_by_peer(extra)
     assert "too many connections from 127.0.0.1" in broker.output()
     held[0].close()
-    time.sleep(0.3)
-    assert api_versions_ok(broker.port)  # a slot was freed
+    # the broker frees the slot when it sees the close; until then a new one is refused
+    assert wait_for(lambda: api_versions_ok(broker.port), 10, what="a freed slot")
     for s in held[1:]:
         s.close()

@@ -56,37 +56,42 @@ def end(c: WireClient, pid: int, epoch: int, commit: bool) -> int:
 
 
 def read_all(bootstrap: str, isolation: str, expected: int) -> list[str]:
+    """Every record a kafka-python consumer at ``isolation`` reads: it has read them all
+    once its position reaches the end offset the broker gives that isolation level (the
+    last stable offset for read_committed, the high watermark otherwise)."""
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, isolation_level=isolation,
-                             auto_offset_reset="earliest", enable_auto_commit=False,
-                             consumer_timeout_ms=3000)
-    consumer.assign([TopicPartition(TOPIC, 0)])
+                             auto_offset_reset="earliest", enable_auto_commit=False)
+    tp = TopicPartition(TOPIC, 0)
+    consumer.assign([tp])
+    end = consumer.end_offsets([tp])[tp]
     out: list[str] = []
     deadline = time.monotonic() + 20
-    while len(out) < expected and time.monotonic() < deadline:
+    while consumer.position(tp) < end:
+        assert time.monotonic() < deadline, f"position {consumer.position(tp)} never reached {end}"
         for records in consumer.poll(timeout_ms=500).values():
             out.extend(r.value.decode() for r in records)
-    time.sleep(0.5)  # anything beyond what is expected would arrive now
-    for records in consumer.poll(timeout_ms=500).values():
-        out.extend(r.value.decode() for r in records)
     consumer.close()
+    assert len(out) == expected, out
     return out
 
 
 def read_all_librdkafka(bootstrap: str, isolation: str, expected: int) -> list[str]:
+    """The same with librdkafka, to the same end offset."""
+    probe = KafkaConsumer(bootstrap_servers=bootstrap, isolation_level=isolation)
+    end = probe.end_offsets([TopicPartition(TOPIC, 0)])[TopicPartition(TOPIC, 0)]
+    probe.close()
     consumer = CKConsumer({"bootstrap.servers": bootstrap, "group.id": f"g-{isolation}",
                            "isolation.level": isolation, "enable.auto.commit": False})
     consumer.assign([CKTopicPartition(TOPIC, 0, 0)])
     out: list[str] = []
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+    while consumer.position([CKTopicPartition(TOPIC, 0)])[0].offset < end:
+        assert time.monotonic() < deadline, "librdkafka's position never reached the end offset"
         for m in consumer.consume(num_messages=100, timeout=0.5):
             if m.error() is None:
                 out.append((m.value() or b"").decode())
-        if len(out) >= expected:
-            break
-    out.extend((m.value() or b"").decode() for m in consumer.consume(num_messages=100, timeout=1.0)
-               if m.error() is None)
     consumer.close()
+    assert len(out) == expected, out
     return out
 
 
