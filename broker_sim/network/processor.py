@@ -47,7 +47,7 @@ connection); after a v0 handshake the next frames are bare SASL tokens, handed o
 SaslAuthenticate requests of version ``RAW_SASL_VERSION``.
 
 Idle connections (nothing read or written for ``connections.max.idle.ms``, no request in
-the broker) are closed; connections are kept in least-recently-active order, so the check
+the broker) are closed, as read on the broker's :class:`~broker_sim.common.clock.Clock`; connections are kept in least-recently-active order, so the check
 looks at the oldest only. This also ends handshakes that never finish.
 
 Metrics: each answered request is recorded in :attr:`Processor.stats` (a
@@ -69,10 +69,10 @@ import queue
 import selectors
 import socket
 import ssl
-import time
 from collections import OrderedDict
 from typing import Any
 
+from ..common.clock import SYSTEM_CLOCK, Clock
 from ..common.shutdownable_thread import ShutdownableThread
 from ..protocol import api
 from ..protocol.errors import MalformedFrame, UnsupportedVersion
@@ -122,7 +122,7 @@ class Connection:
                  "close_after_write")
 
     def __init__(self, conn_id: str, sock: socket.socket, ip: str, max_frame: int,
-                 listener: Listener) -> None:
+                 listener: Listener, now_ms: int) -> None:
         self.id = conn_id
         self.sock = sock
         self.ip = ip
@@ -138,21 +138,22 @@ class Connection:
         self.tls = listener.ssl_context is not None
         self.handshaking = self.tls
         self.handshake_interest = selectors.EVENT_READ  # the server waits for a ClientHello
-        self.last_active = time.monotonic()
+        self.last_active = now_ms  # the processor's clock, milliseconds
         self.close_after_write = False
 
 
 class Processor(ShutdownableThread):
     def __init__(self, processor_id: int, channel: RequestChannel, quotas: ConnectionQuotas,
                  max_request_size: int, apis: dict[int, api.ApiSpec] = api.APIS,
-                 connections_max_idle_ms: int = 600_000) -> None:
+                 connections_max_idle_ms: int = 600_000, clock: Clock = SYSTEM_CLOCK) -> None:
         super().__init__(f"network-processor-{processor_id}")
         self.processor_id = processor_id
         self.channel = channel
         self.quotas = quotas
         self.max_request_size = max_request_size
         self.apis = apis
-        self.max_idle_s = connections_max_idle_ms / 1000
+        self.max_idle_ms = connections_max_idle_ms
+        self.clock = clock
         self.selector = selectors.DefaultSelector()
         self._new: queue.SimpleQueue[tuple[socket.socket, str, int, Listener]] = queue.SimpleQueue()
         self._responses: queue.SimpleQueue[Response] = queue.SimpleQueue()
@@ -243,27 +244,28 @@ class Processor(ShutdownableThread):
                     continue
             conn_id = f"{ip}:{port}-{self.processor_id}-{self._next_id}"
             self._next_id += 1
-            conn = Connection(conn_id, sock, ip, self.max_request_size, listener)
+            conn = Connection(conn_id, sock, ip, self.max_request_size, listener,
+                              self.clock.monotonic_ms())
             self._conns[conn_id] = conn
             self._update_interest(conn)
 
     def _touch(self, conn: Connection) -> None:
-        conn.last_active = time.monotonic()
+        conn.last_active = self.clock.monotonic_ms()
         self._conns.move_to_end(conn.id)
 
     def _close_idle(self) -> None:
         """Close connections idle for ``connections.max.idle.ms`` (oldest first; a
         connection with a request in the broker is busy, not idle)."""
-        now = time.monotonic()
+        now = self.clock.monotonic_ms()
         while self._conns:
             conn = next(iter(self._conns.values()))
-            if now - conn.last_active < self.max_idle_s:
+            if now - conn.last_active < self.max_idle_ms:
                 return
             if conn.muted or conn.out is not None:
                 self._touch(conn)
                 continue
             log.info("connection %s from %s on %s: idle for %.0f ms%s; closing it", conn.id, conn.ip,
-                     conn.session.listener_name, (now - conn.last_active) * 1000,
+                     conn.session.listener_name, now - conn.last_active,
                      " during the TLS handshake" if conn.handshaking else "")
             self._close(conn)
 

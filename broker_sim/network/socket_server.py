@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from ..common.clock import SYSTEM_CLOCK, Clock
 from ..protocol.api import APIS, ApiSpec
 from .acceptor import Acceptor
 from .connection_quotas import ConnectionQuotas
@@ -21,12 +22,13 @@ class SocketServer:
     def __init__(self, listeners: Sequence[Listener], num_processors: int, queued_max_requests: int,
                  max_request_size: int, max_connections_per_ip: int,
                  max_connections_per_ip_overrides: dict[str, int] | None = None,
-                 apis: dict[int, ApiSpec] = APIS, connections_max_idle_ms: int = 600_000) -> None:
+                 apis: dict[int, ApiSpec] = APIS, connections_max_idle_ms: int = 600_000,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.channel = RequestChannel(queued_max_requests)
         self.apis = apis  # the APIs served (their names label the request metrics)
         self.quotas = ConnectionQuotas(max_connections_per_ip, max_connections_per_ip_overrides)
         self.processors = [Processor(i, self.channel, self.quotas, max_request_size, apis,
-                                     connections_max_idle_ms)
+                                     connections_max_idle_ms, clock)
                            for i in range(num_processors)]
         for p in self.processors:
             self.channel.add_processor(p)

@@ -155,7 +155,8 @@ class Broker:
         self.socket_server = SocketServer(
             self._listeners(), cfg.num_network_threads, cfg.queued_max_requests,
             cfg.socket_request_max_bytes, cfg.max_connections_per_ip,
-            cfg.max_connections_per_ip_overrides, connections_max_idle_ms=cfg.connections_max_idle_ms)
+            cfg.max_connections_per_ip_overrides, connections_max_idle_ms=cfg.connections_max_idle_ms,
+            clock=self.clock)
         self.replica_manager = ReplicaManager(cfg.broker_id, self.log_manager, self.metadata.address,
                                               self._alter_partition, cfg.replica_lag_time_max_ms,
                                               clock=self.clock)
@@ -164,7 +165,7 @@ class Broker:
         self.txn_store = TransactionStore(cfg.transaction, self.replica_manager, self.clock)
         self.txn_coordinator = TransactionCoordinator(
             cfg.transaction, self.txn_store, lambda: self.producer_ids.next_id(),
-            MarkerSender(cfg.broker_id, self._leader_of, self.metadata.address), self.clock)
+            MarkerSender(cfg.broker_id, self._leader_of, self.metadata.address, self.clock), self.clock)
         inter = cfg.inter_broker_listener
         self.lifecycle = BrokerLifecycle(self.controller, cfg.broker_id, cfg.advertised_host or inter.host,
                                          self._inter_broker_port, self._on_image,

@@ -27,11 +27,11 @@ import heapq
 import itertools
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..common import ShutdownableThread
+from ..common.clock import SYSTEM_CLOCK, Clock
 from ..network.blocking_client import BlockingConnection
 from ..protocol.api import ApiKey
 from ..protocol.errors import UnknownTopicOrPartition
@@ -159,17 +159,20 @@ class _Destination(ShutdownableThread):
 
 
 class _Retries(ShutdownableThread):
-    """Runs actions after their delay (markers sent again, a completion written again)."""
+    """Runs actions after their delay (markers sent again, a completion written again), as
+    read on the broker's clock; due times are in its milliseconds."""
 
-    def __init__(self, broker_id: int) -> None:
+    def __init__(self, broker_id: int, clock: Clock) -> None:
         super().__init__(f"txn-markers-{broker_id}-retries")
-        self._due: list[tuple[float, int, Callable[[], None]]] = []
+        self.clock = clock
+        self._due: list[tuple[int, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         self._cond = threading.Condition()
 
     def at(self, delay_s: float, action: Callable[[], None]) -> None:
         with self._cond:
-            heapq.heappush(self._due, (time.monotonic() + delay_s, next(self._seq), action))
+            heapq.heappush(self._due, (self.clock.monotonic_ms() + round(delay_s * 1000), next(self._seq),
+                                       action))
             self._cond.notify()
 
     def wake(self) -> None:
@@ -178,9 +181,9 @@ class _Retries(ShutdownableThread):
 
     def run_once(self) -> None:
         with self._cond:
-            now = time.monotonic()
+            now = self.clock.monotonic_ms()
             if not self._due or self._due[0][0] > now:
-                wait = min(POLL_S, self._due[0][0] - now) if self._due else POLL_S
+                wait = min(POLL_S, (self._due[0][0] - now) / 1000) if self._due else POLL_S
                 self._cond.wait(wait)
                 return
             _, _, action = heapq.heappop(self._due)
@@ -189,7 +192,8 @@ class _Retries(ShutdownableThread):
 
 class MarkerSender:
     def __init__(self, broker_id: int, leader_of: Callable[[str, int], int | None],
-                 address: Callable[[int], tuple[str, int] | None]) -> None:
+                 address: Callable[[int], tuple[str, int] | None],
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         """``leader_of(topic, partition)``: its leader now, or None if the topic is gone
         (-1: no leader yet); ``address(broker)``: its inter-broker listener."""
         self.broker_id = broker_id
@@ -198,7 +202,7 @@ class MarkerSender:
         self.stopped = threading.Event()
         self._lock = threading.Lock()
         self._destinations: dict[int, _Destination] = {}
-        self._retries = _Retries(broker_id)
+        self._retries = _Retries(broker_id, clock)
         self._retries.start()
 
     def send(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
