@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..common import ShutdownableThread
+from ..common.clock import SYSTEM_CLOCK, Clock
 from ..protocol.primitives import read_uvarint, read_varint, write_varint
 from ..protocol.records.batch_header import (
     _HEADER,
@@ -486,7 +487,7 @@ class LogCleaner:
 
     def __init__(self, logs: Callable[[], list[Log]], threads: int = 1, backoff_ms: int = 15_000,
                  dedupe_buffer_bytes: int = 128 * 1024 * 1024,
-                 clock: Callable[[], int] = lambda: int(time.time() * 1000)) -> None:
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self._logs = logs
         self.backoff_ms = backoff_ms
         self.max_entries = max(1, dedupe_buffer_bytes // ENTRY_BYTES)
@@ -510,7 +511,7 @@ class LogCleaner:
             t.stop()
 
     def _pick(self) -> tuple[Log, Cleanable] | None:
-        now = self._clock()
+        now = self._clock.wall_ms()
         best: tuple[Log, Cleanable] | None = None
         with self._lock:
             for lg in self._logs():
@@ -536,7 +537,7 @@ class LogCleaner:
         lg, range_ = picked
         try:
             try:
-                stats = clean(lg, self._clock(), self.max_entries, range_, self._stopping.is_set)
+                stats = clean(lg, self._clock.wall_ms(), self.max_entries, range_, self._stopping.is_set)
             except CleanAborted as e:
                 log.info("cleaning %s abandoned: the cleaner is stopping (%s)", lg.name, e)
                 return None

@@ -192,7 +192,7 @@ class Broker:
             self.log_cleaner = LogCleaner(
                 lambda: list(self.log_manager.all_logs().values()), cfg.log_cleaner_threads,
                 cfg.log_cleaner_backoff_ms, cfg.log_cleaner_dedupe_buffer_size,
-                self.clock.wall_ms).start()
+                self.clock).start()
         for listener in self.socket_server.listeners:
             log.info("broker %d: listener %s (%s)", cfg.broker_id, listener, listener.security_protocol)
         log.info("broker %d listening on %s:%d (data in %s)", cfg.broker_id, self.host, self.port, data_dir)

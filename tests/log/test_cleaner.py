@@ -311,7 +311,7 @@ def test_the_cleaner_threads_clean_due_logs(open_log) -> None:
     log = open_log(COMPACT)
     fill(log, 5_000, 20)
     seal(log)
-    cleaner = LogCleaner(lambda: [log], threads=1, backoff_ms=10, clock=lambda: 2_000_000)
+    cleaner = LogCleaner(lambda: [log], threads=1, backoff_ms=10, clock=ManualClock(wall_start_ms=2_000_000))
     done = cleaner.clean_now()
     assert len(done) == 1 and len(everything(log)) == 21
 
@@ -360,7 +360,7 @@ def test_stopping_the_cleaner_abandons_a_long_clean_at_once(open_log) -> None:
     last = seal(log, b"last")
     log.flush()
     before = _files(log.dir)
-    cleaner = LogCleaner(lambda: [log], threads=1, backoff_ms=10, clock=lambda: 2_000_000).start()
+    cleaner = LogCleaner(lambda: [log], threads=1, backoff_ms=10, clock=ManualClock(wall_start_ms=2_000_000)).start()
     try:
         deadline = time.monotonic() + 10
         while not cleaner._busy:  # the thread has picked the log: the pass is under way
@@ -376,7 +376,7 @@ def test_stopping_the_cleaner_abandons_a_long_clean_at_once(open_log) -> None:
     assert cleaner.cleans == 0  # abandoned, not finished
     assert _files(log.dir) == before
     assert cleaner.clean_now() == []  # a stopped cleaner stays stopped
-    done = LogCleaner(lambda: [log], clock=lambda: 2_000_000).clean_now()  # the next start
+    done = LogCleaner(lambda: [log], clock=ManualClock(wall_start_ms=2_000_000)).clean_now()  # the next start
     assert len(done) == 1
     expected = sorted((offset, key, value) for key, (offset, value) in latest.items())
     assert everything(log) == [*expected, (last, b"last", b"t")]
