@@ -30,4 +30,6 @@ Modules, one concept each::
     record_output  how consume prints a record: default lines, kcat's -f, -J JSON
     lag       pyq lag: a group's committed offsets, the latest offsets, the lag, counters
     transactions  pyq transactions list / describe: what the transaction coordinators hold
+    profile   the user's profile.toml: client options below the command line ($PYQ_BROKERS)
+    completion  pyq completion bash|zsh: shell completion from the parser tree (argcomplete)
 """

@@ -17,17 +17,31 @@ Secured clusters: ``--command-config FILE`` reads a Kafka properties file (what
 ``-X NAME=VALUE`` (kcat's flag, repeatable) sets one client option; ``-X`` wins over the
 file, the file over the defaults. Every name is checked by the client: an unknown or
 invalid one is a usage error naming it.
+
+Where the bootstrap servers come from, first found wins (:func:`client_options`)::
+
+    --bootstrap-server H:P               the flag
+    -X bootstrap.servers=H:P             kcat's option
+    --command-config FILE                its bootstrap.servers line
+    PYQ_BROKERS=H:P[,...]                the environment (rpk's RPK_BROKERS)
+    profile.toml                         the user's profile (:mod:`connector.cli.profile`)
+    127.0.0.1:9092                       the default
+
+The profile's other client options (security.protocol, sasl.*, ssl.*) sit below
+``--command-config`` and ``-X`` the same way.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 from .errors import EXIT_USAGE
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
+BROKERS_ENV = "PYQ_BROKERS"
 DEFAULT_API_TIMEOUT_MS = 30_000
 
 
@@ -82,9 +96,10 @@ def client_parent() -> argparse.ArgumentParser:
     """The connection options of every command that talks to a cluster."""
     parent = Parser(add_help=False)
     group = parent.add_argument_group("connection")
-    group.add_argument("--bootstrap-server", type=bootstrap_servers, default=DEFAULT_BOOTSTRAP,
-                       metavar="HOST:PORT[,...]",
-                       help=f"brokers to connect to first (default {DEFAULT_BOOTSTRAP})")
+    group.add_argument("--bootstrap-server", type=bootstrap_servers, metavar="HOST:PORT[,...]",
+                       help="brokers to connect to first (else -X bootstrap.servers, "
+                            f"--command-config's, ${BROKERS_ENV}, the profile's, "
+                            f"{DEFAULT_BOOTSTRAP})")
     group.add_argument("--api-timeout-ms", type=at_least(1), default=DEFAULT_API_TIMEOUT_MS,
                        metavar="MS", help="give up on the cluster after this long "
                        f"(default {DEFAULT_API_TIMEOUT_MS})")
@@ -137,9 +152,46 @@ def parse_properties(text: str) -> dict[str, str]:
 
 
 def client_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Client configuration (Kafka's option names) from the connection options:
-    the defaults, then ``--command-config``, then ``-X``."""
+    """Client configuration (Kafka's option names) from the connection options: the
+    defaults, then the profile, then ``--command-config``, then ``-X``; the bootstrap
+    servers as :func:`bootstrap_of` finds them."""
+    from .profile import load_profile
+
     return {"default.api.timeout.ms": args.api_timeout_ms, "client.id": "pyq-cli",
-            **args.command_config, **dict(args.client_option),
-            "bootstrap.servers": args.bootstrap_server}
+            **load_profile(), **args.command_config, **dict(args.client_option),
+            "bootstrap.servers": bootstrap_of(args)}
+
+
+def bootstrap_of(args: argparse.Namespace) -> str:
+    """The bootstrap servers: ``--bootstrap-server``, else ``-X bootstrap.servers``, else
+    ``--command-config``'s, else ``$PYQ_BROKERS``, else the profile's, else the default.
+    A value from the environment or the profile is checked as the flag is (a usage error
+    naming where it came from)."""
+    from .profile import load_profile, profile_path
+
+    if getattr(args, "bootstrap_server", None):
+        return str(args.bootstrap_server)
+    given = dict(getattr(args, "client_option", []))
+    if "bootstrap.servers" in given:
+        return _checked(given["bootstrap.servers"], "-X bootstrap.servers")
+    command_config = getattr(args, "command_config", {})
+    if "bootstrap.servers" in command_config:
+        return _checked(command_config["bootstrap.servers"], "bootstrap.servers of --command-config")
+    env = os.environ.get(BROKERS_ENV, "").strip()
+    if env:
+        return _checked(env, f"${BROKERS_ENV}")
+    profile = load_profile()
+    if "bootstrap.servers" in profile:
+        return _checked(str(profile["bootstrap.servers"]),
+                        f"bootstrap.servers of the profile {profile_path()}")
+    return DEFAULT_BOOTSTRAP
+
+
+def _checked(value: str, where: str) -> str:
+    from .errors import CommandError
+
+    try:
+        return bootstrap_servers(value)
+    except argparse.ArgumentTypeError as e:
+        raise CommandError(f"{where}: {e}", EXIT_USAGE) from None
 

@@ -14,6 +14,7 @@ Anything else is a bug, and keeps its traceback.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
@@ -23,6 +24,7 @@ from broker_sim.protocol.errors import PyqError
 from . import (
     acls,
     cluster,
+    completion,
     configs,
     consume,
     groups,
@@ -33,11 +35,11 @@ from . import (
     transactions,
     users,
 )
-from .args import Parser
+from .args import Parser, bootstrap_of
 from .errors import EXIT_FAILURE, EXIT_USAGE, CommandError
 
 COMMANDS = (cluster, topics, configs, produce, consume, groups, lag, transactions, users, acls,
-            schemas)
+            schemas, completion)
 
 
 def build_parser() -> Parser:
@@ -45,10 +47,37 @@ def build_parser() -> Parser:
                     "local cluster, manage topics and configs, produce and consume lines, manage consumer groups, show "
                     "lag, manage users and ACLs, manage schemas in a schema registry. "
                     "'pyq COMMAND --help' describes each command.")
+    parser.add_argument("--version", action=VersionAction,
+                        help="print pyq's version (its installed package's) and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS:
         module.register(commands)
     return parser
+
+
+class VersionAction(argparse.Action):
+    """``pyq --version``: ``pyq 0.1.0``, from the metadata of the distribution that
+    installed this package (looked up only when asked)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"pyq {installed_version()}")
+        parser.exit()
+
+
+def installed_version() -> str:
+    """The version of the distribution that provides the ``connector`` package."""
+    from importlib import metadata
+
+    for name in dict.fromkeys(metadata.packages_distributions().get("connector", [])):
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return "unknown (not installed from a package)"
 
 
 def _one_line(error: BaseException) -> str:
@@ -61,6 +90,9 @@ def _one_line(error: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    import argcomplete  # a shell asking for completions (pyq completion): answer, exit
+
+    argcomplete.autocomplete(parser)
     args = parser.parse_args(argv)
     prog = f"pyq {args.command}" + (f" {args.action}" if getattr(args, "action", None) else "")
     logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.ERROR,
@@ -78,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     except PyqError as e:
         where = ""
         if isinstance(e, ClientError) and e.retriable:  # timed out or disconnected: from where?
-            where = f" (bootstrap server {args.bootstrap_server})"
+            where = f" (bootstrap server {bootstrap_of(args)})"
         print(f"{prog}: error: {_one_line(e)}{where}", file=sys.stderr)
         return EXIT_FAILURE
     except BrokenPipeError:
