@@ -1,4 +1,12 @@
-"""``pyq consume TOPIC``: print the records of a topic's partitions as they arrive.
+"""``pyq consume TOPIC [TOPIC ...] | --regex PATTERN``: print the records of topics'
+partitions as they arrive, until interrupted (kcat ``-C``, ``rpk topic consume``).
+
+It follows the topics until Ctrl-C (SIGINT) or SIGTERM, unless ``-e`` (exit once every
+partition is read to its end), ``-c/--max N`` (after N records) or ``--timeout-ms MS``
+(after MS without a record) ends it first. Either way it prints ``consumed N records`` on
+stderr and exits 0, as kcat does on a signal; a second Ctrl-C interrupts at once. Several
+topics may be named, or ``--regex`` matches topic names (the whole name, Python's ``re``;
+internal ``__`` topics never match), once, at the start.
 
 Without ``--group``, records are read without a consumer group, the way a Spark source's
 executor reads (:class:`connector.client.Fetcher`), by :class:`TopicReader` rounds:
@@ -8,9 +16,9 @@ executor reads (:class:`connector.client.Fetcher`), by :class:`TopicReader` roun
    ``[position, high watermark)`` — records that exist, so the fetch does not wait — and
    move the position past them.
 
-:func:`consume` repeats rounds until ``--max`` records have been printed or no record has
-arrived for ``--timeout-ms``, pausing ``poll_interval_ms`` after a round that found
-nothing. It takes the clock and the pause as arguments, so tests drive the idle timeout
+:func:`consume` repeats rounds until ``--max`` records have been printed, every partition
+is read to its end (``-e``), it is interrupted, or no record has arrived for
+``--timeout-ms`` (if given), pausing ``poll_interval_ms`` after a round that found nothing. It takes the clock and the pause as arguments, so tests drive the idle timeout
 without sleeping. Worked example, ``--timeout-ms 5000``: records arrive at t=0 and
 t=4000, then nothing; rounds at t=4100, 4200, ... find none, and the round at t=9000
 (5000 ms after the last record) ends the command.
@@ -58,7 +66,7 @@ framed Avro, or does not decode, ends the command with an error naming it
 (``the value of clicks-0@17 is not Confluent-framed Avro: no magic byte 0``).
 
 ``--partition`` with ``--group`` is refused, as kafka-console-consumer refuses it: the group
-decides the partitions. ``--timeout-ms`` counts the time to join the group, as it counts
+decides the partitions; with several topics it is refused too (whose partition?). ``--timeout-ms`` counts the time to join the group, as it counts
 the time before the first record.
 """
 
@@ -89,6 +97,8 @@ POLL_INTERVAL_MS = 100.0
 GROUP_POLL_MS = 500.0  # the longest a --group poll waits for records (a fetch's long poll)
 
 EXAMPLES = r"""examples:
+  pyq consume clicks                                  follow new records until Ctrl-C
+  pyq consume clicks views --regex 'audit-.*' -e -o beginning   (several topics)
   pyq consume clicks -o beginning -e                  every record there is now, then exit
   pyq consume clicks -o -10 -e -f '%p:%o %k=%s\n'     the last 10 of each partition
   pyq consume clicks -o s@1700000000000 -J            from a time on, as JSON lines
@@ -118,6 +128,14 @@ class StartOffset(NamedTuple):
                 "timestamp": f"s@{self.value}"}.get(self.kind, self.kind)
 
 
+def topic_pattern(text: str) -> re.Pattern[str]:
+    """An option type: a regular expression (Python's ``re``)."""
+    try:
+        return re.compile(text)
+    except re.error as e:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a regular expression: {e}") from None
+
+
 def start_offset(text: str) -> StartOffset:
     """An option type: ``beginning``, ``end``, ``stored``, ``N``, ``-N`` or ``s@MS``."""
     if text in ("beginning", "end", "stored"):
@@ -136,14 +154,21 @@ def register(commands: Any) -> None:
     consume = commands.add_parser(
         "consume", parents=[client_parent()], help="print records as lines",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES,
-        description=textwrap.fill("Print the records of TOPIC. By default each value on a line (UTF-8, "
+        description=textwrap.fill("Print the records of each TOPIC (or of the topics "
+                    "--regex matches). By default each value on a line (UTF-8, "
                     "invalid bytes replaced), as kafka-console-consumer; -f FORMAT or -J as "
-                    "kcat. Starts at the latest offsets unless -o or --from-beginning; stops "
-                    "after --max records, at the end of every partition with -e, or when no "
-                    "record arrives for --timeout-ms. With --group, the group assigns the "
-                    "partitions, reading starts at its committed offsets, and what was "
-                    "printed is committed.", 88))
-    consume.add_argument("topic", metavar="TOPIC")
+                    "kcat. Starts at the latest offsets unless -o or --from-beginning; follows "
+                    "the topics until Ctrl-C (then prints the count on stderr and exits 0, as "
+                    "kcat), or stops after --max records, at the end of every partition with "
+                    "-e, or when no record arrives for --timeout-ms. With --group, the group "
+                    "assigns the partitions, reading starts at its committed offsets, and what "
+                    "was printed is committed.", 88))
+    consume.add_argument("topics", metavar="TOPIC", nargs="*",
+                         help="a topic to read (several may be given)")
+    consume.add_argument("--regex", metavar="PATTERN", type=topic_pattern,
+                         help="also read every topic whose whole name matches PATTERN "
+                              "(Python's re; matched once, at the start; internal __ topics "
+                              "never match)")
     start = consume.add_mutually_exclusive_group()
     start.add_argument("-o", "--offset", type=start_offset, metavar="OFFSET",
                        help="where every partition starts (kcat's -o): beginning, end, N (the "
@@ -155,7 +180,7 @@ def register(commands: Any) -> None:
     start.add_argument("--from-beginning", action="store_true",
                        help="start at the earliest offsets (default: the latest); with "
                             "--group, only partitions the group has no committed offset for")
-    consume.add_argument("-e", "--exit-at-end", action="store_true",
+    consume.add_argument("-e", "--exit-at-end", "--exit", dest="exit_at_end", action="store_true",
                          help="exit once every partition is read to its end (kcat's -e): "
                               "records appended after a partition's end was reached are "
                               "not read")
@@ -187,8 +212,9 @@ def register(commands: Any) -> None:
                              "if none), then a TAB")
     output.add_argument("-Z", "--null", action="store_true",
                         help="with -f, print a null key or value as NULL instead of nothing")
-    consume.add_argument("--timeout-ms", type=at_least(0), default=5000, metavar="MS",
-                         help="stop when no record arrives for this long (default 5000)")
+    consume.add_argument("--timeout-ms", type=at_least(0), metavar="MS",
+                         help="stop when no record arrives for this long (default: follow "
+                              "until interrupted)")
     add_format_options(consume, "decode")
     consume.set_defaults(run=consume_records)
 
@@ -316,7 +342,7 @@ class TopicReader:
 
 
 class GroupReader:
-    """Rounds of a group consumer subscribed to ``topic``, and the commits of what was
+    """Rounds of a group consumer subscribed to ``topics``, and the commits of what was
     printed (see the module doc).
 
     :meth:`printed` is told of each record once it is out; :meth:`commit` commits the
@@ -326,21 +352,22 @@ class GroupReader:
     partition's position is at its end. Owned by one thread (the consumer's).
     """
 
-    def __init__(self, consumer: Consumer, topic: str, poll_ms: float = GROUP_POLL_MS, *,
+    def __init__(self, consumer: Consumer, topics: list[str], poll_ms: float = GROUP_POLL_MS, *,
                  admin: Admin | None = None, start: StartOffset | None = None,
-                 leaders: Mapping[int, int] | None = None, exit_at_end: bool = False) -> None:
+                 leaders: Mapping[TopicPartition, int] | None = None,
+                 exit_at_end: bool = False) -> None:
         self.consumer = consumer
-        self.topic = topic
+        self.topics = list(topics)
         self.poll_ms = poll_ms
         self.admin = admin
         self.start = start if start is not None and start.kind != "stored" else None
         self.leaders = dict(leaders or {})
         self.exit_at_end = exit_at_end
         self.finished = False
-        self.started: set[int] = set()  # partitions -o has moved
-        self.next_offsets: dict[int, int] = {}  # partition -> offset after its last printed
-        self.committed: dict[int, int] = {}
-        consumer.subscribe([topic], on_assign=self._assigned, on_revoke=self._revoked)
+        self.started: set[TopicPartition] = set()  # partitions -o has moved
+        self.next_offsets: dict[TopicPartition, int] = {}  # offset after the last printed
+        self.committed: dict[TopicPartition, int] = {}
+        consumer.subscribe(self.topics, on_assign=self._assigned, on_revoke=self._revoked)
 
     def poll(self) -> Iterator[Message]:
         """The records of one poll; once all of them are printed, they are committed."""
@@ -351,14 +378,16 @@ class GroupReader:
         import pyarrow as pa
 
         timestamps = table.column("timestamp").cast(pa.int64()).to_pylist()  # microseconds
+        from connector.client import TopicPartition
+
         columns = [table.column(name).to_pylist()
-                   for name in ("partition", "offset", "key", "value", "timestampType",
-                                "headers")]
-        for (partition, offset, key, value, ts_type, headers), ts in zip(
+                   for name in ("topic", "partition", "offset", "key", "value",
+                                "timestampType", "headers")]
+        for (topic, partition, offset, key, value, ts_type, headers), ts in zip(
                 zip(*columns, strict=True), timestamps, strict=True):
-            yield Message(self.topic, partition, offset, ts // 1000, ts_type, key, value,
+            yield Message(topic, partition, offset, ts // 1000, ts_type, key, value,
                           [(h["key"], h["value"]) for h in headers or ()],
-                          self.leaders.get(partition, -1))
+                          self.leaders.get(TopicPartition(topic, partition), -1))
         self.commit()
 
     def _check_end(self) -> None:
@@ -369,52 +398,58 @@ class GroupReader:
         self.finished = all(self.consumer.position(tp) >= latest[tp].offset for tp in assigned)
 
     def printed(self, record: Message) -> None:
-        self.next_offsets[record.partition] = record.offset + 1
+        from connector.client import TopicPartition
+
+        self.next_offsets[TopicPartition(record.topic, record.partition)] = record.offset + 1
 
     def commit(self) -> None:
         """Commit what was printed and not yet committed (CommitFailedError: the group
         rebalanced and the partitions may have moved; a warning, and consuming goes on)."""
-        from connector.client import CommitFailedError, TopicPartition
+        from connector.client import CommitFailedError
 
-        pending = {p: o for p, o in self.next_offsets.items() if self.committed.get(p) != o}
+        pending = {tp: o for tp, o in self.next_offsets.items() if self.committed.get(tp) != o}
         if not pending:
             return
         try:
-            self.consumer.commit({TopicPartition(self.topic, p): o for p, o in pending.items()})
+            self.consumer.commit(pending)
         except CommitFailedError as e:
-            print(f"pyq consume: warning: could not commit offsets {pending} of "
-                  f"{self.topic}: {e}", file=sys.stderr)
+            shown = ", ".join(f"{tp.topic}-{tp.partition}@{o}" for tp, o in sorted(pending.items()))
+            print(f"pyq consume: warning: could not commit offsets {shown}: {e}; the group "
+                  "rebalanced, so another member may print these records again",
+                  file=sys.stderr)
         else:
             self.committed.update(pending)
 
     def _assigned(self, partitions: list[TopicPartition]) -> None:
         """-o moves each partition the first time this process is given it (kcat -G moves
         them at every assignment; a rebalance would then re-read)."""
-        fresh = [tp.partition for tp in partitions if tp.partition not in self.started]
+        fresh = [tp for tp in partitions if tp not in self.started]
         if self.start is None or self.admin is None or not fresh:
             return
         from connector.client import TopicPartition
 
-        for partition, offset in resolve_start(self.admin, self.topic, fresh,
-                                               self.start).items():
-            self.consumer.seek(TopicPartition(self.topic, partition), offset)
-            self.started.add(partition)
+        for topic in sorted({tp.topic for tp in fresh}):
+            mine = [tp.partition for tp in fresh if tp.topic == topic]
+            for partition, offset in resolve_start(self.admin, topic, mine, self.start).items():
+                self.consumer.seek(TopicPartition(topic, partition), offset)
+                self.started.add(TopicPartition(topic, partition))
 
     def _revoked(self, partitions: list[TopicPartition]) -> None:
         """The group takes the partitions back: commit what was printed of them first."""
         self.commit()
         for tp in partitions:
-            self.next_offsets.pop(tp.partition, None)
-            self.committed.pop(tp.partition, None)
+            self.next_offsets.pop(tp, None)
+            self.committed.pop(tp, None)
 
 
 def consume(poll: Callable[[], Iterator[Any]], emit: Callable[[Any], None],
-            max_records: int | None, idle_timeout_ms: float, clock: Clock,
+            max_records: int | None, idle_timeout_ms: float | None, clock: Clock,
             sleep_ms: Callable[[float], None],
             poll_interval_ms: float = POLL_INTERVAL_MS,
             finished: Callable[[], bool] = lambda: False) -> int:
     """Emit records from ``poll()`` rounds until ``max_records``, ``finished()`` after a
-    round, or ``idle_timeout_ms`` without a record; returns the number emitted."""
+    round, or ``idle_timeout_ms`` without a record (None: never); returns the number
+    emitted."""
     count = 0
     last_record = clock.monotonic_ms()
     while max_records is None or count < max_records:
@@ -430,6 +465,9 @@ def consume(poll: Callable[[], Iterator[Any]], emit: Callable[[Any], None],
         now = clock.monotonic_ms()
         if found:
             last_record = now
+            continue
+        if idle_timeout_ms is None:
+            sleep_ms(poll_interval_ms)
             continue
         idle = now - last_record
         if idle >= idle_timeout_ms:
@@ -481,6 +519,8 @@ def writer(args: argparse.Namespace) -> Callable[[Message], None]:
 
 def consume_records(args: argparse.Namespace) -> int:
     check_output_options(args)
+    if not args.topics and args.regex is None:
+        raise CommandError("name a TOPIC (or several), or give --regex PATTERN", EXIT_USAGE)
     if args.group is not None:
         return consume_group(args)
     from broker_sim.common import SYSTEM_CLOCK
@@ -494,23 +534,70 @@ def consume_records(args: argparse.Namespace) -> int:
     # The fetcher checks every option; the admin client takes the ones it has (no fetch.*).
     admin_config = AdminConfig.from_options(options, ignore_unknown=True)
     with Admin(admin_config) as admin, Fetcher(options) as fetcher:
-        described = describe(admin, args.topic)[args.topic].partitions
-        leaders = {p.partition: p.leader for p in described}
-        partitions = sorted(leaders)
-        if args.partition is not None:
-            if args.partition not in partitions:
-                raise CommandError(f"--partition {args.partition}: topic {args.topic!r} has "
-                                   f"partitions 0..{len(partitions) - 1}")
-            partitions = [args.partition]
+        topics = chosen_topics(admin, args)
+        if args.partition is not None and len(topics) > 1:
+            raise CommandError(f"--partition {args.partition} needs a single topic (reading "
+                               f"{', '.join(topics)})", EXIT_USAGE)
         start = args.offset or StartOffset("beginning" if args.from_beginning else "end")
-        reader = TopicReader(admin, fetcher, args.topic,
-                             resolve_start(admin, args.topic, partitions, start), leaders,
-                             exit_at_end=args.exit_at_end)
-        count = consume(reader.poll, write, args.max, args.timeout_ms, SYSTEM_CLOCK,
-                        lambda ms: time.sleep(ms / 1000.0),
-                        finished=lambda: reader.finished)
+        readers = []
+        for topic in topics:
+            described = describe(admin, topic)[topic].partitions
+            leaders = {p.partition: p.leader for p in described}
+            partitions = sorted(leaders)
+            if args.partition is not None:
+                if args.partition not in partitions:
+                    raise CommandError(f"--partition {args.partition}: topic {topic!r} has "
+                                       f"partitions 0..{len(partitions) - 1}")
+                partitions = [args.partition]
+            readers.append(TopicReader(admin, fetcher, topic,
+                                       resolve_start(admin, topic, partitions, start), leaders,
+                                       exit_at_end=args.exit_at_end))
+
+        def poll() -> Iterator[Message]:
+            for reader in readers:
+                yield from reader.poll()
+
+        with until_interrupted() as interrupted:
+            count = consume(poll, write, args.max, args.timeout_ms, SYSTEM_CLOCK,
+                            lambda ms: time.sleep(ms / 1000.0),
+                            finished=lambda: all(r.finished for r in readers) or interrupted())
     print(f"consumed {count} records", file=sys.stderr)
     return 0
+
+
+def chosen_topics(admin: Admin, args: argparse.Namespace) -> list[str]:
+    """The TOPIC arguments, then the topics ``--regex`` matches (each once, in order)."""
+    topics = list(dict.fromkeys(args.topics))
+    if args.regex is not None:
+        matched = sorted(t for t in admin.list_topics()
+                         if args.regex.fullmatch(t) and not t.startswith("__"))
+        if not matched:
+            raise CommandError(f"--regex {args.regex.pattern!r} matches no topic")
+        topics += [t for t in matched if t not in topics]
+    return topics
+
+
+@contextlib.contextmanager
+def until_interrupted() -> Iterator[Callable[[], bool]]:
+    """Ctrl-C (SIGINT) and SIGTERM end the current round, not whatever the client is in the
+    middle of (a KeyboardInterrupt inside its network I/O could leave a half-read response
+    behind, and a group's commit and LeaveGroup after it waiting out their timeouts); a
+    second one interrupts at once. Yields "was it interrupted?". The handler takes no lock
+    (a threading.Event would): Python may run the second signal's handler inside the
+    first's. Main thread only (elsewhere nothing is installed)."""
+    interrupted: list[int] = []
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if interrupted:
+            raise KeyboardInterrupt
+        interrupted.append(signum)
+
+    previous = {sig: _install(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield lambda: bool(interrupted)
+    finally:
+        for sig, handler in previous.items():
+            _install(sig, handler)
 
 
 def group_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -533,7 +620,7 @@ def group_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def consume_group(args: argparse.Namespace) -> int:
     from broker_sim.common import SYSTEM_CLOCK
-    from connector.client import Admin, AdminConfig, Consumer
+    from connector.client import Admin, AdminConfig, Consumer, TopicPartition
 
     if args.partition is not None:
         raise CommandError(f"--partition cannot be used with --group: the group {args.group!r} "
@@ -543,50 +630,38 @@ def consume_group(args: argparse.Namespace) -> int:
     options = group_options(args)
     with Admin(AdminConfig.from_options(options, ignore_unknown=True)) as admin, \
             Consumer(options, include_headers=True) as consumer:
+        topics = chosen_topics(admin, args)
         # a missing topic is an error, not an endless wait
-        described = describe(admin, args.topic)[args.topic].partitions
-        reader = GroupReader(consumer, args.topic, min(GROUP_POLL_MS, max(1, args.timeout_ms)),
-                             admin=admin, start=args.offset,
-                             leaders={p.partition: p.leader for p in described},
-                             exit_at_end=args.exit_at_end)
+        leaders = {TopicPartition(topic, p.partition): p.leader for topic in topics
+                   for p in describe(admin, topic)[topic].partitions}
+        poll_ms = GROUP_POLL_MS if args.timeout_ms is None else min(GROUP_POLL_MS,
+                                                                    max(1, args.timeout_ms))
+        reader = GroupReader(consumer, topics, poll_ms, admin=admin, start=args.offset,
+                             leaders=leaders, exit_at_end=args.exit_at_end)
 
         def emit(record: Message) -> None:
             write(record)
             reader.printed(record)
 
-        # Ctrl-C ends the current round, not whatever the consumer is in the middle of (a
-        # KeyboardInterrupt inside its network I/O could leave a half-read response behind
-        # and the commit and LeaveGroup after it waiting out their timeouts); a second
-        # Ctrl-C interrupts at once. The handler takes no lock (a threading.Event would):
-        # Python may run the second Ctrl-C's handler inside the first's
-        interrupted: list[int] = []
-
-        def on_sigint(signum: int, frame: Any) -> None:
-            if interrupted:
-                raise KeyboardInterrupt
-            interrupted.append(signum)
-
-        previous = _install_sigint(on_sigint)
-        try:
-            # consumer.poll waits for records itself: no pause between rounds
-            count = consume(reader.poll, emit, args.max, args.timeout_ms, SYSTEM_CLOCK,
-                            lambda ms: None,
-                            finished=lambda: reader.finished or bool(interrupted))
-        except BaseException:
-            # a second Ctrl-C or a closed pipe: still commit what was printed, if the group
-            # lets us
-            with contextlib.suppress(Exception):
-                reader.commit()
-            raise
-        finally:
-            _install_sigint(previous)
+        with until_interrupted() as interrupted:
+            try:
+                # consumer.poll waits for records itself: no pause between rounds
+                count = consume(reader.poll, emit, args.max, args.timeout_ms, SYSTEM_CLOCK,
+                                lambda ms: None,
+                                finished=lambda: reader.finished or interrupted())
+            except BaseException:
+                # a second Ctrl-C or a closed pipe: still commit what was printed, if the
+                # group lets us
+                with contextlib.suppress(Exception):
+                    reader.commit()
+                raise
         reader.commit()
     print(f"consumed {count} records", file=sys.stderr)
-    return 130 if interrupted else 0
+    return 0
 
 
-def _install_sigint(handler: Any) -> Any:
-    """Set the SIGINT handler (main thread only); the previous one, to put back."""
+def _install(signum: int, handler: Any) -> Any:
+    """Set a signal's handler (main thread only); the previous one, to put back."""
     if handler is None or threading.current_thread() is not threading.main_thread():
         return None
-    return signal.signal(signal.SIGINT, handler)
+    return signal.signal(signum, handler)

@@ -180,7 +180,8 @@ def test_ctrl_c_commits_what_was_printed_and_leaves_the_group(broker, bootstrap,
             assert (d.state, [len(m.assignment) for m in d.members]) == ("Stable", [2])
             proc.send_signal(signal.SIGINT)
             _, err = proc.communicate(timeout=30)
-            assert proc.returncode == 130, err
+            assert proc.returncode == 0, err  # as kcat: a signal ends it cleanly
+            assert err.endswith("records\n"), err
             # it left the group: no member waits out its 45 s session timeout
             d = admin.describe_groups(["gc-live"])["gc-live"]
             assert (d.state, d.members) == ("Empty", [])
