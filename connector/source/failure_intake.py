@@ -32,10 +32,18 @@ class FailureIntake:
         self.discovery = discovery
 
     def _end(self, default: int) -> int:
-        topic = TopicPartition(failures_topic(self.options.group_id or ""), 0)
+        """The failures topic's end offset; ``default`` while the topic does not exist.
+
+        The topic is created by the first report, so a pipeline that never failed has
+        none: that is expected, and asked with a metadata lookup, not by an offset lookup
+        that would fail (and be retried, and warned about) at every batch."""
+        name = failures_topic(self.options.group_id or "")
+        if name not in self.discovery.admin.list_topics():
+            return default
+        topic = TopicPartition(name, 0)
         try:
             _, latest = self.discovery.bounds([topic])
-        except Exception:  # no failures topic yet: nothing reported
+        except Exception:  # deleted meanwhile: nothing to read
             return default
         return latest.get(topic, default)
 
@@ -61,8 +69,6 @@ class FailureIntake:
     def unread(self, position: int) -> bool:
         """Are there reports past ``position``?"""
         if not self.options.group_id:
-            return False
-        if failures_topic(self.options.group_id) not in self.discovery.admin.list_topics():
             return False
         return self._end(0) > position
 
