@@ -10,7 +10,6 @@ One module, one install (about a minute: the dependencies come from pip's cache 
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import venv
 from collections.abc import Iterator
@@ -19,24 +18,17 @@ from pathlib import Path
 import pytest
 
 from tests.cli.support import pid_alive
+from tests.sources import copy_tracked_sources
 from tests.wire import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with the package installed from a copy of the tracked sources; its bin/."""
     base = tmp_path_factory.mktemp("packaging")
-    source = base / "source"
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                             check=True).stdout.decode().split("\0")
-    for name in filter(None, tracked):
-        if (ROOT / name).is_file():  # a file deleted in the work tree is not shipped
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, source / name)
+    source = copy_tracked_sources(base / "source")
     env_dir = base / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     no_compiler = {"CC": "false", "LDSHARED": "false", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
