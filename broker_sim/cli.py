@@ -36,8 +36,11 @@ import sys
 from pathlib import Path
 
 from .common.allocator import keep_freed_buffers
+from .controller.leader_balance import OPTIONS as LEADER_BALANCE_OPTIONS
+from .controller.leader_balance import LeaderBalanceConfig
 from .controller.scram_credentials import credential_from_spec
 from .lifeline import hold
+from .protocol.errors import KafkaError
 from .security.scram import ScramCredential
 from .server import Broker, BrokerConfig, ConfigError
 
@@ -152,7 +155,9 @@ def run_controller(argv: list[str]) -> int:
                    help="a broker that sends no heartbeat for this long is fenced (default 3000)")
     p.add_argument("--add-scram", action="append", default=[], metavar="SPEC", help=_ADD_SCRAM_HELP)
     p.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
-                   help="a controller option; only metrics.port=N (0 picks a free port) so far")
+                   help="a controller option: metrics.port=N (0 picks a free port), "
+                        "auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds, "
+                        "leader.imbalance.per.broker.percentage")
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     args = p.parse_args(argv)
     _logging(args.log_level)
@@ -160,20 +165,30 @@ def run_controller(argv: list[str]) -> int:
     if scram is None:
         return 2
     metrics_port = None
+    balance: dict[str, str] = {}
     for item in args.override:
         name, sep, value = (part.strip() for part in item.partition("="))
+        if name in LEADER_BALANCE_OPTIONS and sep:
+            balance[name] = value
+            continue
         if name != "metrics.port" or not sep:
             print(f"pyq-broker controller: --override {item!r} is not allowed: the controller "
-                  "takes metrics.port=N only", file=sys.stderr)
+                  f"takes metrics.port=N and {', '.join(LEADER_BALANCE_OPTIONS)}", file=sys.stderr)
             return 2
         if not value.isdigit() or int(value) > 65535:
             print(f"pyq-broker controller: metrics.port={value} is not allowed: must be 0..65535 "
                   "(0 picks a free port)", file=sys.stderr)
             return 2
         metrics_port = int(value)
+    try:
+        leader_balance = LeaderBalanceConfig.from_options(balance)
+    except KafkaError as e:
+        print(f"pyq-broker controller: {e.message}", file=sys.stderr)
+        return 2
     from .controller.server import ControllerServer
     server = ControllerServer(args.data_dir, args.host, args.port, args.session_timeout_ms,
-                              scram_credentials=scram, metrics_port=metrics_port).start()
+                              scram_credentials=scram, metrics_port=metrics_port,
+                              leader_balance=leader_balance).start()
     if server.metrics_port is not None:
         print(f"metrics on {server.host}:{server.metrics_port}", flush=True)
     print(f"listening on {server.host}:{server.port}", flush=True)

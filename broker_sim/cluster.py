@@ -15,6 +15,10 @@ Every child holds a lifeline to the process that started it (see
 a free port; N gives the controller N and broker i N+1+i. Each process's bound port is its
 ``metrics_port``.
 
+The controller's options (``auto.leader.rebalance.enable``,
+``leader.imbalance.check.interval.seconds``, ``leader.imbalance.per.broker.percentage``)
+in ``overrides`` go to the controller only.
+
 ``schema.registry.listeners`` in ``overrides`` makes every broker serve the schema
 registry: port 0 gives each a free port; N gives broker i N+i.
 :attr:`LocalCluster.schema_registry_url` lists every running broker's URL, comma-separated
@@ -26,6 +30,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .controller.leader_balance import OPTIONS as LEADER_BALANCE_OPTIONS
 from .process import BrokerProcess, ManagedProcess
 
 
@@ -46,11 +51,16 @@ class LocalCluster:
         scram = [arg for spec in add_scram or [] for arg in ("--add-scram", spec)]
         metrics = self.overrides.get("metrics.port")
         self._metrics_base = None if metrics is None else int(metrics)
+        # the controller's own options go to it only (the brokers would refuse them)
+        controller_options = {k: self.overrides.pop(k) for k in LEADER_BALANCE_OPTIONS
+                              if k in self.overrides}
+        if metrics is not None:
+            controller_options["metrics.port"] = metrics
         self.controller = ManagedProcess(
             self.data_dir / "controller",
             [python, "-m", "broker_sim", "controller", "--data-dir", str(self.data_dir / "controller"),
              "--port", "0", "--session-timeout-ms", str(session_timeout_ms), *scram,
-             *([] if metrics is None else ["--override", f"metrics.port={metrics}"])],
+             *(arg for k, v in controller_options.items() for arg in ("--override", f"{k}={v}"))],
             log_name="controller.out")
         self.brokers: list[BrokerProcess] = []
         self._count = brokers

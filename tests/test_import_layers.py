@@ -58,7 +58,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     # ---- the broker's processes: launchers on top of the server
     "broker_sim.lifeline": set(),
     "broker_sim.process": {"broker_sim.common", "broker_sim.lifeline"},
-    "broker_sim.cluster": {"broker_sim.common", "broker_sim.process"},
+    "broker_sim.cluster": {"broker_sim.common", "broker_sim.controller", "broker_sim.process"},
     "broker_sim.cli": _BROKER_BELOW_SERVER | {"broker_sim.server", "broker_sim.cluster",
                                               "broker_sim.process", "broker_sim.lifeline"},
     "broker_sim.__main__": {"broker_sim.cli"},

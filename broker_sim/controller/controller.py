@@ -25,7 +25,10 @@ its leaders ask for it (AlterPartition) after it caught up.
 An operator moves leaderships with ElectLeaders (:meth:`Controller.elect_leaders`): back to
 each partition's preferred replica (the first of its assignment) once it is in sync again,
 or, only when asked by name (``--election-type unclean``), to a live replica outside the ISR
-of a partition that has no leader.
+of a partition that has no leader. The controller itself gives leaderships back to their
+preferred replicas every ``leader.imbalance.check.interval.seconds`` where a broker's share
+of misplaced leaderships exceeds ``leader.imbalance.per.broker.percentage``
+(:mod:`.leader_balance`, :meth:`Controller.rebalance_leaders`).
 
 Metadata propagation (pushed, not polled): every commit publishes the image as an
 immutable :class:`Published` (version, JSON, live brokers) and tells the listeners
@@ -92,6 +95,7 @@ from .configs import (
     validate_topic_configs,
 )
 from .image import BrokerInfo, ClusterImage, PartitionInfo, TopicInfo
+from .leader_balance import KAFKA_DEFAULTS, LeaderBalanceConfig, imbalanced_partitions
 from .scram_credentials import Deletion, Upsertion, apply_changes
 
 log = logging.getLogger(__name__)
@@ -122,6 +126,20 @@ class _SessionExpiry(TimerTask):
         self.controller.expire_session(self.broker_id, self.epoch)
 
 
+class _LeaderBalanceCheck(TimerTask):
+    """Runs :meth:`Controller.rebalance_leaders`, then schedules the next check."""
+
+    def __init__(self, controller: Controller, delay_ms: int) -> None:
+        super().__init__(delay_ms)
+        self.controller = controller
+
+    def run(self) -> None:
+        try:
+            self.controller.rebalance_leaders()
+        finally:
+            self.controller.schedule_leader_balance()
+
+
 def _round_robin(alive: list[int], start: int, partitions: int, rf: int) -> list[list[int]]:
     """Replica lists for ``partitions`` new partitions: ``rf`` consecutive live brokers each,
     the first partition starting at ``alive[start]``, each next one a broker further."""
@@ -137,13 +155,15 @@ def _new_partition(replicas: list[int], alive: list[int]) -> PartitionInfo:
 
 class Controller:
     def __init__(self, data_dir: Path, timer: SystemTimer, session_timeout_ms: int = 3000,
-                 default_replication_factor: int = 3, default_min_isr: int = DEFAULT_MIN_ISR) -> None:
+                 default_replication_factor: int = 3, default_min_isr: int = DEFAULT_MIN_ISR,
+                 leader_balance: LeaderBalanceConfig = KAFKA_DEFAULTS) -> None:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.timer = timer
         self.session_timeout_ms = session_timeout_ms
         self.default_replication_factor = default_replication_factor
         self.default_min_isr = default_min_isr
+        self.leader_balance = leader_balance
         self._lock = threading.RLock()
         #: Notified whenever a broker reports the image version it has applied.
         self._applied = threading.Condition(self._lock)
@@ -162,6 +182,7 @@ class Controller:
         for broker_id, info in self.image.brokers.items():
             if info.alive:
                 self._arm_session(broker_id, info.epoch)
+        self.schedule_leader_balance()
 
     # ---- persistence -----------------------------------------------------------------
     def _commit(self) -> None:
@@ -384,6 +405,32 @@ class Controller:
         p.partition_epoch += 1
         log.info("%s-%d: preferred leader %d elected (epoch %d)", topic, index, preferred, p.leader_epoch)
         return None
+
+    # ---- automatic preferred-leader rebalance ---------------------------------------
+    def schedule_leader_balance(self) -> None:
+        """The next leader-balance check, one interval from now (none once closed or off)."""
+        if self.leader_balance.enable and not self._closed:
+            try:
+                self.timer.add(_LeaderBalanceCheck(self, self.leader_balance.check_interval_s * 1000))
+            except RuntimeError:  # the timer is shut down: the controller is stopping
+                pass
+
+    def rebalance_leaders(self) -> list[tuple[str, int]]:
+        """Elect the preferred replica of every partition :mod:`.leader_balance` finds
+        misplaced (one commit for all); the partitions moved."""
+        with self._lock:
+            if self._closed:
+                return []
+            alive = set(self.image.alive_brokers())
+            moved = [(name, index) for name, index in
+                     imbalanced_partitions(self.image, self.leader_balance.per_broker_percentage)
+                     if self._elect_preferred(name, index, self.image.topics[name].partitions[index],
+                                              alive) is None]
+            if moved:
+                log.info("leader rebalance: %d partition(s) back on their preferred replica: %s",
+                         len(moved), moved)
+                self._commit()
+            return moved
 
     def _elect_unclean(self, topic: str, index: int, p: PartitionInfo,
                        alive: set[int]) -> KafkaError | None:

@@ -24,6 +24,7 @@ from ..security.scram import ScramCredential
 from ..timer import SystemTimer, TimerReaper
 from .apis import ControllerApis
 from .controller import Controller
+from .leader_balance import KAFKA_DEFAULTS, LeaderBalanceConfig
 from .metrics import ControllerCollector
 
 log = logging.getLogger(__name__)
@@ -33,9 +34,11 @@ class ControllerServer:
     def __init__(self, data_dir: Path, host: str = "127.0.0.1", port: int = 0,
                  session_timeout_ms: int = 3000, default_replication_factor: int = 3,
                  scram_credentials: list[tuple[str, str, ScramCredential]] | None = None,
-                 metrics_port: int | None = None) -> None:
+                 metrics_port: int | None = None,
+                 leader_balance: LeaderBalanceConfig = KAFKA_DEFAULTS) -> None:
         self.timer = SystemTimer("controller-timer")
-        self.controller = Controller(data_dir, self.timer, session_timeout_ms, default_replication_factor)
+        self.controller = Controller(data_dir, self.timer, session_timeout_ms, default_replication_factor,
+                                     leader_balance=leader_balance)
         for user, mechanism, credential in scram_credentials or []:
             self.controller.put_scram(user, mechanism, credential)
         self.socket_server = SocketServer([Listener("CONTROLLER", "PLAINTEXT", host, port)], 1, 100,

@@ -103,7 +103,7 @@ class Broker:
         reaper.start()
         self._embedded = (timer, reaper)
         controller = Controller(cfg.data_dir / "controller", timer, cfg.session_timeout_ms,
-                                default_replication_factor=1)
+                                default_replication_factor=1, leader_balance=cfg.leader_balance)
         for user, mechanism, credential in self.scram_credentials:
             controller.put_scram(user, mechanism, credential)
         self.embedded_controller = controller

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..controller.leader_balance import KAFKA_DEFAULTS, LeaderBalanceConfig
+from ..controller.leader_balance import OPTIONS as LEADER_BALANCE_OPTIONS
 from ..coordinator.group.config import PROPERTIES as GROUP_PROPERTIES
 from ..coordinator.group.config import GroupConfig
 from ..coordinator.transaction.config import PROPERTIES as TXN_PROPERTIES
@@ -208,6 +210,9 @@ class BrokerConfig:
     schema_registry_listener: RegistryListener | None = None
     #: ``basic``: the registry asks HTTP basic credentials of the cluster's SCRAM users.
     schema_registry_authentication: str = "none"
+    #: The embedded controller's automatic preferred-leader rebalance (a single broker
+    #: only; a cluster's controller takes these options itself).
+    leader_balance: LeaderBalanceConfig = KAFKA_DEFAULTS
     #: The group coordinator's settings (``offsets.topic.*``, ``group.*``).
     group: GroupConfig = field(default_factory=GroupConfig)
     #: The transaction coordinator's settings (``transaction.state.log.*``,
@@ -292,8 +297,11 @@ class BrokerConfig:
         log_props: dict[str, str] = {}
         group_props: dict[str, Any] = {}
         txn_props: dict[str, int] = {}
+        balance_props: dict[str, str] = {}
         for name, raw in props.items():
-            if name in SIMPLE_PROPERTIES:
+            if name in LEADER_BALANCE_OPTIONS:
+                balance_props[name] = raw
+            elif name in SIMPLE_PROPERTIES:
                 attr, parse = SIMPLE_PROPERTIES[name]
                 try:
                     values[attr] = parse(raw)
@@ -320,7 +328,7 @@ class BrokerConfig:
                 continue  # parsed below, once the protocol map is known
             else:
                 known = sorted(set(SIMPLE_PROPERTIES) | set(LOG_PROPERTIES) | set(GROUP_PROPERTIES)
-                               | set(TXN_PROPERTIES)
+                               | set(TXN_PROPERTIES) | set(LEADER_BALANCE_OPTIONS)
                                | {"log.retention.hours", "listeners"})
                 raise ConfigError(f"unknown broker option {name!r}; known options: {', '.join(known)}")
         if "listeners" in props:
@@ -344,6 +352,15 @@ class BrokerConfig:
                 values["group"] = GroupConfig(**group_props)
             except ValueError as e:
                 raise ConfigError(str(e)) from e
+        if balance_props:
+            if "controller" in props:
+                raise ConfigError(f"{', '.join(sorted(balance_props))} is not allowed on a broker of a "
+                                  "cluster: it is the controller's option (pyq-broker controller "
+                                  "--override; pyq-broker cluster routes it there)")
+            try:
+                values["leader_balance"] = LeaderBalanceConfig.from_options(balance_props)
+            except KafkaError as e:  # InvalidConfig, naming the option
+                raise ConfigError(e.message) from e
         values.update(explicit)
         return cls(**values)
 
@@ -363,6 +380,11 @@ class BrokerConfig:
         for name, (attr, _parse) in SIMPLE_PROPERTIES.items():
             put(name, getattr(self, attr), getattr(default, attr))
         out["super.users"] = (";".join(self.super_users), self.super_users != default.super_users)
+        balance, base = self.leader_balance, default.leader_balance
+        put("auto.leader.rebalance.enable", balance.enable, base.enable)
+        put("leader.imbalance.check.interval.seconds", balance.check_interval_s, base.check_interval_s)
+        put("leader.imbalance.per.broker.percentage", balance.per_broker_percentage,
+            base.per_broker_percentage)
         for name, prop in LOG_PROPERTIES.items():
             put(name, self.log.to_properties()[prop], default.log.to_properties()[prop])
         for name, attr in GROUP_PROPERTIES.items():
