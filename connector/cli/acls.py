@@ -32,7 +32,7 @@ from broker_sim.security.acl import (
 
 from .args import client_options, client_parent
 from .errors import CommandError
-from .table import format_table
+from .output import add_output_options, print_table
 
 OPERATIONS = [op.name.title().replace("_", "") for op in Operation if op is not Operation.ANY]
 
@@ -82,6 +82,8 @@ def register(commands: Any) -> None:
         p.add_argument("--resource-pattern-type", choices=["any", "match", "literal", "prefixed"],
                        default="any")
         _resource_args(p, required=False)
+        if name == "list":
+            add_output_options(p)
         p.set_defaults(run=run)
 
 
@@ -107,10 +109,11 @@ def _admin(args: argparse.Namespace) -> Any:
     return Admin(client_options(args))
 
 
-def _rows(bindings: list[AclBinding]) -> str:
-    return format_table(["PRINCIPAL", "HOST", "PERMISSION", "OPERATION", "RESOURCE", "NAME", "PATTERN"],
-                        [[b.principal, b.host, b.permission.name, b.operation.name,
-                          b.resource_type.name, b.name, b.pattern.name] for b in bindings])
+def _rows(args: argparse.Namespace, bindings: list[AclBinding]) -> None:
+    print_table(args, ["PRINCIPAL", "HOST", "PERMISSION", "OPERATION", "RESOURCE", "NAME",
+                       "PATTERN"],
+                [[b.principal, b.host, b.permission.name, b.operation.name,
+                  b.resource_type.name, b.name, b.pattern.name] for b in bindings])
 
 
 def add_acls(args: argparse.Namespace) -> int:
@@ -126,18 +129,18 @@ def add_acls(args: argparse.Namespace) -> int:
         raise CommandError(str(e)) from None
     with _admin(args) as admin:
         admin.create_acls(bindings)
-    print(_rows(bindings))
+    _rows(args, bindings)
     return 0
 
 
 def list_acls(args: argparse.Namespace) -> int:
     with _admin(args) as admin:
-        print(_rows(admin.describe_acls(_filter(args))))
+        _rows(args, admin.describe_acls(_filter(args)))
     return 0
 
 
 def remove_acls(args: argparse.Namespace) -> int:
     with _admin(args) as admin:
         removed = admin.delete_acls([_filter(args)])
-    print(_rows(removed))
+    _rows(args, removed)
     return 0

@@ -37,6 +37,7 @@ from typing import Any
 
 from .args import at_least, client_options, client_parent, name_value
 from .errors import CommandError
+from .output import add_output_options, print_json, records, wants_json
 from .table import format_table
 
 
@@ -66,6 +67,7 @@ def register(commands: Any) -> None:
         "offline partitions",
         description="Show the cluster's brokers (address, alive), its controller, and its "
                     "under-replicated and offline partitions, from the brokers' Metadata.")
+    add_output_options(status)
     status.set_defaults(run=cluster_status)
 
 
@@ -85,17 +87,30 @@ def cluster_status(args: argparse.Namespace) -> int:
         return None if node is None else f"{node.host}:{node.port}"
 
     controller = cluster.controller_id
+    broker_columns = ["BROKER", "ADDRESS", "ALIVE"]
+    brokers = [[b, address(b), b in alive] for b in known]
+    partition_columns = ["TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR"]
+
+    def partition_rows(chosen: list[Any]) -> list[list[object]]:
+        return [[p.topic, p.partition, p.leader if p.leader >= 0 else None, p.replicas, p.isr]
+                for p in sorted(chosen)]
+
+    if wants_json(args):
+        print_json({"cluster_id": cluster.cluster_id or None,
+                    "controller": controller if controller >= 0 else None,
+                    "controller_address": address(controller) if controller >= 0 else None,
+                    "brokers": records(broker_columns, brokers),
+                    "under_replicated": records(partition_columns, partition_rows(under)),
+                    "offline": records(partition_columns, partition_rows(offline))})
+        return 0
     print(f"cluster id: {cluster.cluster_id or '-'}")
     print(f"controller: {controller} ({address(controller) or 'not alive'})"
           if controller >= 0 else "controller: none")
-    print(format_table(["BROKER", "ADDRESS", "ALIVE"],
-                       [[b, address(b), "yes" if b in alive else "no"] for b in known]))
+    print(format_table(broker_columns, [[b, a, "yes" if up else "no"] for b, a, up in brokers]))
     for title, rows in (("under-replicated", under), ("offline", offline)):
         print(f"{title} partitions: {len(rows)}")
         if rows:
-            print(format_table(["TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR"],
-                               [[p.topic, p.partition, p.leader if p.leader >= 0 else None,
-                                 p.replicas, p.isr] for p in sorted(rows)]))
+            print(format_table(partition_columns, partition_rows(rows)))
     return 0
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .args import client_options, client_parent, name_value
 from .errors import EXIT_USAGE, CommandError
-from .table import format_table
+from .output import add_output_options, print_json, print_table, wants_json
 from .topics import config_changes, describe_changes
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ def register(commands: Any) -> None:
     _entity(describe)
     describe.add_argument("--all", action="store_true",
                           help="every config, defaults included (default: only those set)")
+    add_output_options(describe)
     describe.set_defaults(run=describe_configs)
 
     alter = actions.add_parser(
@@ -97,11 +98,15 @@ def describe_configs(args: argparse.Namespace) -> int:
             entries = admin.describe_configs([resource])[resource]
         except UnknownTopicOrPartition as e:
             raise CommandError(f"topic {resource[1]!r} does not exist") from e
+    shown = [e for e in sorted(entries.values()) if args.all or not e.is_default]
+    if wants_json(args):  # a sensitive value is null, read_only a boolean
+        print_json([{"name": e.name, "value": None if e.sensitive else e.value,
+                     "source": e.source, "read_only": bool(e.read_only),
+                     "sensitive": bool(e.sensitive)} for e in shown])
+        return 0
     rows = [[e.name, "(sensitive)" if e.sensitive else e.value, e.source,
-             "true" if e.read_only else "false"]
-            for e in sorted(entries.values()) if args.all or not e.is_default]
-    if rows:
-        print(format_table(COLUMNS, rows))
+             "true" if e.read_only else "false"] for e in shown]
+    print_table(args, COLUMNS, rows, empty_text=False)
     return 0
 
 

@@ -46,6 +46,13 @@ def summary_line(d: GroupDescription) -> str:
             f"MEMBERS {len(d.members)}{protocol}  COORDINATOR {d.coordinator}")
 
 
+def summary(d: GroupDescription) -> dict[str, object]:
+    """:func:`summary_line` as a JSON object."""
+    return {"group": d.group_id, "type": group_type(d.protocol_type), "state": d.state,
+            "members": len(d.members), "protocol": d.protocol or None,
+            "coordinator": d.coordinator}
+
+
 def owners(d: GroupDescription) -> dict[TopicPartition, tuple[str, str, str]]:
     """Partition -> (member id, host, client id) of the member it is assigned to."""
     return {tp: (m.member_id, m.client_host, m.client_id) for m in d.members for tp in m.assignment}

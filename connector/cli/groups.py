@@ -4,6 +4,7 @@
     pyq groups describe G [G ...]             one summary line, then per partition: committed,
                                               latest, lag and the member that owns it
     pyq groups delete G [G ...]               only groups without members
+    pyq groups delete-offsets G --topic T[:P,P...] ...   forget some committed offsets
     pyq groups reset-offsets --group G (--topic T[:P,P...] ... | --all-topics)
         (--to-earliest | --to-latest | --to-datetime ISO | --to-offset N | --shift-by N)
         [--dry-run | --execute]
@@ -11,6 +12,12 @@
 ``reset-offsets`` prints the plan and changes nothing unless ``--execute`` is given; the
 new offsets are kept within each partition's earliest and latest offsets, and the group
 must have no members (a live consumer would overwrite them), as Kafka requires.
+``delete-offsets`` (OffsetDelete, as ``kafka-consumer-groups.sh --delete-offsets``) forgets
+the group's committed offsets of the partitions named, so the group's consumers start
+there by ``auto.offset.reset`` next time; the broker refuses while a member of the group
+is subscribed to the topic (stop its consumers first). A group without an offset for a
+partition named is not an error: there is nothing to forget.
+
 A group's TYPE is ``consumer`` for consumer groups and ``simple`` for groups that only hold
 offsets (the Spark source's ``groupId``, ``pyq`` itself).
 """
@@ -23,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from .args import client_options, client_parent
 from .errors import CommandError
-from .group_info import describe_any, group_type, owners, summary_line
+from .group_info import describe_any, group_type, owners, summary, summary_line
 from .lag import lag_rows
+from .output import add_output_options, print_json, print_table, records, wants_json
 from .table import format_table
 
 if TYPE_CHECKING:
@@ -45,12 +53,14 @@ def register(commands: Any) -> None:
     listing.add_argument("--state", action="append", metavar="S",
                          help="only groups in this state (Empty, Stable, PreparingRebalance, "
                               "CompletingRebalance); repeatable")
+    add_output_options(listing)
     listing.set_defaults(run=list_groups)
 
     describe = actions.add_parser("describe", parents=[client], help="members, offsets and lag",
                                   description="A group's state and members, and for each partition "
                                               "its committed offset, latest offset, lag and owner.")
     describe.add_argument("group", metavar="G", nargs="+")
+    add_output_options(describe)
     describe.set_defaults(run=describe_groups)
 
     delete = actions.add_parser("delete", parents=[client], help="delete groups without members",
@@ -58,6 +68,16 @@ def register(commands: Any) -> None:
                                             "with members cannot be deleted.")
     delete.add_argument("group", metavar="G", nargs="+")
     delete.set_defaults(run=delete_groups)
+
+    forget = actions.add_parser(
+        "delete-offsets", parents=[client], help="forget a group's committed offsets",
+        description="Delete a group's committed offsets of some topics or partitions "
+                    "(OffsetDelete). Refused while a member of the group is subscribed to "
+                    "the topic.")
+    forget.add_argument("group", metavar="G")
+    forget.add_argument("--topic", action="append", required=True, metavar="T[:P,...]",
+                        help="a topic, or some of its partitions; repeatable")
+    forget.set_defaults(run=delete_offsets, all_topics=False)
 
     reset = actions.add_parser("reset-offsets", parents=[client], help="move a group's offsets",
                                description="Plan (--dry-run, the default) or make (--execute) new "
@@ -106,21 +126,25 @@ def list_groups(args: argparse.Namespace) -> int:
         described = describe_any(admin, [g.group_id for g in listed])
     rows = [[g.group_id, group_type(g.protocol_type), g.state, len(described[g.group_id].members),
              g.coordinator, g.group_type] for g in listed]
-    print(format_table(["GROUP", "TYPE", "STATE", "MEMBERS", "COORDINATOR", "PROTOCOL"], rows))
+    print_table(args, ["GROUP", "TYPE", "STATE", "MEMBERS", "COORDINATOR", "PROTOCOL"], rows)
     return 0
 
 
 def describe_groups(args: argparse.Namespace) -> int:
     with _admin(args) as admin:
         described = describe_any(admin, list(args.group))
-        blocks = []
+        blocks, documents = [], []
         for group in args.group:
             d = described[group]
             if d.state == "Dead":
                 raise CommandError(f"group {group!r} does not exist")
             columns, rows = lag_rows(admin, group, None, owners(d))
             blocks.append(summary_line(d) + ("\n\n" + format_table(columns, rows) if rows else ""))
-    print("\n\n".join(blocks))
+            documents.append({**summary(d), "partitions": records(columns, rows)})
+    if wants_json(args):
+        print_json(documents)
+    else:
+        print("\n\n".join(blocks))
     return 0
 
 
@@ -129,6 +153,24 @@ def delete_groups(args: argparse.Namespace) -> int:
         admin.delete_groups(args.group)
     for group in args.group:
         print(f"deleted group {group}")
+    return 0
+
+
+def delete_offsets(args: argparse.Namespace) -> int:
+    from broker_sim.protocol.errors import GroupIdNotFound, GroupSubscribedToTopic
+
+    with _admin(args) as admin:
+        partitions = _scope(admin, args)
+        try:
+            admin.delete_offsets(args.group, partitions)
+        except GroupSubscribedToTopic as e:
+            raise CommandError(f"group {args.group!r} has a member subscribed to the topic, "
+                               "whose offsets it would commit again: stop the group's "
+                               f"consumers first ({e})") from e
+        except GroupIdNotFound as e:
+            raise CommandError(f"group {args.group!r} does not exist") from e
+    print(format_table(["GROUP", "TOPIC", "PARTITION", "STATUS"],
+                       [[args.group, tp.topic, tp.partition, "deleted"] for tp in partitions]))
     return 0
 
 

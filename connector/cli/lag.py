@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from .args import client_options, client_parent
 from .errors import CommandError
-from .group_info import describe_any, owners, summary_line
+from .group_info import describe_any, owners, summary, summary_line
+from .output import add_output_options, print_json, records, wants_json
 from .table import format_table
 from .topics import describe
 
@@ -52,6 +53,7 @@ def register(commands: Any) -> None:
                     "become extra columns.")
     lag.add_argument("--group", required=True, metavar="G", help="the group (e.g. a query id)")
     lag.add_argument("--topic", metavar="T", help="only this topic, every partition of it")
+    add_output_options(lag)
     lag.set_defaults(run=show_lag)
 
 
@@ -125,6 +127,9 @@ def show_lag(args: argparse.Namespace) -> int:
         columns, rows = lag_rows(admin, args.group, args.topic, owners(d))
     if not rows:
         raise CommandError(f"group {args.group!r} has no committed offsets")
+    if wants_json(args):
+        print_json({**summary(d), "partitions": records(columns, rows)})
+        return 0
     print(summary_line(d) + "\n")
     print(format_table(columns, rows))
     return 0

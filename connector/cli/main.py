@@ -29,6 +29,7 @@ from . import (
     consume,
     groups,
     lag,
+    offsets,
     produce,
     schemas,
     topics,
@@ -38,8 +39,8 @@ from . import (
 from .args import Parser, bootstrap_of
 from .errors import EXIT_FAILURE, EXIT_USAGE, CommandError
 
-COMMANDS = (cluster, topics, configs, produce, consume, groups, lag, transactions, users, acls,
-            schemas, completion)
+COMMANDS = (cluster, topics, configs, produce, consume, offsets, groups, lag, transactions, users,
+            acls, schemas, completion)
 
 
 def build_parser() -> Parser:

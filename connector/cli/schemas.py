@@ -39,6 +39,7 @@ from typing import Any
 
 from .args import Parser, at_least
 from .errors import EXIT_FAILURE
+from .output import FORMATS, add_output_options, print_json, wants_json
 from .registry_client import RegistryClient, RegistryRefusal
 
 DEFAULT_REGISTRY = "http://127.0.0.1:8081"
@@ -166,6 +167,7 @@ def register(commands: Any) -> None:
     listing.add_argument("subject", metavar="SUBJECT", nargs="?")
     listing.add_argument("--deleted", action="store_true",
                          help="include soft-deleted subjects (versions)")
+    add_output_options(listing)
     listing.set_defaults(run=list_schemas)
 
     get = actions.add_parser(
@@ -181,6 +183,8 @@ def register(commands: Any) -> None:
     get.add_argument("-J", "--json", action="store_true",
                      help="the whole record (subject, version, id, schemaType, references, "
                           "schema) as one JSON line")
+    get.add_argument("--format", dest="output_format", choices=FORMATS, default="text",
+                     help="text: the schema (the default); json: the same as -J")
     get.set_defaults(run=get_schema)
 
     for name, run, text in (
@@ -229,8 +233,11 @@ def list_schemas(args: argparse.Namespace) -> int:
     client = client_of(args)
     names: list[Any] = (client.subjects(args.deleted) if args.subject is None
                         else client.versions(args.subject, args.deleted))
-    for name in names:
-        print(name)
+    if wants_json(args):
+        print_json(names)
+    else:
+        for name in names:
+            print(name)
     return 0
 
 
@@ -241,7 +248,7 @@ def get_schema(args: argparse.Namespace) -> int:
     else:
         record = client.version(args.subject, args.version, args.deleted)
     record.setdefault("schemaType", "AVRO")
-    if args.json:
+    if args.json or wants_json(args):
         print(json.dumps(record, ensure_ascii=False))
     else:
         print(record["schema"])

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from .args import at_least, client_options, client_parent, name_value
 from .errors import EXIT_USAGE, CommandError
+from .output import add_output_options, print_json, print_table, wants_json
 from .table import format_table
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ def register(commands: Any) -> None:
 
     listing = actions.add_parser("list", parents=[client], help="list topic names",
                                  description="Print the name of every topic, one per line.")
+    add_output_options(listing)
     listing.set_defaults(run=list_topics)
 
     describe = actions.add_parser(
@@ -78,6 +80,7 @@ def register(commands: Any) -> None:
                     "earliest and latest offsets.")
     describe.add_argument("topic", metavar="TOPIC", nargs="?",
                           help="the topic to describe (default: every topic)")
+    add_output_options(describe)
     describe.set_defaults(run=describe_topics)
 
     alter = actions.add_parser(
@@ -134,7 +137,11 @@ def create_topic(args: argparse.Namespace) -> int:
 
 def list_topics(args: argparse.Namespace) -> int:
     with _admin(args) as admin:
-        for name in sorted(admin.list_topics()):
+        names = sorted(admin.list_topics())
+    if wants_json(args):
+        print_json(names)
+    else:
+        for name in names:
             print(name)
     return 0
 
@@ -143,8 +150,7 @@ def describe_topics(args: argparse.Namespace) -> int:
     with _admin(args) as admin:
         descriptions = describe(admin, args.topic)
         rows = describe_rows(admin, descriptions.values())
-    if rows:
-        print(format_table(DESCRIBE_COLUMNS, rows))
+    print_table(args, DESCRIBE_COLUMNS, rows, empty_text=False)
     return 0
 
 

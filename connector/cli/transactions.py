@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from .args import at_least, client_options, client_parent
-from .table import format_table
+from .output import add_output_options, print_table
 
 STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit",
           "CompleteAbort", "Dead", "PrepareEpochFence")
@@ -38,11 +38,13 @@ def register(commands: Any) -> None:
                          help=f"only this state (repeatable): {', '.join(STATES)}")
     listing.add_argument("--min-duration-ms", type=at_least(0), metavar="MS",
                          help="only transactions open longer than MS")
+    add_output_options(listing)
     listing.set_defaults(run=list_transactions)
     describe = actions.add_parser("describe", parents=[client], help="one transaction in full",
                                   description="Print the state, producer id and epoch, timeout, "
                                               "how long it is open and its partitions.")
     describe.add_argument("transactional_id", metavar="TRANSACTIONAL-ID", nargs="+")
+    add_output_options(describe)
     describe.set_defaults(run=describe_transactions)
 
 
@@ -56,8 +58,8 @@ def list_transactions(args: argparse.Namespace) -> int:
     with _admin(args) as admin:
         listed = admin.list_transactions(args.state, None, args.min_duration_ms
                                          if args.min_duration_ms is not None else -1)
-    print(format_table(["TRANSACTIONAL-ID", "PRODUCER-ID", "STATE", "COORDINATOR"],
-                       [[t.transactional_id, t.producer_id, t.state, t.coordinator] for t in listed]))
+    print_table(args, ["TRANSACTIONAL-ID", "PRODUCER-ID", "STATE", "COORDINATOR"],
+                [[t.transactional_id, t.producer_id, t.state, t.coordinator] for t in listed])
     return 0
 
 
@@ -66,9 +68,9 @@ def describe_transactions(args: argparse.Namespace) -> int:
         described = admin.describe_transactions(args.transactional_id)
     now = int(time.time() * 1000)
     rows = [[d.transactional_id, d.state, d.producer_id, d.producer_epoch, d.timeout_ms,
-             now - d.start_time_ms if d.start_time_ms >= 0 else "-",
-             ",".join(f"{tp.topic}-{tp.partition}" for tp in d.partitions) or "-", d.coordinator]
+             now - d.start_time_ms if d.start_time_ms >= 0 else None,
+             [f"{tp.topic}-{tp.partition}" for tp in d.partitions], d.coordinator]
             for d in described.values()]
-    print(format_table(["TRANSACTIONAL-ID", "STATE", "PRODUCER-ID", "EPOCH", "TIMEOUT-MS",
-                        "OPEN-MS", "PARTITIONS", "COORDINATOR"], rows))
+    print_table(args, ["TRANSACTIONAL-ID", "STATE", "PRODUCER-ID", "EPOCH", "TIMEOUT-MS",
+                       "OPEN-MS", "PARTITIONS", "COORDINATOR"], rows)
     return 0

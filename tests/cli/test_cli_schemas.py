@@ -98,6 +98,9 @@ def test_register_get_evolve_check_config_delete(cli, reference: SchemaRegistryC
     assert json.loads(cli("get", "--id", str(v2_id)).stdout) == json.loads(CLICK_V2)
     assert cli("list").stdout.split() == reference.get_subjects()
     assert cli("list", subject).stdout.split() == ["1", "2"]
+    assert json.loads(cli("list", "--format", "json").stdout) == reference.get_subjects()
+    assert json.loads(cli("list", subject, "-J").stdout) == [1, 2]
+    assert json.loads(cli("get", subject, "--version", "1", "--format", "json").stdout) == whole
 
     # compatibility: v2 against v1 is fine, a new field without default is refused
     v2 = schema_file(tmp_path, "click-v2.avsc", CLICK_V2)

@@ -7,6 +7,7 @@ session's secured Apache Kafka (``StandardAuthorizer``), the same tests on both
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,6 +78,8 @@ def test_users_create_list_delete_and_the_new_user_logs_in(broker_under_test: Se
     assert listed[0].split() == ["USER", "MECHANISM", "ITERATIONS"]
     assert ["cli-dave", "SCRAM-SHA-512", "8192"] in [line.split() for line in listed]
     assert ["admin", "SCRAM-SHA-512", "4096"] in [line.split() for line in listed]
+    as_json = json.loads(pyq_here(monkeypatch, "users", "list", "--format", "json", *conn).stdout)
+    assert {"user": "cli-dave", "mechanism": "SCRAM-SHA-512", "iterations": 8192} in as_json
 
     # dave logs in; -X settings win over the file's
     as_dave = [*conn, "-X", "sasl.mechanism=SCRAM-SHA-512", "-X", "sasl.username=cli-dave",
@@ -124,6 +127,9 @@ def test_acls_add_list_remove_and_what_they_allow(broker_under_test: Secured, pr
                 ["User:cli-erin", "*", "ALLOW", "READ", "GROUP", "cli-acl-", "PREFIXED"],
                 ["User:cli-erin", "*", "ALLOW", "READ", "TOPIC", "cli-acl-t", "LITERAL"]]
     assert sorted(listed[1:]) == expected
+    as_json = json.loads(ok("acls", "list", "--principal", "User:cli-erin", "-J", *conn))
+    assert sorted([a["principal"], a["host"], a["permission"], a["operation"], a["resource"],
+                   a["name"], a["pattern"]] for a in as_json) == expected
     # --resource-pattern-type match: what applies to the group cli-acl-etl
     assert table(ok("acls", "list", "--group", "cli-acl-etl", "--resource-pattern-type", "match",
                     *conn))[1:] == [expected[1]]
