@@ -272,7 +272,9 @@ class SourceDriver:
         try:
             described = self.admin.describe_topics(sorted(topics))
         except Exception as e:  # packing is an optimisation: pack by topic
-            log.warning("pyq source: no replica assignment (%s); packing ranges by topic", e)
+            log.warning("pyq source: no replica assignment (%s); packing ranges by topic "
+                        "instead of by leader (reads still work; grant Describe on the "
+                        "topics to pack them by leader)", e)
             return {}
         return {(t, p.partition): (p.replicas[0] if p.replicas else -1)
                 for t, d in described.items() for p in d.partitions}
@@ -326,7 +328,9 @@ class SourceDriver:
             if self._done and self.options.group_id and not self.failure_intake.unread(self.failures_position):
                 self._ack_done()
         except Exception as e:  # best effort: the checkpoint has the truth
-            log.warning("could not commit the last batches to group %s on stop: %s",
+            log.warning("could not commit the last batches to group %s on stop: %s (nothing "
+                        "is lost: the checkpoint holds the progress and the next run commits "
+                        "it; until then pyq lag shows the group behind)",
                         self.options.group_id, e)
         finally:
             self.admin.close()

@@ -79,5 +79,6 @@ class FailureIntake:
         if o.dead_letter_topic:
             dead_letter(o.client(), o.dead_letter_topic, letters)
         else:
-            log.warning("%d record(s) given up (%s) and no deadLetterTopic is set: dropped and counted",
+            log.warning("%d record(s) given up (%s) and no deadLetterTopic is set: dropped and "
+                        "counted (set the deadLetterTopic option to keep them)",
                         len(letters), letters[0].reason)

@@ -106,8 +106,10 @@ def dead_letter(client: Mapping[str, Any], topic: str, letters: Iterable[Any]) -
                 records = list(fetcher.iter_records(d.topic, d.partition, d.offset, d.offset + 1,
                                                     timeout_ms=10_000))
             except Exception as e:  # the record may be gone; still say so
-                log.warning("dead letter %s-%d@%d: original not readable (%s)", d.topic, d.partition,
-                            d.offset, e)
+                log.warning("dead letter %s-%d@%d: original not readable (%s); the dead letter "
+                            "carries its pyq.* headers without key and value (if retention "
+                            "deleted it, a longer retention.ms on %s keeps records until they "
+                            "are dead-lettered)", d.topic, d.partition, d.offset, e, d.topic)
                 records = []
             key = records[0].key if records else None
             value = records[0].value if records else None

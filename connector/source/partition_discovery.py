@@ -48,8 +48,10 @@ def with_retries(lookup: Callable[[], T], retries: int, interval_ms: int,
             if attempt >= retries or not getattr(e, "retriable", False):
                 raise
             attempt += 1
-            log.warning("offset lookup failed (%s); attempt %d of %d in %d ms", e, attempt + 1,
-                        retries + 1, interval_ms)
+            log.warning("offset lookup failed (%s); attempt %d of %d in %d ms (if it keeps "
+                        "failing, check that the brokers are up and reachable; "
+                        "fetchOffset.numRetries and fetchOffset.retryIntervalMs set how long "
+                        "this retries)", e, attempt + 1, retries + 1, interval_ms)
             sleep(interval_ms / 1000)
 
 

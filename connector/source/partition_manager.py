@@ -242,7 +242,8 @@ class PartitionManager:
                            letter.offset, letter.reason)
         if ignored:
             logger.warning("%s-%d: failure of offsets %s ignored: not pending, already"
-                           " scheduled for retry or already dead-lettered", self.topic,
+                           " scheduled for retry or already dead-lettered (report each failed"
+                           " row once, from the batch that delivered it)", self.topic,
                            self.partition, ignored)
         return FailOutcome(tuple(scheduled), tuple(dead), tuple(ignored))
 
