@@ -19,7 +19,7 @@ from typing import Any
 from broker_sim.security.scram import MECHANISMS
 
 from .args import at_least, client_options, client_parent
-from .table import format_table
+from .output import add_output_options, print_table
 
 
 def register(commands: Any) -> None:
@@ -43,6 +43,7 @@ def register(commands: Any) -> None:
     listing = actions.add_parser("list", parents=[client], help="users and their mechanisms",
                                  description="Print each user's SCRAM mechanisms and iterations.")
     listing.add_argument("user", metavar="USER", nargs="*", help="only these users")
+    add_output_options(listing)
     listing.set_defaults(run=list_users)
 
     delete = actions.add_parser("delete", parents=[client], help="delete a user's credential",
@@ -71,7 +72,7 @@ def list_users(args: argparse.Namespace) -> int:
         users = admin.describe_users(args.user or None)
     rows = [[user, mechanism, iterations] for user, creds in sorted(users.items())
             for mechanism, iterations in sorted(creds.items())]
-    print(format_table(["USER", "MECHANISM", "ITERATIONS"], rows))
+    print_table(args, ["USER", "MECHANISM", "ITERATIONS"], rows)
     return 0
 
 

@@ -12,7 +12,8 @@ from tests.cli.support import PYQ, pyq, pyq_here
 
 COMMANDS = [[], ["cluster"], ["cluster", "start"], ["topics"], ["topics", "create"],
             ["topics", "list"], ["topics", "describe"], ["topics", "alter"], ["topics", "delete"], ["produce"],
-            ["consume"], ["lag"], ["schemas"], ["schemas", "register"], ["schemas", "config"]]
+            ["consume"], ["lag"], ["schemas"], ["schemas", "register"], ["schemas", "config"],
+            ["offsets"], ["groups", "delete-offsets"], ["completion"]]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "pyq")
