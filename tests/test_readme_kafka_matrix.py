@@ -1,8 +1,9 @@
 """The README's "Running against Apache Kafka" tables say what the suite checks on Kafka.
 
 - every module named on a row with ✓ under Apache Kafka runs its tests on Kafka (its
-  broker fixture takes ``broker_under_test``, or it uses the ``kafka``/``kafka_cluster``
-  fixtures), and every module that does is named on such a row;
+  broker fixture takes ``broker_under_test``, it uses the ``kafka``/``kafka_cluster``
+  fixtures, or it starts a ``KafkaCluster`` of its own), and every module that does is
+  named on such a row;
 - every module named on any row exists;
 - every tool with ✓ on pyq is run by the tools' test module (or by the module its row
   names), and a tool with ✗ is not run there; a ✗ row that names a module is where the
@@ -17,7 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 TOOLS_TEST = ROOT / "tests" / "reference" / "test_kafka_tools_on_pyq.py"
-_RUNS_ON_KAFKA = re.compile(r"\bbroker_under_test\b|def \w+\([^)]*\bkafka(_cluster)?\b")
+_RUNS_ON_KAFKA = re.compile(
+    r"\bbroker_under_test\b|def \w+\([^)]*\bkafka(_cluster)?\b|\bKafkaCluster\(")
 
 
 def _section() -> str:
