@@ -437,6 +437,11 @@ class Processor(ShutdownableThread):
         except MalformedFrame as e:
             self._refuse(conn, f"undecodable request ({e})")
             return
+        if session.expires_at_ms is not None and self.clock.wall_ms() >= session.expires_at_ms:
+            log.info("connection %s from %s: the token of %s expired; closing it (the client "
+                     "reconnects with a new one)", conn.id, conn.ip, session.principal)
+            self._close(conn)
+            return
         if not session.authenticated and header.api_key not in _PRE_AUTH_APIS:
             self._refuse(conn, f"{self.apis[header.api_key].name} request before SASL "
                                f"authentication on listener {session.listener_name}")

@@ -4,7 +4,9 @@ The processor creates one :class:`Session` per connection and attaches it to eve
 :class:`~.request_channel.Request` from that connection. Until ``authenticated`` is true
 the processor lets through only ApiVersions, SaslHandshake and SaslAuthenticate (and,
 after a v0 handshake, bare SASL tokens); the request handlers run the SASL exchange and
-set ``principal``/``authenticated``.
+set ``principal``/``authenticated``. An OAUTHBEARER session also has ``expires_at_ms``
+(the token's expiry, wall milliseconds): the processor closes the connection at its first
+request after that, so a session never outlives its token.
 
 Threading: the processor thread owns the session, except while one of its requests is in
 the broker: the connection is muted then (at most one request in flight), so a handler
@@ -24,7 +26,8 @@ if TYPE_CHECKING:
 
 
 class Session:
-    __slots__ = ("listener", "principal", "client_address", "authenticated", "sasl", "sasl_raw_tokens")
+    __slots__ = ("listener", "principal", "client_address", "authenticated", "sasl", "sasl_raw_tokens",
+                 "expires_at_ms")
 
     def __init__(self, listener: Listener, client_address: str) -> None:
         self.listener = listener
@@ -34,6 +37,8 @@ class Session:
         self.sasl: SaslServer | None = None
         #: After a SaslHandshake v0 the next frames are bare SASL tokens (no Kafka header).
         self.sasl_raw_tokens = False
+        #: Wall milliseconds after which the credential is no longer valid; None: never.
+        self.expires_at_ms: int | None = None
 
     @property
     def listener_name(self) -> str:

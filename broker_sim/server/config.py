@@ -27,7 +27,9 @@ from ..log.config import BROKER_LOG_PROPERTIES, LogConfig
 from ..network.listener import Listener, parse_listeners, parse_protocol_map
 from ..protocol.errors import KafkaError
 from ..registry.listener import RegistryListener, parse_authentication, parse_registry_listener
-from ..security.sasl_server import SUPPORTED_MECHANISMS
+from ..security.oauthbearer import OPTIONS as OAUTHBEARER_OPTIONS
+from ..security.oauthbearer import OAuthBearerConfig
+from ..security.sasl_server import DEFAULT_MECHANISMS, SUPPORTED_MECHANISMS
 from ..security.tls import CLIENT_AUTH
 
 
@@ -190,7 +192,10 @@ class BrokerConfig:
     ssl_truststore_type: str = "PEM"
     ssl_truststore_location: str | None = None
     ssl_client_auth: str = "none"
-    sasl_enabled_mechanisms: tuple[str, ...] = SUPPORTED_MECHANISMS
+    sasl_enabled_mechanisms: tuple[str, ...] = DEFAULT_MECHANISMS
+    #: ``sasl.oauthbearer.*``: how OAUTHBEARER tokens are validated (no JWKS URL: unsecured
+    #: tokens, Kafka's development mode).
+    oauthbearer: OAuthBearerConfig = field(default_factory=OAuthBearerConfig)
     connections_max_idle_ms: int = 600_000
     #: Port of the Prometheus metrics endpoint on ``host`` (0: a free one); None: no endpoint.
     metrics_port: int | None = None
@@ -298,9 +303,12 @@ class BrokerConfig:
         group_props: dict[str, Any] = {}
         txn_props: dict[str, int] = {}
         balance_props: dict[str, str] = {}
+        oauth_props: dict[str, str] = {}
         for name, raw in props.items():
             if name in LEADER_BALANCE_OPTIONS:
                 balance_props[name] = raw
+            elif name in OAUTHBEARER_OPTIONS:
+                oauth_props[name] = raw
             elif name in SIMPLE_PROPERTIES:
                 attr, parse = SIMPLE_PROPERTIES[name]
                 try:
@@ -329,6 +337,7 @@ class BrokerConfig:
             else:
                 known = sorted(set(SIMPLE_PROPERTIES) | set(LOG_PROPERTIES) | set(GROUP_PROPERTIES)
                                | set(TXN_PROPERTIES) | set(LEADER_BALANCE_OPTIONS)
+                               | set(OAUTHBEARER_OPTIONS)
                                | {"log.retention.hours", "listeners"})
                 raise ConfigError(f"unknown broker option {name!r}; known options: {', '.join(known)}")
         if "listeners" in props:
@@ -361,6 +370,11 @@ class BrokerConfig:
                 values["leader_balance"] = LeaderBalanceConfig.from_options(balance_props)
             except KafkaError as e:  # InvalidConfig, naming the option
                 raise ConfigError(e.message) from e
+        if oauth_props:
+            try:
+                values["oauthbearer"] = OAuthBearerConfig.from_options(oauth_props)
+            except KafkaError as e:  # InvalidConfig, naming the option
+                raise ConfigError(e.message) from e
         values.update(explicit)
         return cls(**values)
 
@@ -385,6 +399,9 @@ class BrokerConfig:
         put("leader.imbalance.check.interval.seconds", balance.check_interval_s, base.check_interval_s)
         put("leader.imbalance.per.broker.percentage", balance.per_broker_percentage,
             base.per_broker_percentage)
+        for name, value in self.oauthbearer.options().items():
+            base_value = default.oauthbearer.options()[name]
+            out[name] = (value, value != base_value)
         for name, prop in LOG_PROPERTIES.items():
             put(name, self.log.to_properties()[prop], default.log.to_properties()[prop])
         for name, attr in GROUP_PROPERTIES.items():

@@ -36,6 +36,8 @@ from ..protocol.schema import Data
 from ..security import principal
 from ..security.acl import CLUSTER_NAME, AclBinding, AclFilter, Operation, ResourceType
 from ..security.authorizer import Authorizer
+from ..security.oauthbearer import JWKS_URL, UnsecuredValidator, Validator, validator
+from ..security.oauthbearer import MECHANISM as OAUTHBEARER
 from ..security.sasl_server import SaslServer
 from ..security.scram import MECHANISMS, ScramCredential
 
@@ -61,6 +63,14 @@ class SecurityApis:
         self.config = apis.config
         self.metadata = apis.metadata
         self.authorizer = authorizer
+        #: OAUTHBEARER's token validator (one per broker: it caches the JWKS), if enabled.
+        self.token_validator: Validator | None = None
+        if OAUTHBEARER in self.config.sasl_enabled_mechanisms:
+            self.token_validator = validator(self.config.oauthbearer)
+            if isinstance(self.token_validator, UnsecuredValidator):
+                log.warning("OAUTHBEARER accepts unsigned tokens (alg none, Kafka's development "
+                            "mode): anyone may claim any principal; set %s for signed tokens",
+                            JWKS_URL)
         self.handlers: dict[int, Callable[[Request], None]] = {
             ApiKey.SASL_HANDSHAKE: self.handle_sasl_handshake,
             ApiKey.SASL_AUTHENTICATE: self.handle_sasl_authenticate,
@@ -130,7 +140,8 @@ class SecurityApis:
             self.apis.respond(request, Data(error_code=UnsupportedSaslMechanism.code, mechanisms=mechanisms),
                          close_after_send=True)
             return
-        session.sasl = SaslServer(mechanism, self.credentials)
+        session.sasl = SaslServer(mechanism, self.credentials,
+                                  self.token_validator.validate if self.token_validator else None)
         session.sasl_raw_tokens = request.header.api_version == 0
         self.apis.respond(request, Data(error_code=0, mechanisms=mechanisms))
 
@@ -158,6 +169,8 @@ class SecurityApis:
         if sasl.complete:
             assert sasl.username is not None
             session.principal = principal.user(sasl.username)
+            if sasl.expires_at is not None:
+                session.expires_at_ms = int(sasl.expires_at * 1000)
             session.authenticated = True
             session.sasl = None
             session.sasl_raw_tokens = False

@@ -1,0 +1,358 @@
+"""SASL/OAUTHBEARER on the broker (RFC 7628, KIP-255; OIDC validation as KIP-768).
+
+The client's first message is ``n,[a=authzid],\\x01auth=Bearer <jwt>\\x01[key=value\\x01]\\x01``.
+A good token completes the exchange with an empty answer and the principal
+``User:<sub>`` (the claim named by ``sasl.oauthbearer.sub.claim.name``). A refused token
+is answered, as RFC 7628 section 3.2.2 and Kafka do, with a JSON error challenge
+(``{"status":"invalid_token"}``); the client replies ``\\x01`` and the broker then fails the
+exchange with a message saying why the token was refused.
+
+Two validators, chosen as Kafka chooses them:
+
+* :class:`JwksValidator` when ``sasl.oauthbearer.jwks.endpoint.url`` is set: a signed JWT
+  (RSA, EC or EdDSA; never ``alg: none`` nor a shared secret) whose ``kid`` is in the JWKS,
+  ``exp`` in the future and ``nbf``/``iat`` not in the future (both within
+  ``sasl.oauthbearer.clock.skew.seconds``), ``iss`` equal to
+  ``sasl.oauthbearer.expected.issuer`` and ``aud`` holding one of
+  ``sasl.oauthbearer.expected.audience`` when those are set.
+* :class:`UnsecuredValidator` otherwise (Kafka's ``OAuthBearerUnsecuredValidatorCallbackHandler``,
+  for development): an unsigned JWT (``alg: none``, empty signature) with the same time checks.
+  A listener that has a JWKS URL never accepts an unsigned token.
+
+The session ends with the token: :attr:`OAuthBearerServer.expires_at` is the token's
+``exp`` and the broker closes a connection whose token has expired at its next request
+(the client reconnects with a fresh token). Re-authentication on the same connection
+(KIP-368) is not offered: SaslAuthenticate answers ``session_lifetime_ms=0``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from joserfc import errors as jose_errors
+from joserfc import jwk, jwt
+from joserfc.util import urlsafe_b64decode
+
+from ..protocol.errors import InvalidConfig, SaslAuthenticationFailed
+
+log = logging.getLogger(__name__)
+
+MECHANISM = "OAUTHBEARER"
+
+JWKS_URL = "sasl.oauthbearer.jwks.endpoint.url"
+ISSUER = "sasl.oauthbearer.expected.issuer"
+AUDIENCE = "sasl.oauthbearer.expected.audience"
+SKEW = "sasl.oauthbearer.clock.skew.seconds"
+SUB_CLAIM = "sasl.oauthbearer.sub.claim.name"
+SCOPE_CLAIM = "sasl.oauthbearer.scope.claim.name"
+REFRESH_MS = "sasl.oauthbearer.jwks.endpoint.refresh.ms"
+#: The broker options this module reads, Kafka's names.
+OPTIONS = (JWKS_URL, ISSUER, AUDIENCE, SKEW, SUB_CLAIM, SCOPE_CLAIM, REFRESH_MS)
+
+#: Signature algorithms a JWKS-validated token may use (asymmetric only, as Kafka's jose4j setup).
+ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+
+#: An unknown ``kid`` refreshes the JWKS; the same kid again only after this long (Kafka's figure).
+MISSING_KID_RETRY_S = 60.0
+_MISSING_KID_ENTRIES = 16
+_MAX_KID_LENGTH = 1000
+
+
+@dataclass(frozen=True)
+class OAuthBearerConfig:
+    """The broker's OAUTHBEARER options (Kafka's names and defaults)."""
+
+    jwks_endpoint_url: str | None = None
+    expected_issuer: str | None = None
+    expected_audience: tuple[str, ...] = ()
+    clock_skew_seconds: int = 30
+    sub_claim_name: str = "sub"
+    scope_claim_name: str = "scope"
+    jwks_endpoint_refresh_ms: int = 3_600_000
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, str]) -> OAuthBearerConfig:
+        """From Kafka-named string options; InvalidConfig names a bad option and what is allowed."""
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise InvalidConfig(f"unknown OAUTHBEARER option(s) {unknown}; known: {list(OPTIONS)}")
+        values: dict[str, Any] = {}
+        for name, raw in options.items():
+            text = str(raw).strip()
+            if name == JWKS_URL:
+                if not text.startswith(("http://", "https://", "file:")):
+                    raise InvalidConfig(f"{name}={raw!r} is not allowed: must be an http://, https:// "
+                                        "or file: URL of a JSON Web Key Set")
+                values["jwks_endpoint_url"] = text
+            elif name == ISSUER:
+                values["expected_issuer"] = text or None
+            elif name == AUDIENCE:
+                values["expected_audience"] = tuple(a.strip() for a in text.split(",") if a.strip())
+            elif name in (SUB_CLAIM, SCOPE_CLAIM):
+                if not text:
+                    raise InvalidConfig(f"{name}={raw!r} is not allowed: must be a claim name")
+                values["sub_claim_name" if name == SUB_CLAIM else "scope_claim_name"] = text
+            else:
+                low = 0 if name == SKEW else 1
+                try:
+                    number = int(text)
+                except ValueError:
+                    number = -1
+                if number < low:
+                    raise InvalidConfig(f"{name}={raw!r} is not allowed: must be an integer >= {low}")
+                values["clock_skew_seconds" if name == SKEW else "jwks_endpoint_refresh_ms"] = number
+        return cls(**values)
+
+    def options(self) -> dict[str, str | None]:
+        """Kafka name -> value as a string (None: unset), for DescribeConfigs."""
+        return {JWKS_URL: self.jwks_endpoint_url, ISSUER: self.expected_issuer,
+                AUDIENCE: ",".join(self.expected_audience) or None,
+                SKEW: str(self.clock_skew_seconds), SUB_CLAIM: self.sub_claim_name,
+                SCOPE_CLAIM: self.scope_claim_name, REFRESH_MS: str(self.jwks_endpoint_refresh_ms)}
+
+
+class TokenRefused(Exception):
+    """A token that does not pass validation; the message says why."""
+
+
+@dataclass(frozen=True)
+class ValidToken:
+    principal_name: str
+    expires_at: float  # seconds since the epoch (the ``exp`` claim)
+    scope: tuple[str, ...]
+
+
+def _b64json(part: str, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(urlsafe_b64decode(part.encode("ascii")))
+    except (ValueError, UnicodeError):
+        raise TokenRefused(f"the token's {what} is not base64url-encoded JSON") from None
+    if not isinstance(value, dict):
+        raise TokenRefused(f"the token's {what} is not a JSON object")
+    return value
+
+
+class _ClaimChecks:
+    """The checks both validators make on a token's claims."""
+
+    def __init__(self, config: OAuthBearerConfig, now: Callable[[], float]) -> None:
+        self.config = config
+        self.now = now
+
+    def check(self, claims: Mapping[str, Any]) -> ValidToken:
+        cfg, now, skew = self.config, self.now(), self.config.clock_skew_seconds
+        exp = claims.get("exp")
+        if not isinstance(exp, (int, float)) or isinstance(exp, bool):
+            raise TokenRefused("the token has no numeric 'exp' (expiration) claim")
+        if exp + skew <= now:
+            raise TokenRefused(f"the token expired at {_iso(exp)} (now {_iso(now)}, "
+                               f"clock skew allowed {skew} s)")
+        for claim, meaning in (("nbf", "is not valid before"), ("iat", "was issued at")):
+            value = claims.get(claim)
+            if value is None:
+                continue
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise TokenRefused(f"the token's '{claim}' claim is not a number")
+            if value - skew > now:
+                raise TokenRefused(f"the token {meaning} {_iso(value)}, in the future "
+                                   f"(now {_iso(now)}, clock skew allowed {skew} s)")
+        if cfg.expected_issuer is not None and claims.get("iss") != cfg.expected_issuer:
+            raise TokenRefused(f"the token's issuer {claims.get('iss')!r} is not the expected "
+                               f"{cfg.expected_issuer!r}")
+        if cfg.expected_audience:
+            aud = claims.get("aud")
+            given = [aud] if isinstance(aud, str) else list(aud) if isinstance(aud, list) else []
+            if not set(given) & set(cfg.expected_audience):
+                raise TokenRefused(f"the token's audience {aud!r} holds none of the expected "
+                                   f"{list(cfg.expected_audience)}")
+        sub = claims.get(cfg.sub_claim_name)
+        if not isinstance(sub, str) or not sub.strip():
+            raise TokenRefused(f"the token has no '{cfg.sub_claim_name}' claim naming the principal")
+        scope = claims.get(cfg.scope_claim_name)
+        scopes = tuple(scope.split()) if isinstance(scope, str) else \
+            tuple(str(s) for s in scope) if isinstance(scope, list) else ()
+        return ValidToken(sub.strip(), float(exp), scopes)
+
+
+def _iso(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+class UnsecuredValidator:
+    """Kafka's unsecured mode: unsigned JWTs (``alg: none``) for development only."""
+
+    def __init__(self, config: OAuthBearerConfig, now: Callable[[], float] = time.time) -> None:
+        self._claims = _ClaimChecks(config, now)
+
+    def validate(self, token: str) -> ValidToken:
+        parts = token.split(".")
+        if len(parts) != 3:
+            raise TokenRefused("the token is not a JWT (three dot-separated parts)")
+        header = _b64json(parts[0], "header")
+        if header.get("alg") != "none":
+            raise TokenRefused(f"the listener accepts only unsecured tokens (alg 'none'), this one is "
+                               f"signed with {header.get('alg')!r}; set {JWKS_URL} to validate "
+                               "signed tokens")
+        if parts[2]:
+            raise TokenRefused("an unsecured token (alg 'none') must not carry a signature")
+        return self._claims.check(_b64json(parts[1], "claims"))
+
+
+class JwksValidator:
+    """Signed JWTs checked against the keys of a JWKS URL.
+
+    The key set is fetched on first use and again when it is older than
+    ``sasl.oauthbearer.jwks.endpoint.refresh.ms`` (at the next validation); a token whose
+    ``kid`` is not in the set refetches it at once (key rotation), but the same unknown kid
+    refetches at most once per :data:`MISSING_KID_RETRY_S` (Kafka's rate limit), so a client
+    replaying a bad token cannot make the broker hammer the endpoint.
+
+    Threading: request-handler threads call :meth:`validate` concurrently; ``_lock`` guards
+    the key set, its age and the missing-kid table, and is held during a fetch so that
+    concurrent validations wait for one fetch rather than each making their own.
+    """
+
+    def __init__(self, config: OAuthBearerConfig, now: Callable[[], float] = time.time,
+                 fetch_timeout_s: float = 10.0) -> None:
+        assert config.jwks_endpoint_url is not None
+        self.url = config.jwks_endpoint_url
+        self._claims = _ClaimChecks(config, now)
+        self._now = now
+        self._refresh_s = config.jwks_endpoint_refresh_ms / 1000
+        self._timeout = fetch_timeout_s
+        self._lock = threading.Lock()
+        self._keys: jwk.KeySet | None = None
+        self._fetched_at = 0.0
+        self._missing: OrderedDict[str, float] = OrderedDict()
+
+    def _fetch(self) -> None:
+        try:
+            with urllib.request.urlopen(self.url, timeout=self._timeout) as answer:
+                document = json.loads(answer.read())
+            keys = jwk.KeySet.import_key_set(document)
+        except urllib.error.HTTPError as e:
+            raise TokenRefused(f"the JWKS endpoint {self.url} answered HTTP {e.code}") from None
+        except (OSError, ValueError, TypeError, jose_errors.JoseError) as e:
+            raise TokenRefused(f"the JWKS endpoint {self.url} gave no key set ({e})") from None
+        self._keys, self._fetched_at = keys, time.monotonic()
+        log.debug("fetched %d keys from %s", len(keys.keys), self.url)
+
+    def _key_set(self, kid: str | None) -> jwk.KeySet:
+        with self._lock:
+            if self._keys is None or time.monotonic() - self._fetched_at >= self._refresh_s:
+                self._fetch()
+            assert self._keys is not None
+            known = kid is None or any(k.kid == kid for k in self._keys.keys)
+            if not known and kid is not None and len(kid) <= _MAX_KID_LENGTH:
+                last = self._missing.get(kid)
+                if last is None or time.monotonic() - last >= MISSING_KID_RETRY_S:
+                    self._missing[kid] = time.monotonic()
+                    self._missing.move_to_end(kid)
+                    while len(self._missing) > _MISSING_KID_ENTRIES:
+                        self._missing.popitem(last=False)
+                    log.info("a token names key id %r, not in the JWKS of %s: fetching it again",
+                             kid, self.url)
+                    self._fetch()
+            return self._keys
+
+    def validate(self, token: str) -> ValidToken:
+        parts = token.split(".")
+        if len(parts) != 3:
+            raise TokenRefused("the token is not a JWT (three dot-separated parts)")
+        header = _b64json(parts[0], "header")
+        alg = header.get("alg")
+        if alg not in ALGORITHMS:
+            raise TokenRefused(f"the token's algorithm {alg!r} is not allowed: must be one of "
+                               f"{', '.join(ALGORITHMS)} (signed with a key of {self.url})")
+        kid = header.get("kid")
+        keys = self._key_set(kid if isinstance(kid, str) else None)
+        try:
+            decoded = jwt.decode(token, keys, algorithms=list(ALGORITHMS))
+        except jose_errors.InvalidKeyIdError:
+            raise TokenRefused(f"the token is signed by key id {kid!r}, which the JWKS of "
+                               f"{self.url} does not hold") from None
+        except jose_errors.BadSignatureError:
+            raise TokenRefused(f"the token's signature does not verify with key {kid!r} of "
+                               f"{self.url}") from None
+        except (jose_errors.JoseError, ValueError) as e:
+            raise TokenRefused(f"the token does not verify against {self.url} ({e})") from None
+        return self._claims.check(decoded.claims)
+
+
+Validator = UnsecuredValidator | JwksValidator
+
+
+def validator(config: OAuthBearerConfig, now: Callable[[], float] = time.time) -> Validator:
+    """The validator the options ask for (see the module docstring)."""
+    if config.jwks_endpoint_url is not None:
+        return JwksValidator(config, now)
+    return UnsecuredValidator(config, now)
+
+
+def parse_initial_response(message: bytes) -> tuple[str, str, dict[str, str]]:
+    """RFC 7628's client initial response -> (authorization id, token, extensions)."""
+    try:
+        text = message.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SaslAuthenticationFailed("OAUTHBEARER: the client's message is not UTF-8") from None
+    gs2, sep, rest = text.partition("\x01")
+    fields = gs2.split(",")
+    if not sep or not rest.endswith("\x01\x01") or len(fields) != 3 or fields[0] != "n" or fields[2]:
+        raise SaslAuthenticationFailed(
+            "OAUTHBEARER: malformed client message (expected 'n,,\\x01auth=Bearer <token>\\x01\\x01')")
+    authzid = fields[1][2:] if fields[1].startswith("a=") else ""
+    if fields[1] and not fields[1].startswith("a="):
+        raise SaslAuthenticationFailed("OAUTHBEARER: malformed authorization id in the GS2 header")
+    pairs: dict[str, str] = {}
+    for item in rest[:-2].split("\x01"):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise SaslAuthenticationFailed(f"OAUTHBEARER: malformed key=value {item!r}")
+        pairs[key] = value
+    auth = pairs.pop("auth", "")
+    scheme, _, token = auth.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise SaslAuthenticationFailed("OAUTHBEARER: no 'auth=Bearer <token>' in the client's message")
+    return authzid, token.strip(), pairs
+
+
+class OAuthBearerServer:
+    """One OAUTHBEARER exchange (see the module docstring). Not thread-safe: one
+    connection's handler at a time, as :class:`~.sasl_server.SaslServer`."""
+
+    mechanism = MECHANISM
+
+    def __init__(self, validate: Callable[[str], ValidToken]) -> None:
+        self._validate = validate
+        self._refusal: str | None = None
+        self.username: str | None = None
+        self.expires_at: float | None = None
+        self.complete = False
+
+    def evaluate(self, message: bytes) -> bytes:
+        if self._refusal is not None:
+            if bytes(message) == b"\x01":
+                raise SaslAuthenticationFailed(self._refusal)
+            raise SaslAuthenticationFailed("OAUTHBEARER: after an error challenge the client must "
+                                           "answer \\x01")
+        authzid, token, _extensions = parse_initial_response(bytes(message))
+        try:
+            valid = self._validate(token)
+        except TokenRefused as e:
+            self._refusal = f"Authentication failed: the OAUTHBEARER token was refused: {e}"
+            return json.dumps({"status": "invalid_token"}, separators=(",", ":")).encode()
+        if authzid and authzid != valid.principal_name:
+            raise SaslAuthenticationFailed(
+                f"Authentication failed: the client asked for authorization id {authzid!r}, "
+                f"other than the token's principal {valid.principal_name!r}")
+        self.username, self.expires_at, self.complete = valid.principal_name, valid.expires_at, True
+        return b""
