@@ -27,8 +27,12 @@ Options (producer and fetcher options add to the common ones)::
               ssl.endpoint.identification.algorithm https ("none" or "" skips the host name
               check); Java's ssl.truststore.location / ssl.keystore.location with
               ssl.truststore.type / ssl.keystore.type PEM; sasl.mechanism (PLAIN,
-              SCRAM-SHA-256, SCRAM-SHA-512), sasl.username, sasl.password, or Java's
-              sasl.jaas.config with PlainLoginModule / ScramLoginModule
+              SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER), sasl.username, sasl.password, or Java's
+              sasl.jaas.config with PlainLoginModule / ScramLoginModule / OAuthBearerLoginModule;
+              OAUTHBEARER: sasl.oauthbearer.method (default, oidc),
+              sasl.oauthbearer.token.endpoint.url, .client.id, .client.secret, .scope,
+              sasl.oauthbearer.config principal=... (unsecured), sasl.login.callback.handler.class
+              (see :mod:`.oauthbearer`)
     producer  acks all (0, 1, all/-1), batch.size 16384, linger.ms 5, buffer.memory 32 MiB,
               max.block.ms 60000, max.request.size 1 MiB, delivery.timeout.ms 120000,
               retries 2147483647, enable.idempotence (default: on unless acks, retries or
@@ -69,6 +73,7 @@ from typing import Any, ClassVar, TypeVar
 from broker_sim.protocol.records.compression import CODEC_IDS
 
 from .errors import ConfigError
+from .oauthbearer import OAuthBearerSettings, settings
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -84,7 +89,7 @@ def option(name: str, default: Any, kind: str = "int", low: int = 0, high: int =
 
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 
 def _parse_int(value: Any) -> int:
@@ -288,7 +293,7 @@ def _allowed(meta: Mapping[str, Any]) -> str:
     if kind == "security_protocol":
         return "one of " + ", ".join(SECURITY_PROTOCOLS)
     if kind == "sasl_mechanism":
-        return "one of " + ", ".join(SASL_MECHANISMS) + " (pyq has no GSSAPI or OAUTHBEARER)"
+        return "one of " + ", ".join(SASL_MECHANISMS) + " (pyq has no GSSAPI)"
     if kind == "pem":
         return "PEM (pyq reads PEM files; convert a JKS store with keytool and openssl)"
     if kind == "endpoint_id":
@@ -336,6 +341,19 @@ class ClientConfig:
     sasl_username: str | None = option("sasl.username", None, "optional_str")
     sasl_password: str | None = option("sasl.password", None, "optional_str", secret=True)
     sasl_jaas_config: str | None = option("sasl.jaas.config", None, "optional_str", secret=True)
+    sasl_oauthbearer_method: str | None = option("sasl.oauthbearer.method", None, "optional_str")
+    sasl_oauthbearer_token_endpoint_url: str | None = option(
+        "sasl.oauthbearer.token.endpoint.url", None, "optional_str")
+    sasl_oauthbearer_client_id: str | None = option("sasl.oauthbearer.client.id", None, "optional_str")
+    sasl_oauthbearer_client_secret: str | None = option(
+        "sasl.oauthbearer.client.secret", None, "optional_str", secret=True)
+    sasl_oauthbearer_scope: str | None = option("sasl.oauthbearer.scope", None, "optional_str")
+    sasl_oauthbearer_config: str | None = option("sasl.oauthbearer.config", None, "optional_str")
+    sasl_login_callback_handler_class: str | None = option(
+        "sasl.login.callback.handler.class", None, "optional_str")
+    #: Derived: where OAUTHBEARER tokens come from (None unless sasl.mechanism=OAUTHBEARER).
+    oauthbearer: OAuthBearerSettings | None = dataclasses.field(
+        default=None, init=False, repr=False, compare=False)
 
     #: Kafka dotted name -> attribute, filled per subclass on first use.
     _names: ClassVar[dict[type, dict[str, str]]] = {}
@@ -391,7 +409,8 @@ class ClientConfig:
             unused += [n for n, v in [("sasl.mechanism", self.sasl_mechanism),
                                       ("sasl.username", self.sasl_username),
                                       ("sasl.password", self.sasl_password),
-                                      ("sasl.jaas.config", self.sasl_jaas_config)] if v is not None]
+                                      ("sasl.jaas.config", self.sasl_jaas_config),
+                                      *self._oauthbearer_options()] if v is not None]
         if unused:
             raise ConfigError(f"Invalid value {protocol} for configuration security.protocol: "
                               f"{', '.join(unused)} is set but {protocol} does not use it")
@@ -406,6 +425,13 @@ class ClientConfig:
         if self.sasl_mechanism is None:
             raise ConfigError(f"Missing configuration sasl.mechanism: security.protocol={protocol} "
                               "needs one of " + ", ".join(SASL_MECHANISMS))
+        if self.sasl_mechanism == "OAUTHBEARER":
+            self._check_oauthbearer()
+            return
+        oauth = [n for n, v in self._oauthbearer_options() if v is not None]
+        if oauth:
+            raise ConfigError(f"Invalid value {self.sasl_mechanism} for configuration sasl.mechanism: "
+                              f"{', '.join(oauth)} is set but only OAUTHBEARER uses it")
         username, password = self.sasl_username, self.sasl_password
         if self.sasl_jaas_config is not None:
             try:
@@ -430,6 +456,35 @@ class ClientConfig:
                               "(or sasl.jaas.config with username= and password=)")
         object.__setattr__(self, "sasl_username", username)
         object.__setattr__(self, "sasl_password", password)
+
+    def _oauthbearer_options(self) -> list[tuple[str, str | None]]:
+        return [("sasl.oauthbearer.method", self.sasl_oauthbearer_method),
+                ("sasl.oauthbearer.token.endpoint.url", self.sasl_oauthbearer_token_endpoint_url),
+                ("sasl.oauthbearer.client.id", self.sasl_oauthbearer_client_id),
+                ("sasl.oauthbearer.client.secret", self.sasl_oauthbearer_client_secret),
+                ("sasl.oauthbearer.scope", self.sasl_oauthbearer_scope),
+                ("sasl.oauthbearer.config", self.sasl_oauthbearer_config),
+                ("sasl.login.callback.handler.class", self.sasl_login_callback_handler_class)]
+
+    def _check_oauthbearer(self) -> None:
+        """OAUTHBEARER's options reconciled into :attr:`oauthbearer` (see :mod:`.oauthbearer`)."""
+        for name, value in (("sasl.username", self.sasl_username), ("sasl.password", self.sasl_password)):
+            if value is not None:
+                raise ConfigError(f"Invalid value for configuration {name}: sasl.mechanism=OAUTHBEARER "
+                                  "takes no user or password (it sends a token)")
+        module: str | None = None
+        jaas: dict[str, str] = {}
+        if self.sasl_jaas_config is not None:
+            try:
+                module, jaas = parse_jaas_config(self.sasl_jaas_config)
+            except ValueError:
+                raise ConfigError("Invalid value for configuration sasl.jaas.config: must be "
+                                  "'<LoginModule> required clientId=\"...\" clientSecret=\"...\";'") from None
+        resolved = settings(self.sasl_oauthbearer_method, self.sasl_oauthbearer_token_endpoint_url,
+                            self.sasl_oauthbearer_client_id, self.sasl_oauthbearer_client_secret,
+                            self.sasl_oauthbearer_scope, self.sasl_oauthbearer_config, module, jaas,
+                            self.sasl_login_callback_handler_class)
+        object.__setattr__(self, "oauthbearer", resolved)
 
     # ---- construction from options ----------------------------------------------------
     @classmethod

@@ -296,8 +296,10 @@ class BrokerConnection:
 
     # ---- SASL -----------------------------------------------------------------------
     def _auth_failed(self, why: str) -> None:
+        oauth = self.config.oauthbearer
+        who = oauth.identity if oauth is not None else self.config.sasl_username
         self.close(AuthenticationError(
-            f"SASL {self.config.sasl_mechanism} authentication of {self.config.sasl_username!r} "
+            f"SASL {self.config.sasl_mechanism} authentication of {who!r} "
             f"with broker {self.node_id} ({self.host}:{self.port}) failed: {why}"))
 
     def _authenticate(self, now: float) -> None:
@@ -314,7 +316,12 @@ class BrokerConnection:
                 self._auth_failed(f"{error_for_code(body.error_code).__name__}; the broker enables "
                                   f"{', '.join(body.mechanisms) or 'no mechanism'}")
                 return
-            step(mechanism.first())
+            try:
+                first = mechanism.first()
+            except SaslAuthenticationFailed as e:  # OAUTHBEARER: no token from the endpoint
+                self._auth_failed(e.message)
+                return
+            step(first)
 
         def step(token: bytes) -> None:
             future = RequestFuture()

@@ -21,6 +21,7 @@ from broker_sim.security.scram import ScramClientExchange
 from broker_sim.security.tls import client_context
 
 from .config import ClientConfig
+from .oauthbearer import OAuthBearerClient, token_source
 
 
 @functools.lru_cache(maxsize=16)
@@ -70,7 +71,9 @@ class ScramClient:
         raise SaslAuthenticationFailed(f"{self.mechanism}: the broker sent more than the exchange has")
 
 
-def sasl_client(config: ClientConfig) -> PlainClient | ScramClient:
+def sasl_client(config: ClientConfig) -> PlainClient | ScramClient | OAuthBearerClient:
+    if config.oauthbearer is not None:
+        return OAuthBearerClient(token_source(config.oauthbearer))
     assert config.sasl_mechanism and config.sasl_username and config.sasl_password is not None
     if config.sasl_mechanism == "PLAIN":
         return PlainClient(config.sasl_username, config.sasl_password)
