@@ -1,0 +1,368 @@
+"""SASL/OAUTHBEARER on pyq's broker with librdkafka, kafka-python and pyq's client.
+
+A real identity provider runs in the test process (tests/security/identity_provider.py:
+token endpoint and JWKS over HTTP, RSA keys made here). The broker validates tokens against
+its JWKS with an expected issuer and audience and an ACL authorizer: ``alice`` may use the
+``orders*`` topics, ``bob`` nothing, ``admin`` is a super user. A second broker runs Kafka's
+unsecured development mode.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+import uuid
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer as CkConsumer
+from confluent_kafka import KafkaError as CkKafkaError
+from confluent_kafka import Producer as CkProducer
+
+from broker_sim.process import BrokerProcess
+from broker_sim.protocol.api import ApiKey
+from broker_sim.protocol.errors import SaslAuthenticationFailed, TopicAuthorizationFailed
+from broker_sim.security.acl import AclBinding, Operation, PatternType, Permission, ResourceType
+from connector.client import Admin, AuthenticationError, ConfigError, Fetcher, Producer
+from tests.security.identity_provider import IdentityProvider
+from tests.security.test_sasl_wire import METADATA_ALL, Wire
+from tests.wire import wait_for
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from kafka import KafkaConsumer, KafkaProducer
+    from kafka import TopicPartition as KpTopicPartition
+    from kafka.net.sasl.oauth import AbstractTokenProvider
+
+CLIENTS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret",
+           "carol": "carol-secret", "stale": "s", "stranger": "s", "outsider": "s", "forger": "s"}
+
+
+@pytest.fixture(scope="module")
+def idp() -> Iterator[IdentityProvider]:
+    provider = IdentityProvider(CLIENTS)
+    for client, how in (("stale", "expired"), ("stranger", "issuer"), ("outsider", "audience"),
+                        ("forger", "unknown-key")):
+        provider.misbehave(client, how)
+    yield provider
+    provider.stop()
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory, idp: IdentityProvider) -> Iterator[BrokerProcess]:
+    proc = BrokerProcess(tmp_path_factory.mktemp("oauth"), overrides={
+        "listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "OAUTHBEARER",
+        "sasl.oauthbearer.jwks.endpoint.url": idp.jwks_url,
+        "sasl.oauthbearer.expected.issuer": idp.issuer,
+        "sasl.oauthbearer.expected.audience": idp.audience,
+        "authorizer.class.name": "pyq", "super.users": "User:admin",
+        "auto.create.topics.enable": "false"})
+    proc.start()
+    try:
+        with Admin(pyq_options(proc, idp, "admin")) as admin:
+            for topic in ("orders-pyq", "orders-rd", "orders-kp", "orders-java"):
+                admin.create_topic(topic, num_partitions=1)
+            admin.create_acls([
+                AclBinding.create(kind, name, PatternType.PREFIXED, "User:alice", "*", op, Permission.ALLOW)
+                for kind, name, ops in ((ResourceType.TOPIC, "orders", (Operation.READ, Operation.WRITE,
+                                                                          Operation.DESCRIBE)),
+                                        (ResourceType.GROUP, "alice", (Operation.READ,)))
+                for op in ops])
+        yield proc
+    finally:
+        proc.stop()
+
+
+def pyq_options(proc: BrokerProcess, idp: IdentityProvider, client: str, **extra: Any) -> dict[str, Any]:
+    """librdkafka's spelling, which pyq's client takes as it is."""
+    return {"bootstrap.servers": proc.bootstrap_servers, "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER", "sasl.oauthbearer.method": "oidc",
+            "sasl.oauthbearer.token.endpoint.url": idp.token_url,
+            "sasl.oauthbearer.client.id": client, "sasl.oauthbearer.client.secret": CLIENTS[client],
+            "sasl.oauthbearer.scope": "kafka", **extra}
+
+
+def _end_offset(proc: BrokerProcess, idp: IdentityProvider, topic: str) -> int:
+    with Admin(pyq_options(proc, idp, "admin")) as admin:
+        return next(iter(admin.list_offsets({(topic, 0): "latest"}).values())).offset
+
+
+def _read_back(opts: dict[str, Any], topic: str, until: int) -> list[bytes | None]:
+    with Fetcher(opts) as fetcher:
+        return [r.value for r in fetcher.iter_records(topic, 0, 0, until)]
+
+
+# ---- pyq's client ----------------------------------------------------------------------
+def test_pyq_client_oidc_and_the_sub_claim_is_the_acl_principal(broker: BrokerProcess,
+                                                                 idp: IdentityProvider) -> None:
+    alice = pyq_options(broker, idp, "alice")
+    producer = Producer(alice)
+    try:
+        assert producer.send("orders-pyq", b"from alice").get(10).offset == 0
+    finally:
+        producer.close()
+    assert _read_back(alice, "orders-pyq", 1) == [b"from alice"]
+
+    bob = Producer(pyq_options(broker, idp, "bob"), enable_idempotence=False, acks=1)
+    try:
+        with pytest.raises(TopicAuthorizationFailed):
+            bob.send("orders-pyq", b"from bob").get(10)
+    finally:
+        bob.close()
+    assert _end_offset(broker, idp, "orders-pyq") == 1  # nothing of bob's appended
+
+
+def test_pyq_client_with_javas_jaas_spelling(broker: BrokerProcess, idp: IdentityProvider) -> None:
+    opts = {"bootstrap.servers": broker.bootstrap_servers, "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.oauthbearer.token.endpoint.url": idp.token_url,
+            "sasl.login.callback.handler.class":
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+            "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule "
+                                'required clientId="alice" clientSecret="alice-secret" scope="kafka";'}
+    producer = Producer(opts)
+    try:
+        assert producer.send("orders-java", b"jaas").get(10).offset == 0
+    finally:
+        producer.close()
+    assert _read_back(opts, "orders-java", 1) == [b"jaas"]
+
+
+def test_token_is_fetched_once_and_shared(broker: BrokerProcess, idp: IdentityProvider) -> None:
+    opts = pyq_options(broker, idp, "alice", **{"client.id": f"shared-{uuid.uuid4().hex[:6]}"})
+    with Admin(opts) as admin:
+        admin.list_topics()
+    before = idp.token_requests
+    for _ in range(3):
+        with Admin(opts) as admin:
+            assert "orders-pyq" in admin.list_topics()
+    assert idp.token_requests == before  # cached: well inside 80% of an hour's lifetime
+
+
+@pytest.mark.parametrize(("client", "why"), [
+    ("stale", "the token expired at"),
+    ("stranger", "the token's issuer 'http://elsewhere.example/' is not the expected"),
+    ("outsider", "the token's audience 'another-service' holds none of the expected ['pyq-test']"),
+    ("forger", "which the JWKS of"),
+])
+def test_bad_tokens_are_refused_with_the_reason_and_others_are_served(
+        broker: BrokerProcess, idp: IdentityProvider, client: str, why: str) -> None:
+    with pytest.raises(AuthenticationError) as refused:
+        with Admin(pyq_options(broker, idp, client, **{"default.api.timeout.ms": 5000})) as admin:
+            admin.list_topics()
+    assert "SASL OAUTHBEARER authentication of" in str(refused.value)
+    assert why in str(refused.value)
+    with Admin(pyq_options(broker, idp, "alice")) as admin:  # the others keep being served
+        assert "orders-pyq" in admin.list_topics()
+
+
+def test_refusal_on_the_wire_is_rfc7628s_error_challenge_then_a_closed_connection(
+        broker: BrokerProcess, idp: IdentityProvider) -> None:
+    w = Wire(broker.bootstrap_servers)
+    assert w.call(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "OAUTHBEARER"}).error_code == 0
+    token = idp.mint("alice", exp=-3600, iat=-7200)
+    challenge = w.call(ApiKey.SASL_AUTHENTICATE, 2,
+                       {"auth_bytes": f"n,,\x01auth=Bearer {token}\x01\x01".encode()})
+    assert challenge.error_code == 0
+    assert json.loads(bytes(challenge.auth_bytes)) == {"status": "invalid_token"}
+    final = w.call(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": b"\x01"})
+    assert final.error_code == SaslAuthenticationFailed.code
+    assert "the OAUTHBEARER token was refused: the token expired at" in final.error_message
+    assert w.closed()  # nothing is served on that connection
+
+
+def test_session_ends_with_its_token(broker: BrokerProcess, idp: IdentityProvider) -> None:
+    w = Wire(broker.bootstrap_servers)
+    assert w.call(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "OAUTHBEARER"}).error_code == 0
+    token = idp.mint("alice", lifetime_s=3)
+    ok = w.call(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": f"n,,\x01auth=Bearer {token}\x01\x01".encode()})
+    assert (ok.error_code, bytes(ok.auth_bytes)) == (0, b"")
+    assert w.call(ApiKey.METADATA, 8, METADATA_ALL).brokers  # served while the token is valid
+
+    def refused() -> bool:
+        try:
+            w.call(ApiKey.METADATA, 8, METADATA_ALL)
+        except (OSError, EOFError, ConnectionError):
+            return True
+        return False
+    wait_for(refused, timeout=15, interval=0.5, what="the broker closing the connection at exp")
+
+
+def test_key_rotation_a_token_of_the_new_key_is_accepted(broker: BrokerProcess, idp: IdentityProvider) -> None:
+    with Admin(pyq_options(broker, idp, "alice")) as admin:  # the JWKS is cached by now
+        admin.list_topics()
+    fetched = idp.jwks_requests
+    new_kid = idp.rotate()
+    token = idp.mint("carol")
+    assert json.loads(_b64(token.split(".")[0]))["kid"] == new_kid
+    with Admin(pyq_options(broker, idp, "carol")) as admin:  # carol's token: signed by the new key
+        assert admin.describe_cluster().brokers
+    assert idp.jwks_requests == fetched + 1  # the unknown kid made the broker fetch the JWKS again
+
+
+def _b64(part: str) -> bytes:
+    import base64
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def test_refusing_token_endpoint_names_the_url_and_status(broker: BrokerProcess, idp: IdentityProvider) -> None:
+    opts = pyq_options(broker, idp, "alice", **{"sasl.oauthbearer.client.secret": "wrong",
+                                                 "default.api.timeout.ms": 5000})
+    with pytest.raises(AuthenticationError) as refused:
+        with Admin(opts) as admin:
+            admin.list_topics()
+    assert f"the token endpoint {idp.token_url} answered HTTP 401 to client 'alice'" in str(refused.value)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"sasl.oauthbearer.method": "oidc"}, "Missing configuration sasl.oauthbearer.token.endpoint.url"),
+    ({"sasl.oauthbearer.method": "jwt-bearer"},
+     "Invalid value 'jwt-bearer' for configuration sasl.oauthbearer.method: must be one of default, oidc"),
+    ({"sasl.oauthbearer.method": "oidc", "sasl.oauthbearer.token.endpoint.url": "ftp://idp/token",
+      "sasl.oauthbearer.client.id": "a", "sasl.oauthbearer.client.secret": "b"},
+     "sasl.oauthbearer.token.endpoint.url: must be an http:// or https:// URL"),
+    ({"sasl.oauthbearer.method": "oidc", "sasl.oauthbearer.token.endpoint.url": "http://idp/token",
+      "sasl.oauthbearer.client.id": "a"}, "Missing configuration sasl.oauthbearer.client.secret"),
+    ({}, "Missing configuration sasl.oauthbearer.config: sasl.oauthbearer.method=default"),
+    ({"sasl.oauthbearer.config": "principal=a colour=blue"}, "'colour=blue' is not one of"),
+    ({"sasl.oauthbearer.config": "principal=a", "sasl.username": "a"},
+     "Invalid value for configuration sasl.username: sasl.mechanism=OAUTHBEARER takes no user"),
+    ({"sasl.oauthbearer.config": "principal=a",
+      "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required username=a;"},
+     "sasl.mechanism=OAUTHBEARER needs org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"),
+    ({"sasl.oauthbearer.config": "principal=a",
+      "sasl.login.callback.handler.class": "com.example.MyHandler"},
+     "Invalid value com.example.MyHandler for configuration sasl.login.callback.handler.class"),
+])
+def test_bad_oauthbearer_options_are_refused_at_construction(options: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        Producer({"bootstrap.servers": "127.0.0.1:9", "security.protocol": "SASL_SSL",
+                  "sasl.mechanism": "OAUTHBEARER", **options})
+    assert message in str(refused.value)
+
+
+def test_oauthbearer_options_without_oauthbearer_are_refused() -> None:
+    with pytest.raises(ConfigError, match="sasl.oauthbearer.client.id is set but only OAUTHBEARER uses it"):
+        Producer({"bootstrap.servers": "127.0.0.1:9", "security.protocol": "SASL_SSL",
+                  "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": "p",
+                  "sasl.oauthbearer.client.id": "a"})
+
+
+# ---- librdkafka ------------------------------------------------------------------------
+def _ck(proc: BrokerProcess, idp: IdentityProvider, client: str, **extra: Any) -> dict[str, Any]:
+    return {**pyq_options(proc, idp, client), **extra}
+
+
+def test_librdkafka_oidc(broker: BrokerProcess, idp: IdentityProvider) -> None:
+    reports: list[Any] = []
+    producer = CkProducer(_ck(broker, idp, "alice"))
+    producer.produce("orders-rd", b"from librdkafka", on_delivery=lambda err, msg: reports.append(err))
+    assert producer.flush(30) == 0 and reports == [None]
+
+    consumer = CkConsumer(_ck(broker, idp, "alice", **{"group.id": "alice-rd",
+                                                        "auto.offset.reset": "earliest"}))
+    try:
+        consumer.subscribe(["orders-rd"])
+        msg = wait_for(lambda: (m := consumer.poll(0.5)) is not None and m.error() is None and m,
+                       what="librdkafka consuming as alice")
+        assert msg.value() == b"from librdkafka"
+    finally:
+        consumer.close()
+
+    refused: list[Any] = []
+    bob = CkProducer(_ck(broker, idp, "bob"))
+    bob.produce("orders-rd", b"from bob", on_delivery=lambda err, msg: refused.append(err))
+    bob.flush(30)
+    assert [e.code() for e in refused] == [CkKafkaError.TOPIC_AUTHORIZATION_FAILED]
+
+
+# ---- kafka-python ----------------------------------------------------------------------
+class ClientCredentialsProvider(AbstractTokenProvider):
+    """kafka-python's token provider hook: a client-credentials grant to the test's endpoint."""
+
+    def __init__(self, idp: IdentityProvider, client: str) -> None:
+        self.idp, self.client = idp, client
+
+    def token(self) -> str:
+        import base64
+        basic = base64.b64encode(f"{self.client}:{CLIENTS[self.client]}".encode()).decode()
+        request = urllib.request.Request(self.idp.token_url, method="POST",
+                                         data=b"grant_type=client_credentials&scope=kafka",
+                                         headers={"Authorization": f"Basic {basic}"})
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return str(json.loads(answer.read())["access_token"])
+
+
+def _kp(proc: BrokerProcess, idp: IdentityProvider, client: str) -> dict[str, Any]:
+    return {"bootstrap_servers": proc.bootstrap_servers, "security_protocol": "SASL_PLAINTEXT",
+            "sasl_mechanism": "OAUTHBEARER", "sasl_oauth_token_provider": ClientCredentialsProvider(idp, client)}
+
+
+def test_kafka_python_token_provider(broker: BrokerProcess, idp: IdentityProvider) -> None:
+    producer = KafkaProducer(**_kp(broker, idp, "alice"))
+    try:
+        assert producer.send("orders-kp", b"from kafka-python").get(30).offset == 0
+    finally:
+        producer.close()
+    consumer = KafkaConsumer(**_kp(broker, idp, "alice"), consumer_timeout_ms=10_000)
+    try:
+        tp = KpTopicPartition("orders-kp", 0)
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        assert [m.value for m in consumer][:1] == [b"from kafka-python"]
+    finally:
+        consumer.close()
+
+
+# ---- the unsecured development mode ------------------------------------------------------
+@pytest.fixture(scope="module")
+def unsecured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    proc = BrokerProcess(tmp_path_factory.mktemp("oauth-unsecured"), overrides={
+        "listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "OAUTHBEARER",
+        "authorizer.class.name": "pyq", "super.users": "User:admin", "auto.create.topics.enable": "false"})
+    proc.start()
+    yield proc
+    proc.stop()
+
+
+def _unsecured(proc: BrokerProcess, principal: str) -> dict[str, Any]:
+    return {"bootstrap.servers": proc.bootstrap_servers, "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER", "sasl.oauthbearer.config": f"principal={principal}"}
+
+
+def test_unsecured_tokens_with_pyq_and_librdkafka(unsecured: BrokerProcess, idp: IdentityProvider) -> None:
+    with Admin(_unsecured(unsecured, "admin")) as admin:
+        admin.create_topic("dev", num_partitions=1)
+        admin.create_acls([AclBinding.create(ResourceType.TOPIC, "dev", PatternType.LITERAL, "User:dana",
+                                             "*", Operation.WRITE, Permission.ALLOW)])
+    producer = Producer(_unsecured(unsecured, "dana"))
+    try:
+        assert producer.send("dev", b"pyq").get(10).offset == 0
+    finally:
+        producer.close()
+    reports: list[Any] = []
+    rd = CkProducer({**_unsecured(unsecured, "dana"), "enable.sasl.oauthbearer.unsecure.jwt": True})
+    rd.produce("dev", b"librdkafka", on_delivery=lambda err, msg: reports.append(err))
+    assert rd.flush(30) == 0 and reports == [None]
+    # the principal is the token's sub: eve has no ACL
+    eve = Producer(_unsecured(unsecured, "eve"), enable_idempotence=False, acks=1)
+    try:
+        with pytest.raises(TopicAuthorizationFailed):
+            eve.send("dev", b"eve").get(10)
+    finally:
+        eve.close()
+    # a signed token is not what this listener takes
+    w = Wire(unsecured.bootstrap_servers)
+    assert w.call(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "OAUTHBEARER"}).error_code == 0
+    w.call(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": f"n,,\x01auth=Bearer {idp.mint('dana')}\x01\x01".encode()})
+    final = w.call(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": b"\x01"})
+    assert final.error_code == SaslAuthenticationFailed.code
+    assert "accepts only unsecured tokens (alg 'none'), this one is signed with 'RS256'" in final.error_message
+
+
+def test_an_unsigned_token_is_refused_where_a_jwks_is_configured(broker: BrokerProcess) -> None:
+    with pytest.raises(AuthenticationError, match="the token's algorithm 'none' is not allowed"):
+        with Admin({**_unsecured(broker, "admin"), "default.api.timeout.ms": 5000}) as admin:
+            admin.list_topics()
