@@ -11,7 +11,9 @@ from prometheus_client.registry import Collector
 
 from ..metrics import MetricsServer, NetworkCollector, WaitingCollector
 from ..purgatory import DelayedOperationPurgatory
+from .group_metrics import ConsumerGroupCollector
 from .partition import Partition
+from .partition_metrics import TopicPartitionCollector
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -69,7 +71,9 @@ class BrokerMetrics:
     Almost everything is a collector over live state (:meth:`watch`, called once the
     broker's components exist): the network layer's per-API stats and connections, the
     purgatories and timers, the partitions, and, on a single broker, its embedded
-    controller. Only ISR changes are counted as they happen (``pyq_isr_shrinks_total``,
+    controller; per topic and partition (:class:`~.partition_metrics.TopicPartitionCollector`)
+    and per consumer group (:class:`~.group_metrics.ConsumerGroupCollector`) under
+    kafka_exporter's names. Only ISR changes are counted as they happen (``pyq_isr_shrinks_total``,
     ``pyq_isr_expands_total``: AlterPartition requests the controller accepted), which is
     rare and off the request path.
 
@@ -107,6 +111,8 @@ class BrokerMetrics:
         registry.register(WaitingCollector(
             purgatories, lambda: [embedded.timer] if embedded is not None else []))
         registry.register(PartitionCollector(rm.partitions))
+        registry.register(TopicPartitionCollector(rm.partitions, lambda: broker.metadata.image))
+        registry.register(ConsumerGroupCollector(broker.group_store.groups, rm.partitions))
         registry.register(HousekeepingCollector(lambda: broker.retention_checks))
         if embedded is not None:
             from ..controller.metrics import ControllerCollector

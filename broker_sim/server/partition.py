@@ -46,6 +46,7 @@ from ..protocol.errors import (
     PolicyViolation,
     UnknownLeaderEpoch,
 )
+from .partition_traffic import PartitionTraffic
 
 
 @dataclass
@@ -79,6 +80,8 @@ class Partition:
         self.isr: list[int] = []
         self.followers: dict[int, FollowerState] = {}
         self.isr_change_pending = False
+        #: bytes and records produced here as leader, bytes fetched by consumers
+        self.traffic = PartitionTraffic()
 
     # ---- leadership ---------------------------------------------------------------------
     @property
@@ -145,6 +148,8 @@ class Partition:
                     f"fewer than min.insync.replicas={self.min_isr}")
             info = self.log.append_as_leader(records, self.leader_epoch, markers=markers,
                                              in_place=in_place)
+            if not markers:
+                self.traffic.record_in(len(records), info.num_records)
             self.maybe_increment_hw()
             return AppendResult(info.first_offset, info.last_offset, self.log.log_start_offset)
 

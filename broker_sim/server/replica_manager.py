@@ -261,6 +261,8 @@ class ReplicaManager:
         :mod:`broker_sim.log.file_records`): ``respond`` owns them."""
         is_follower = replica_id >= 0
         committed = isolation == READ_COMMITTED and not is_follower
+        if not is_follower:
+            respond = self._counting_fetched(respond)
         if is_follower:
             now = self.clock.monotonic_ms()
             for spec in specs:
@@ -288,6 +290,19 @@ class ReplicaManager:
         op = DelayedFetch(max_wait_ms, specs, max_bytes, min_bytes, is_follower, self, respond,
                           read_committed=committed, zero_copy=zero_copy, await_metadata=ahead)
         self.fetch_purgatory.try_complete_else_watch(op, [(s.topic, s.partition) for s in specs])
+
+    def _counting_fetched(self, respond: Callable[[list[FetchResult]], None]
+                          ) -> Callable[[list[FetchResult]], None]:
+        """``respond`` that first adds each result's record bytes to its partition's
+        traffic (a consumer's fetch, counted once, when it is answered)."""
+        def counted(results: list[FetchResult]) -> None:
+            for r in results:
+                if r.records:
+                    p = self._partitions.get((r.spec.topic, r.spec.partition))
+                    if p is not None:
+                        p.traffic.record_out(len(r.records))
+            respond(results)
+        return counted
 
     # ---- DeleteRecords ------------------------------------------------------------------------
     def delete_records(self, timeout_ms: int, entries: list[tuple[str, int, int]],
