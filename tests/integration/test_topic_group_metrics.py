@@ -3,11 +3,16 @@ kafka_exporter's names beside pyq's own, scraped from a broker process over HTTP
 
 from __future__ import annotations
 
+import json
+import re
+import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
+from prometheus_client.parser import text_string_to_metric_families
 
 from broker_sim.process import BrokerProcess
 from tests.metrics import Samples, scrape, value
@@ -95,3 +100,53 @@ def test_group_offsets_lag_and_members(broker):
     consumer.close()
     wait_for(lambda: value(scrape(broker.metrics_port), "kafka_consumergroup_members", **g) == 0
              or None, what="the member gone from the metrics")
+
+
+DASHBOARD = Path(__file__).resolve().parents[2] / "docs" / "grafana" / "pyq-dashboard.json"
+_PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and",
+                 "or", "unless", "offset"}
+
+
+def metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression selects: what is left once strings, label
+    matchers, range durations, label lists of by/without/on/ignoring/group_* and function
+    or aggregation names (an identifier followed by a parenthesis) are taken out; in
+    Grafana's ``label_values(metric, label)`` the label is not a metric."""
+    expr = re.sub(r"label_values\(([^,()]+),[^)]*\)", r"label_values(\1)", expr)
+    expr = re.sub(r'"(?:[^"\\]|\\.)*"', "", expr)
+    expr = re.sub(r"\{[^}]*\}|\[[^\]]*\]", " ", expr)
+    expr = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", expr)
+    names = set()
+    for m in re.finditer(r"[A-Za-z_:][A-Za-z0-9_:]*", expr):
+        if not re.match(r"\s*\(", expr[m.end():]) and m.group() not in _PROMQL_WORDS:
+            names.add(m.group())
+    return names
+
+
+def test_metric_names_of_a_promql_expression():
+    assert metric_names('histogram_quantile(0.99, sum by (api, le) '
+                        '(rate(pyq_request_latency_seconds_bucket{api="Fetch"}[5m])))') == {
+        "pyq_request_latency_seconds_bucket"}
+    assert metric_names('a{t=~"$topic"} - on (topic, partition) group_right b') == {"a", "b"}
+    assert metric_names("count(x == 0) or vector(0)") == {"x"}
+    assert metric_names("label_values(kafka_consumergroup_lag, consumergroup)") == {
+        "kafka_consumergroup_lag"}
+
+
+def test_every_dashboard_query_names_a_served_metric(broker):
+    """Each panel's expr and each variable's query of docs/grafana/pyq-dashboard.json names
+    only sample names the endpoint serves (after the topic and group above exist)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{broker.metrics_port}/metrics", timeout=10) as r:
+        served = {s.name for f in text_string_to_metric_families(r.read().decode())
+                  for s in f.samples}
+    dashboard = json.loads(DASHBOARD.read_text())
+    queries = [(p["title"], t["expr"]) for p in dashboard["panels"] for t in p["targets"]]
+    queries += [(v["name"], v["query"]["query"]) for v in dashboard["templating"]["list"]]
+    assert len(queries) >= 20
+    unknown = {(title, name) for title, expr in queries for name in metric_names(expr)
+               if name not in served}
+    assert not unknown, f"dashboard queries name metrics the endpoint does not serve: {unknown}"
+    used = {name for _, expr in queries for name in metric_names(expr)}
+    assert {"pyq_topic_partition_bytes_in_total", "kafka_consumergroup_lag_sum",
+            "kafka_topic_partition_under_replicated_partition",
+            "pyq_request_latency_seconds_bucket"} <= used
