@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast demo lint bench bench-vs clean kafka
+.PHONY: test test-fast demo lint bench bench-vs clean kafka chromium
 
 $(STAMP): pyproject.toml setup.py connector/client/_record_scan.c
 	$(PYTHON) -m venv $(VENV)
@@ -18,12 +18,18 @@ $(STAMP): pyproject.toml setup.py connector/client/_record_scan.c
 kafka: $(STAMP)
 	$(PY) -m reference kafka
 
-test: $(STAMP) kafka
+# Debian's Chromium for the console's browser tests (Playwright drives /usr/bin/chromium; it
+# downloads no browser). Installed once, when missing.
+chromium:
+	test -x /usr/bin/chromium || { $$([ "$$(id -u)" = 0 ] || echo sudo) apt-get update && \
+		$$([ "$$(id -u)" = 0 ] || echo sudo) apt-get install -y chromium; }
+
+test: $(STAMP) kafka chromium
 	PYSPARK_PYTHON=$(abspath $(PY)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q --durations=25 -n 2 --dist loadfile --no-loadscope-reorder tests
 
-# The edit-run loop: everything but Spark, multi-process clusters and Apache Kafka (see tests/conftest.py).
+# The edit-run loop: everything but Spark, multi-process clusters, Apache Kafka and the browser (see tests/conftest.py).
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not spark and not cluster and not kafka" -p no:cacheprovider tests
+	$(PY) -m pytest -q -m "not spark and not cluster and not kafka and not browser" -p no:cacheprovider tests
 
 demo: $(STAMP)
 	$(PY) jobs/demo.py
