@@ -21,6 +21,11 @@ schema registry's REST API (the Confluent Schema Registry API, schemas kept in t
 ``_schemas`` topic), reported as ``schema registry on URL`` before the listening line; on
 ``cluster`` every broker serves it (N: broker i on N+i) and the URLs are printed.
 
+``--log-level LEVEL`` (DEBUG, INFO, WARNING, ERROR, CRITICAL) and ``--log-format json``
+(one JSON object per log record: time, level, logger, message, and ``broker_id`` or
+``role``) on every form; ``cluster`` passes both to the controller and every broker, whose
+output goes to ``DATA_DIR/.../*.out``.
+
 ``--add-scram 'SCRAM-SHA-256=[name=admin,password=admin-secret]'`` (repeatable) stores a
 SCRAM credential with the controller at start, as ``kafka-storage format --add-scram``
 does: on a single broker, on ``controller`` and on ``cluster``.
@@ -84,9 +89,32 @@ def _wait_for_signal() -> None:
         os.close(write_fd)
 
 
-def _logging(level: str) -> None:
-    logging.basicConfig(level=level.upper(), stream=sys.stdout,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FORMATS = ("text", "json")
+
+
+def _add_log_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS,
+                   help="logging level (default INFO)")
+    p.add_argument("--log-format", default="text", choices=LOG_FORMATS,
+                   help="text (default), or json: one JSON object per log record with time "
+                        "(ISO 8601, UTC), level, logger, message and broker_id (or role)")
+
+
+def _logging(level: str, fmt: str = "text", **identity: object) -> None:
+    """Log records to stdout at ``level``: as text lines, or with ``fmt`` "json" as one JSON
+    object per line (python-json-logger) with ``identity`` (``broker_id=N`` or
+    ``role=...``) in every object. The launcher's status lines (``listening on ...``)
+    are printed, not logged, and stay plain text in both formats."""
+    handler = logging.StreamHandler(sys.stdout)
+    if fmt == "json":
+        from pythonjsonlogger.json import JsonFormatter
+        handler.setFormatter(JsonFormatter(
+            "%(levelname)s %(name)s %(message)s", timestamp="time", static_fields=identity,
+            rename_fields={"levelname": "level", "name": "logger"}))
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
 
 
 def broker_parser() -> argparse.ArgumentParser:
@@ -103,13 +131,13 @@ def broker_parser() -> argparse.ArgumentParser:
                         "listeners=PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093 replaces "
                         "--host/--port")
     p.add_argument("--add-scram", action="append", default=[], metavar="SPEC", help=_ADD_SCRAM_HELP)
-    p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    _add_log_options(p)
     return p
 
 
 def run_broker(argv: list[str]) -> int:
     args = broker_parser().parse_args(argv)
-    _logging(args.log_level)
+    _logging(args.log_level, args.log_format, broker_id=args.broker_id)
     props = {}
     for item in args.override:
         name, sep, value = item.partition("=")
@@ -158,9 +186,9 @@ def run_controller(argv: list[str]) -> int:
                    help="a controller option: metrics.port=N (0 picks a free port), "
                         "auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds, "
                         "leader.imbalance.per.broker.percentage")
-    p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    _add_log_options(p)
     args = p.parse_args(argv)
-    _logging(args.log_level)
+    _logging(args.log_level, args.log_format, role="controller")
     scram = _scram(args.add_scram, "pyq-broker controller")
     if scram is None:
         return 2
@@ -208,7 +236,9 @@ def run_cluster(argv: list[str]) -> int:
                    help="a broker option applied to every broker (repeatable), e.g. "
                         "listeners=PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0")
     p.add_argument("--add-scram", action="append", default=[], metavar="SPEC", help=_ADD_SCRAM_HELP)
+    _add_log_options(p)
     args = p.parse_args(argv)
+    _logging(args.log_level, args.log_format, role="cluster")
     if args.brokers < 1:
         print(f"pyq-broker cluster: --brokers {args.brokers} is not allowed: must be at least 1",
               file=sys.stderr)
@@ -217,7 +247,8 @@ def run_cluster(argv: list[str]) -> int:
         return 2
     overrides = dict(item.split("=", 1) for item in args.override)
     from .cluster import LocalCluster
-    cluster = LocalCluster(args.data_dir, args.brokers, overrides, add_scram=args.add_scram).start()
+    cluster = LocalCluster(args.data_dir, args.brokers, overrides, add_scram=args.add_scram,
+                           log_level=args.log_level, log_format=args.log_format).start()
     print(f"controller pid {cluster.controller.pid} on 127.0.0.1:{cluster.controller.port}", flush=True)
     if cluster.controller.metrics_port is not None:
         print(f"controller metrics on 127.0.0.1:{cluster.controller.metrics_port}", flush=True)

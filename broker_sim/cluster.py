@@ -19,6 +19,9 @@ The controller's options (``auto.leader.rebalance.enable``,
 ``leader.imbalance.check.interval.seconds``, ``leader.imbalance.per.broker.percentage``)
 in ``overrides`` go to the controller only.
 
+``log_level`` and ``log_format`` ("text" or "json") are every process's ``--log-level``
+and ``--log-format``.
+
 ``schema.registry.listeners`` in ``overrides`` makes every broker serve the schema
 registry: port 0 gives each a free port; N gives broker i N+i.
 :attr:`LocalCluster.schema_registry_url` lists every running broker's URL, comma-separated
@@ -43,8 +46,10 @@ def _nth_port(url: str, i: int) -> str:
 class LocalCluster:
     def __init__(self, data_dir: Path, brokers: int = 3, overrides: dict[str, str] | None = None,
                  session_timeout_ms: int = 3000, python: str = sys.executable,
-                 add_scram: list[str] | None = None) -> None:
+                 add_scram: list[str] | None = None, log_level: str = "INFO",
+                 log_format: str = "text") -> None:
         self.data_dir = Path(data_dir)
+        self.log_args = ["--log-level", log_level, "--log-format", log_format]
         self.overrides = dict(overrides or {})
         self.session_timeout_ms = session_timeout_ms
         self.python = python
@@ -60,7 +65,8 @@ class LocalCluster:
             self.data_dir / "controller",
             [python, "-m", "broker_sim", "controller", "--data-dir", str(self.data_dir / "controller"),
              "--port", "0", "--session-timeout-ms", str(session_timeout_ms), *scram,
-             *(arg for k, v in controller_options.items() for arg in ("--override", f"{k}={v}"))],
+             *(arg for k, v in controller_options.items() for arg in ("--override", f"{k}={v}")),
+             *self.log_args],
             log_name="controller.out")
         self.brokers: list[BrokerProcess] = []
         self._count = brokers
@@ -99,7 +105,7 @@ class LocalCluster:
                 if registry:
                     overrides["schema.registry.listeners"] = _nth_port(registry, i)
                 b = BrokerProcess(self.data_dir / f"broker-{i}", broker_id=i, overrides=overrides,
-                                  python=self.python)
+                                  python=self.python, log_args=self.log_args)
                 self.brokers.append(b)
                 b.start()
         except BaseException:

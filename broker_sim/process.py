@@ -145,8 +145,10 @@ class BrokerProcess(ManagedProcess):
 
     def __init__(self, data_dir: Path, port: int = 0, broker_id: int = 0, host: str = "127.0.0.1",
                  overrides: dict[str, str] | None = None, python: str = sys.executable,
-                 add_scram: list[str] | None = None) -> None:
+                 add_scram: list[str] | None = None, log_args: list[str] | None = None) -> None:
         super().__init__(data_dir, [], f"broker-{broker_id}.out", host)
+        #: extra command-line arguments, e.g. ``["--log-format", "json"]``
+        self.log_args = list(log_args or [])
         self.requested_port = port
         self.broker_id = broker_id
         self.overrides = dict(overrides or {})
@@ -166,4 +168,4 @@ class BrokerProcess(ManagedProcess):
             cmd += ["--override", f"{k}={v}"]
         for spec in self.add_scram:
             cmd += ["--add-scram", spec]
-        return cmd
+        return cmd + self.log_args
