@@ -32,7 +32,8 @@ Options (producer and fetcher options add to the common ones)::
               OAUTHBEARER: sasl.oauthbearer.method (default, oidc),
               sasl.oauthbearer.token.endpoint.url, .client.id, .client.secret, .scope,
               sasl.oauthbearer.config principal=... (unsecured), sasl.login.callback.handler.class
-              (see :mod:`.oauthbearer`)
+              (Kafka 4.1+: sasl.oauthbearer.client.credentials.client.id/.client.secret,
+              sasl.oauthbearer.jwt.retriever.class; see :mod:`.oauthbearer`)
     producer  acks all (0, 1, all/-1), batch.size 16384, linger.ms 5, buffer.memory 32 MiB,
               max.block.ms 60000, max.request.size 1 MiB, delivery.timeout.ms 120000,
               retries 2147483647, enable.idempotence (default: on unless acks, retries or
@@ -73,7 +74,7 @@ from typing import Any, ClassVar, TypeVar
 from broker_sim.protocol.records.compression import CODEC_IDS
 
 from .errors import ConfigError
-from .oauthbearer import OAuthBearerSettings, settings
+from .oauthbearer import OAuthBearerSettings, one_spelling, settings
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -351,6 +352,13 @@ class ClientConfig:
     sasl_oauthbearer_config: str | None = option("sasl.oauthbearer.config", None, "optional_str")
     sasl_login_callback_handler_class: str | None = option(
         "sasl.login.callback.handler.class", None, "optional_str")
+    # Kafka 4.1+ (KIP-1139) spellings of the client id and secret, and its retriever class
+    sasl_oauthbearer_client_credentials_client_id: str | None = option(
+        "sasl.oauthbearer.client.credentials.client.id", None, "optional_str")
+    sasl_oauthbearer_client_credentials_client_secret: str | None = option(
+        "sasl.oauthbearer.client.credentials.client.secret", None, "optional_str", secret=True)
+    sasl_oauthbearer_jwt_retriever_class: str | None = option(
+        "sasl.oauthbearer.jwt.retriever.class", None, "optional_str")
     #: Derived: where OAUTHBEARER tokens come from (None unless sasl.mechanism=OAUTHBEARER).
     oauthbearer: OAuthBearerSettings | None = dataclasses.field(
         default=None, init=False, repr=False, compare=False)
@@ -464,7 +472,12 @@ class ClientConfig:
                 ("sasl.oauthbearer.client.secret", self.sasl_oauthbearer_client_secret),
                 ("sasl.oauthbearer.scope", self.sasl_oauthbearer_scope),
                 ("sasl.oauthbearer.config", self.sasl_oauthbearer_config),
-                ("sasl.login.callback.handler.class", self.sasl_login_callback_handler_class)]
+                ("sasl.login.callback.handler.class", self.sasl_login_callback_handler_class),
+                ("sasl.oauthbearer.client.credentials.client.id",
+                 self.sasl_oauthbearer_client_credentials_client_id),
+                ("sasl.oauthbearer.client.credentials.client.secret",
+                 self.sasl_oauthbearer_client_credentials_client_secret),
+                ("sasl.oauthbearer.jwt.retriever.class", self.sasl_oauthbearer_jwt_retriever_class)]
 
     def _check_oauthbearer(self) -> None:
         """OAUTHBEARER's options reconciled into :attr:`oauthbearer` (see :mod:`.oauthbearer`)."""
@@ -480,10 +493,18 @@ class ClientConfig:
             except ValueError:
                 raise ConfigError("Invalid value for configuration sasl.jaas.config: must be "
                                   "'<LoginModule> required clientId=\"...\" clientSecret=\"...\";'") from None
+        client_id, client_secret = (
+            one_spelling(("sasl.oauthbearer.client.id", self.sasl_oauthbearer_client_id),
+                         ("sasl.oauthbearer.client.credentials.client.id",
+                          self.sasl_oauthbearer_client_credentials_client_id)),
+            one_spelling(("sasl.oauthbearer.client.secret", self.sasl_oauthbearer_client_secret),
+                         ("sasl.oauthbearer.client.credentials.client.secret",
+                          self.sasl_oauthbearer_client_credentials_client_secret)))
         resolved = settings(self.sasl_oauthbearer_method, self.sasl_oauthbearer_token_endpoint_url,
-                            self.sasl_oauthbearer_client_id, self.sasl_oauthbearer_client_secret,
-                            self.sasl_oauthbearer_scope, self.sasl_oauthbearer_config, module, jaas,
-                            self.sasl_login_callback_handler_class)
+                            client_id, client_secret, self.sasl_oauthbearer_scope,
+                            self.sasl_oauthbearer_config, module, jaas,
+                            self.sasl_login_callback_handler_class,
+                            self.sasl_oauthbearer_jwt_retriever_class)
         object.__setattr__(self, "oauthbearer", resolved)
 
     # ---- construction from options ----------------------------------------------------

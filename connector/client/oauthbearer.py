@@ -41,6 +41,8 @@ METHODS = ("default", "oidc")
 REFRESH_WINDOW_FACTOR = 0.8
 LOGIN_MODULE = "OAuthBearerLoginModule"
 LOGIN_HANDLERS = ("OAuthBearerLoginCallbackHandler",)
+#: Kafka 4.1+'s sasl.oauthbearer.jwt.retriever.class values that mean a client-credentials grant.
+JWT_RETRIEVERS = ("ClientCredentialsJwtRetriever", "DefaultJwtRetriever")
 _UNSECURED_KEYS = ("principal", "principalClaimName", "scope", "scopeClaimName", "lifeSeconds")
 
 
@@ -76,11 +78,25 @@ def _parse_unsecured_config(text: str) -> dict[str, str]:
     return out
 
 
+def one_spelling(*given: tuple[str, str | None]) -> str | None:
+    """The value of an option that has several names (librdkafka's, Kafka's), if any is set;
+    ConfigError if two are set to different values."""
+    values = [(name, value) for name, value in given if value is not None]
+    if len({value for _, value in values}) > 1:
+        raise ConfigError(f"Invalid value for configuration {values[1][0]}: it differs from "
+                          f"{values[0][0]}; give it once")
+    return values[0][1] if values else None
+
+
 def settings(method: str | None, token_endpoint_url: str | None, client_id: str | None,
              client_secret: str | None, scope: str | None, unsecured_config: str | None,
              jaas_module: str | None, jaas: Mapping[str, str],
-             login_callback_handler: str | None) -> OAuthBearerSettings:
+             login_callback_handler: str | None, jwt_retriever: str | None = None) -> OAuthBearerSettings:
     """Reconcile librdkafka's and Java's spellings; ConfigError names the option at fault."""
+    if jwt_retriever is not None and jwt_retriever.rsplit(".", 1)[-1] not in JWT_RETRIEVERS:
+        raise ConfigError(f"Invalid value {jwt_retriever} for configuration "
+                          "sasl.oauthbearer.jwt.retriever.class: pyq runs Kafka's "
+                          + " or ".join(JWT_RETRIEVERS) + " (a client-credentials grant) only")
     if jaas_module is not None and jaas_module.rsplit(".", 1)[-1] != LOGIN_MODULE:
         raise ConfigError(f"Invalid value {jaas_module} for configuration sasl.jaas.config: "
                           f"sasl.mechanism=OAUTHBEARER needs org.apache.kafka.common.security."

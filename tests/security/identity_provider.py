@@ -69,9 +69,11 @@ class IdentityProvider:
             return str(self._signing.kid)
 
     def misbehave(self, client_id: str, how: str) -> None:
-        """``expired``, ``issuer``, ``audience`` or ``unknown-key`` for this client's tokens."""
+        """``expired``, ``short`` (3 s), ``issuer``, ``audience`` or ``unknown-key`` for this
+        client's tokens."""
         changes: dict[str, dict[str, Any]] = {
-            "expired": {"exp": -120, "iat": -3720}, "issuer": {"iss": "http://elsewhere.example/"},
+            "expired": {"exp": -120, "iat": -3720}, "short": {"exp": 3},
+            "issuer": {"iss": "http://elsewhere.example/"},
             "audience": {"aud": "another-service"}, "unknown-key": {"rogue": True}}
         with self._lock:
             self._misbehaving[client_id] = changes[how]
@@ -113,9 +115,10 @@ class IdentityProvider:
             return _error(401, "invalid_client")
         with self._lock:
             changes = dict(self._misbehaving.get(client_id, {}))
+        expires_in = changes["exp"] if changes.get("exp", 0) > 0 else self.lifetime_s
         token = self.mint(client_id, request.form.get("scope"), **changes)
         return Response(json.dumps({"access_token": token, "token_type": "Bearer",
-                                    "expires_in": self.lifetime_s}), content_type="application/json")
+                                    "expires_in": expires_in}), content_type="application/json")
 
 
 def _basic(header: str) -> tuple[str | None, str | None]:

@@ -10,6 +10,7 @@ unsecured development mode.
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 import uuid
 import warnings
@@ -26,6 +27,7 @@ from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import SaslAuthenticationFailed, TopicAuthorizationFailed
 from broker_sim.security.acl import AclBinding, Operation, PatternType, Permission, ResourceType
 from connector.client import Admin, AuthenticationError, ConfigError, Fetcher, Producer
+from connector.client.oauthbearer import TokenSource, settings
 from tests.security.identity_provider import IdentityProvider
 from tests.security.test_sasl_wire import METADATA_ALL, Wire
 from tests.wire import wait_for
@@ -37,14 +39,15 @@ with warnings.catch_warnings():
     from kafka.net.sasl.oauth import AbstractTokenProvider
 
 CLIENTS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret",
-           "carol": "carol-secret", "stale": "s", "stranger": "s", "outsider": "s", "forger": "s"}
+           "carol": "carol-secret", "stale": "s", "stranger": "s", "outsider": "s", "forger": "s",
+           "brief": "s"}
 
 
 @pytest.fixture(scope="module")
 def idp() -> Iterator[IdentityProvider]:
     provider = IdentityProvider(CLIENTS)
     for client, how in (("stale", "expired"), ("stranger", "issuer"), ("outsider", "audience"),
-                        ("forger", "unknown-key")):
+                        ("forger", "unknown-key"), ("brief", "short")):
         provider.misbehave(client, how)
     yield provider
     provider.stop()
@@ -128,6 +131,41 @@ def test_pyq_client_with_javas_jaas_spelling(broker: BrokerProcess, idp: Identit
     finally:
         producer.close()
     assert _read_back(opts, "orders-java", 1) == [b"jaas"]
+
+
+def test_pyq_client_with_kafka_41_spellings(broker: BrokerProcess, idp: IdentityProvider) -> None:
+    opts = {"bootstrap.servers": broker.bootstrap_servers, "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER", "sasl.oauthbearer.token.endpoint.url": idp.token_url,
+            "sasl.oauthbearer.jwt.retriever.class":
+                "org.apache.kafka.common.security.oauthbearer.ClientCredentialsJwtRetriever",
+            "sasl.oauthbearer.client.credentials.client.id": "alice",
+            "sasl.oauthbearer.client.credentials.client.secret": "alice-secret",
+            "sasl.oauthbearer.scope": "kafka"}
+    with Admin(opts) as admin:
+        assert {"orders-pyq", "orders-java"} <= admin.list_topics()
+
+
+def test_token_is_renewed_after_80_percent_of_its_lifetime(idp: IdentityProvider) -> None:
+    resolved = settings("oidc", idp.token_url, "carol", "carol-secret", None, None, None, {}, None)
+    now = [1_000_000.0]
+    source = TokenSource(resolved, now=lambda: now[0])
+    first = source.token()
+    now[0] += 0.79 * idp.lifetime_s
+    assert source.token() == first and source.fetches == 1
+    now[0] += 0.02 * idp.lifetime_s
+    source.token()
+    assert source.fetches == 2
+
+
+def test_a_client_reconnects_with_a_fresh_token_when_its_session_ends(
+        broker: BrokerProcess, idp: IdentityProvider) -> None:
+    with Admin(pyq_options(broker, idp, "brief")) as admin:  # brief's tokens live 3 s
+        assert admin.describe_cluster().brokers
+        fetched = idp.token_requests
+        deadline = time.time() + 3.5
+        wait_for(lambda: time.time() > deadline, what="brief's first token to expire")
+        assert admin.describe_cluster().brokers  # the broker closed the session; a new token
+    assert idp.token_requests > fetched
 
 
 def test_token_is_fetched_once_and_shared(broker: BrokerProcess, idp: IdentityProvider) -> None:
@@ -232,6 +270,12 @@ def test_refusing_token_endpoint_names_the_url_and_status(broker: BrokerProcess,
     ({"sasl.oauthbearer.config": "principal=a",
       "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required username=a;"},
      "sasl.mechanism=OAUTHBEARER needs org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"),
+    ({"sasl.oauthbearer.token.endpoint.url": "http://idp/token", "sasl.oauthbearer.client.id": "a",
+      "sasl.oauthbearer.client.credentials.client.id": "b", "sasl.oauthbearer.client.secret": "s"},
+     "sasl.oauthbearer.client.credentials.client.id: it differs from sasl.oauthbearer.client.id"),
+    ({"sasl.oauthbearer.token.endpoint.url": "http://idp/token", "sasl.oauthbearer.client.id": "a",
+      "sasl.oauthbearer.client.secret": "s", "sasl.oauthbearer.jwt.retriever.class": "x.JwtBearerJwtRetriever"},
+     "Invalid value x.JwtBearerJwtRetriever for configuration sasl.oauthbearer.jwt.retriever.class"),
     ({"sasl.oauthbearer.config": "principal=a",
       "sasl.login.callback.handler.class": "com.example.MyHandler"},
      "Invalid value com.example.MyHandler for configuration sasl.login.callback.handler.class"),
