@@ -26,6 +26,8 @@ from broker_sim.process import BrokerProcess
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import SaslAuthenticationFailed, TopicAuthorizationFailed
 from broker_sim.security.acl import AclBinding, Operation, PatternType, Permission, ResourceType
+from broker_sim.server.config import BrokerConfig
+from broker_sim.server.config import ConfigError as BrokerConfigError
 from connector.client import Admin, AuthenticationError, ConfigError, Fetcher, Producer
 from connector.client.oauthbearer import TokenSource, settings
 from tests.security.identity_provider import IdentityProvider
@@ -410,3 +412,32 @@ def test_an_unsigned_token_is_refused_where_a_jwks_is_configured(broker: BrokerP
     with pytest.raises(AuthenticationError, match="the token's algorithm 'none' is not allowed"):
         with Admin({**_unsecured(broker, "admin"), "default.api.timeout.ms": 5000}) as admin:
             admin.list_topics()
+
+
+@pytest.mark.parametrize(("props", "message"), [
+    ({"sasl.oauthbearer.jwks.endpoint.url": "ldap://idp/keys"},
+     "sasl.oauthbearer.jwks.endpoint.url='ldap://idp/keys' is not allowed: must be an http://, https:// or file: URL"),
+    ({"sasl.oauthbearer.clock.skew.seconds": "-1"},
+     "sasl.oauthbearer.clock.skew.seconds='-1' is not allowed: must be an integer >= 0"),
+    ({"sasl.oauthbearer.jwks.endpoint.refresh.ms": "soon"},
+     "sasl.oauthbearer.jwks.endpoint.refresh.ms='soon' is not allowed: must be an integer >= 1"),
+    ({"sasl.oauthbearer.sub.claim.name": " "}, "sasl.oauthbearer.sub.claim.name=' ' is not allowed"),
+    ({"sasl.enabled.mechanisms": "OAUTHBEARER,GSSAPI"},
+     "must be a comma-separated list of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER"),
+])
+def test_bad_broker_oauthbearer_options_are_refused(props: dict[str, str], message: str) -> None:
+    with pytest.raises(BrokerConfigError) as refused:
+        BrokerConfig.from_properties(props)
+    assert message in str(refused.value)
+
+
+def test_broker_oauthbearer_options_are_read() -> None:
+    config = BrokerConfig.from_properties({
+        "sasl.enabled.mechanisms": "OAUTHBEARER", "sasl.oauthbearer.jwks.endpoint.url": "https://idp/keys",
+        "sasl.oauthbearer.expected.audience": "a, b", "sasl.oauthbearer.sub.claim.name": "client_id",
+        "sasl.oauthbearer.clock.skew.seconds": "5"})
+    assert config.sasl_enabled_mechanisms == ("OAUTHBEARER",)
+    assert (config.oauthbearer.expected_audience, config.oauthbearer.sub_claim_name,
+            config.oauthbearer.clock_skew_seconds) == (("a", "b"), "client_id", 5)
+    assert config.static_properties()["sasl.oauthbearer.jwks.endpoint.url"] == ("https://idp/keys", True)
+    assert BrokerConfig().sasl_enabled_mechanisms == ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
