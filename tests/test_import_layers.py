@@ -74,13 +74,17 @@ MAY_IMPORT: dict[str, set[str]] = {
     "connector.data_source": {"broker_sim.protocol", "connector.client", "connector.source",
                               "connector.sink"},
     "connector.spark_session": set(),
+    "connector.progress": {"broker_sim.common", "connector.source"},
     "connector.local_security": {"broker_sim.security"},
     # EmbeddedCluster starts broker processes: through the broker's launchers only.
     "connector.cluster": {"broker_sim.common", "broker_sim.cluster", "broker_sim.process",
                           "connector.client", "connector.local_security"},
     # ``pyq cluster start`` is ``pyq-broker cluster`` (broker_sim.cli.run_cluster).
+    # ``pyq console`` serves connector.console, a Kafka client's web pages.
+    "connector.console": {"broker_sim.protocol", "connector.client"},
     "connector.cli": {"broker_sim.common", "broker_sim.protocol", "broker_sim.security",
-                      "broker_sim.cli", "connector.client", "connector.local_security"},
+                      "broker_sim.cli", "connector.client", "connector.local_security",
+                      "connector.console"},
     "connector": set(),
     # ---- applications
     "jobs": {"broker_sim.common", "broker_sim.protocol", "connector.client", "connector.source",
