@@ -79,9 +79,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     # EmbeddedCluster starts broker processes: through the broker's launchers only.
     "connector.cluster": {"broker_sim.common", "broker_sim.cluster", "broker_sim.process",
                           "connector.client", "connector.local_security"},
-    # ``pyq cluster start`` is ``pyq-broker cluster`` (broker_sim.cli.run_cluster).
     # ``pyq console`` serves connector.console, a Kafka client's web pages.
     "connector.console": {"broker_sim.protocol", "connector.client"},
+    # ``pyq cluster start`` is ``pyq-broker cluster`` (broker_sim.cli.run_cluster).
     "connector.cli": {"broker_sim.common", "broker_sim.protocol", "broker_sim.security",
                       "broker_sim.cli", "connector.client", "connector.local_security",
                       "connector.console"},

@@ -26,6 +26,7 @@ from . import (
     cluster,
     completion,
     configs,
+    console,
     consume,
     groups,
     lag,
@@ -40,13 +41,13 @@ from .args import Parser, bootstrap_of
 from .errors import EXIT_FAILURE, EXIT_USAGE, CommandError
 
 COMMANDS = (cluster, topics, configs, produce, consume, offsets, groups, lag, transactions, users,
-            acls, schemas, completion)
+            acls, schemas, console, completion)
 
 
 def build_parser() -> Parser:
     parser = Parser(prog="pyq", description="Work with a pyq (or any Kafka) cluster: run a "
                     "local cluster, manage topics and configs, produce and consume lines, manage consumer groups, show "
-                    "lag, manage users and ACLs, manage schemas in a schema registry. "
+                    "lag, manage users and ACLs, manage schemas in a schema registry, serve a web console. "
                     "'pyq COMMAND --help' describes each command.")
     parser.add_argument("--version", action=VersionAction,
                         help="print pyq's version (its installed package's) and exit")

@@ -64,6 +64,7 @@ from .group_admin import (
     TransactionDescription,
     TransactionListing,
 )
+from .log_dirs import describe_log_dirs
 from .metadata import Cluster, Node, PartitionInfo, TopicPartition
 from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, list_offsets
 from .sync_client import SyncClient
@@ -262,6 +263,15 @@ class Admin:
                 query = _NAMED_QUERIES[query.lower()]
             parsed[_tp(key)] = int(query)
         return list_offsets(self._sync, parsed, self._sync.deadline(timeout_ms), read_committed)
+
+    def describe_log_dirs(self, broker_ids: Iterable[int] | None = None,
+                          timeout_ms: float | None = None) -> dict[int, dict[TopicPartition, int]]:
+        """Bytes on disk of each replica, ``{broker: {tp: size}}``, from each broker in
+        ``broker_ids`` (every broker if None) by DescribeLogDirs (see :mod:`.log_dirs`)."""
+        deadline = self._sync.deadline(timeout_ms)
+        ids = sorted(broker_ids) if broker_ids is not None else \
+            sorted(self._sync.refresh_metadata([], deadline).brokers)
+        return describe_log_dirs(self._sync, ids, deadline)
 
     def delete_records(self, offsets: Mapping[TopicPartition | tuple[str, int], int],
                        timeout_ms: float | None = None) -> dict[TopicPartition, int]:

@@ -1,0 +1,47 @@
+"""The Flask application: the screens' blueprints, and errors rendered in the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, render_template
+
+from broker_sim.protocol.errors import PyqError
+
+from .clients import ConsoleClients
+from .forms import FormError
+
+HERE = Path(__file__).parent
+
+
+def create_app(clients: ConsoleClients, schema_registry: str | None = None) -> Flask:
+    """The console over ``clients``. ``schema_registry`` is only shown for now (decoding
+    through it is a later step)."""
+    from . import groups, messages, overview, topics
+
+    app = Flask(__name__, template_folder=str(HERE / "templates"),
+                static_folder=str(HERE / "static"))
+    app.extensions["pyq_clients"] = clients
+    app.config["PYQ_BOOTSTRAP"] = clients.options.get("bootstrap.servers", "")
+    app.config["PYQ_SCHEMA_REGISTRY"] = schema_registry
+    for module in (overview, topics, messages, groups):
+        app.register_blueprint(module.blueprint)
+
+    @app.errorhandler(PyqError)
+    def cluster_error(error: PyqError) -> tuple[str, int]:
+        # The broker's (or the client's) refusal, by its Kafka name: the page says what
+        # was refused, and the request changed nothing.
+        return render_template("error.html", kind=type(error).__name__,
+                               message=" ".join(str(error).split())), 400
+
+    @app.errorhandler(FormError)
+    def form_error(error: FormError) -> tuple[str, int]:
+        return render_template("error.html", kind="Invalid input", message=str(error)), 400
+
+    @app.context_processor
+    def common() -> dict[str, Any]:
+        return {"bootstrap": app.config["PYQ_BOOTSTRAP"],
+                "schema_registry": app.config["PYQ_SCHEMA_REGISTRY"]}
+
+    return app

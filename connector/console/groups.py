@@ -1,0 +1,107 @@
+"""``/groups``: the consumer groups; one group's state, protocol, members with their
+assignments, and lag per partition; resetting its offsets.
+
+Lag is the partition's high watermark minus the offset the group committed (the next one
+it will read), for every partition the group committed or is assigned.
+
+Reset (``/groups/G/reset``, a topic's partitions to ``earliest``, ``latest``, the first
+offset at or after a ``timestamp``, or an ``offset``, clamped into each partition's
+[log start, log end] as ``kafka-consumer-groups.sh --reset-offsets`` does): ``preview``
+computes and shows the new offsets beside the committed ones and commits nothing;
+``execute`` computes them again and commits them. The cluster refuses the commit while
+the group has members (their own commits would overwrite it): the page shows that error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, current_app, render_template, request
+
+from connector.client import TopicPartition
+
+from .clients import clients_of
+from .forms import FormError, choice, integer
+
+blueprint = Blueprint("groups", __name__)
+
+STRATEGIES = ("earliest", "latest", "timestamp", "offset")
+
+
+@blueprint.route("/groups")
+def group_list() -> str:
+    with clients_of(current_app).session() as c:
+        listed = c.admin.list_groups()
+    return render_template("groups.html", groups=listed)
+
+
+def lag_rows(admin: Any, group: str, assigned: dict[TopicPartition, str]) -> list[dict[str, Any]]:
+    committed = admin.fetch_offsets(group)
+    partitions = sorted(set(committed) | set(assigned))
+    topics = sorted({tp.topic for tp in partitions})
+    described = admin.describe_topics(topics) if topics else {}
+    led = [TopicPartition(p.topic, p.partition) for d in described.values()
+           for p in d.partitions if p.leader >= 0]
+    ends = {tp: o.offset for tp, o in admin.list_offsets(
+        dict.fromkeys([tp for tp in led if tp in set(partitions)], "latest")).items()} if led else {}
+    rows = []
+    for tp in partitions:
+        om, end = committed.get(tp), ends.get(tp)
+        offset = om.offset if om is not None else None
+        rows.append({"topic": tp.topic, "partition": tp.partition, "committed": offset,
+                     "end": end, "member": assigned.get(tp),
+                     "lag": end - offset if offset is not None and end is not None else None})
+    return rows
+
+
+@blueprint.route("/groups/<group>")
+def group_detail(group: str) -> str:
+    with clients_of(current_app).session() as c:
+        d = c.admin.describe_groups([group])[group]
+        assigned = {tp: m.member_id for m in d.members for tp in m.assignment}
+        rows = lag_rows(c.admin, group, assigned)
+    total = sum(r["lag"] for r in rows if r["lag"] is not None)
+    return render_template("group.html", group=d, rows=rows, total_lag=total,
+                           chart={"labels": [f"{r['topic']}-{r['partition']}" for r in rows],
+                                  "lag": [r["lag"] or 0 for r in rows]})
+
+
+def reset_plan(admin: Any, group: str, topic: str, strategy: str, value: int | None
+               ) -> list[dict[str, Any]]:
+    d = admin.describe_topics([topic])[topic]  # UnknownTopicOrPartition when missing
+    tps = sorted(TopicPartition(topic, p.partition) for p in d.partitions)
+    starts = {tp: o.offset for tp, o in admin.list_offsets(dict.fromkeys(tps, "earliest")).items()}
+    ends = {tp: o.offset for tp, o in admin.list_offsets(dict.fromkeys(tps, "latest")).items()}
+    if strategy == "timestamp":
+        found = {tp: o.offset for tp, o in admin.list_offsets(dict.fromkeys(tps, value)).items()}
+        targets = {tp: ends[tp] if found[tp] < 0 else found[tp] for tp in tps}
+    elif strategy == "offset":
+        assert value is not None
+        targets = {tp: min(max(value, starts[tp]), ends[tp]) for tp in tps}
+    else:
+        targets = starts if strategy == "earliest" else ends
+    committed = admin.fetch_offsets(group, tps)
+    return [{"topic": tp.topic, "partition": tp.partition,
+             "committed": committed[tp].offset if tp in committed else None,
+             "new": targets[tp]} for tp in tps]
+
+
+@blueprint.route("/groups/<group>/reset", methods=["GET", "POST"])
+def reset(group: str) -> str:
+    values = request.values
+    topic = (values.get("topic") or "").strip()
+    strategy = choice(values, "strategy", STRATEGIES)
+    value = integer(values, "value", low=0) if strategy in ("timestamp", "offset") else None
+    if request.method == "GET":
+        return render_template("reset.html", group=group, topic=topic, strategy=strategy,
+                               value=value, plan=None, executed=False)
+    if not topic:
+        raise FormError("topic: a topic is required")
+    action = choice(values, "action", ("preview", "execute"))
+    with clients_of(current_app).session() as c:
+        plan = reset_plan(c.admin, group, topic, strategy, value)
+        if action == "execute":
+            c.admin.commit_offsets(group, {TopicPartition(r["topic"], r["partition"]): r["new"]
+                                           for r in plan})
+    return render_template("reset.html", group=group, topic=topic, strategy=strategy,
+                           value=value, plan=plan, executed=action == "execute")

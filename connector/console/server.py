@@ -1,0 +1,56 @@
+"""Serving the console: werkzeug's threaded WSGI server around :func:`.app.create_app`."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from werkzeug.serving import make_server
+
+from .app import create_app
+from .clients import ConsoleClients
+
+
+class ConsoleServer:
+    """The console on ``host:port`` (port 0: an ephemeral one, see :attr:`url`), over
+    clients made from ``options`` (Kafka's client option names; an invalid one fails here,
+    naming it).
+
+    Threading: :meth:`serve_forever` runs on the caller's thread (``pyq console``) or
+    :meth:`start` on a daemon thread of its own; each request is answered on a thread of
+    its own, and they reach the cluster one at a time (:class:`.clients.ConsoleClients`).
+    :meth:`close` stops serving, then closes the clients.
+    """
+
+    def __init__(self, options: Mapping[str, Any], host: str = "127.0.0.1", port: int = 0,
+                 schema_registry: str | None = None) -> None:
+        self.clients = ConsoleClients(options)
+        try:
+            self.app = create_app(self.clients, schema_registry)
+            self._server = make_server(host, port, self.app, threaded=True)
+        except BaseException:
+            self.clients.close()
+            raise
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/"
+
+    def serve_forever(self) -> None:
+        self._server.serve_forever()
+
+    def start(self) -> ConsoleServer:
+        self._thread = threading.Thread(target=self.serve_forever, name="pyq-console",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        if self._thread is not None:  # on the caller's thread, serve_forever has returned
+            self._server.shutdown()
+            self._thread.join()
+        self._server.server_close()
+        self.clients.close()
