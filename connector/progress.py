@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,9 @@ from broker_sim.common import TopicPartition
 from connector.source.source_offsets import SourceOffsets
 
 log = logging.getLogger(__name__)
+
+#: Reports kept per query (:meth:`LagListener.history`).
+HISTORY = 1000
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,7 @@ def lag_of(progress: Any) -> LagReport | None:
 class LagListener(StreamingQueryListener):
     """A ``StreamingQueryListener`` that turns each progress of a query reading pyq into a
     :class:`LagReport`: logged at INFO (``connector.progress``), kept as the query's last
-    report (:meth:`report`), and, with ``port``, served in the Prometheus text format on
+    report (:meth:`report`) with the ones before it (:meth:`history`), and, with ``port``, served in the Prometheus text format on
     ``host:port`` (0: a free port, then :attr:`port` is the bound one):
 
     - ``pyq_source_offsets_behind_latest{query,topic,partition}``;
@@ -114,7 +118,7 @@ class LagListener(StreamingQueryListener):
             raise ValueError(f"LagListener port={port!r} is not allowed: None (no endpoint) or "
                              "an int 0..65535 (0 picks a free port)")
         self._lock = threading.Lock()
-        self._reports: dict[str, LagReport] = {}
+        self._reports: dict[str, deque[LagReport]] = {}
         self._names: dict[str, str] = {}  # query id -> the name its series carry
         self.registry = CollectorRegistry(auto_describe=False)
         labels = ["query", "topic", "partition"]
@@ -138,7 +142,14 @@ class LagListener(StreamingQueryListener):
     def report(self, query: str) -> LagReport | None:
         """The last report of ``query`` (name, or id if unnamed); None before its first."""
         with self._lock:
-            return self._reports.get(query)
+            reports = self._reports.get(query)
+            return reports[-1] if reports else None
+
+    def history(self, query: str) -> list[LagReport]:
+        """The last :data:`HISTORY` reports of ``query``, oldest first (a lag chart's data),
+        across restarts of a query under the same name."""
+        with self._lock:
+            return list(self._reports.get(query, ()))
 
     # ---- StreamingQueryListener ---------------------------------------------------------
     def onQueryStarted(self, event: Any) -> None:
@@ -149,8 +160,9 @@ class LagListener(StreamingQueryListener):
         if report is None:
             return
         with self._lock:
-            previous = self._reports.get(report.query)
-            self._reports[report.query] = report
+            reports = self._reports.setdefault(report.query, deque(maxlen=HISTORY))
+            previous = reports[-1] if reports else None
+            reports.append(report)
             self._names[str(event.progress.id)] = report.query
         for tp in (previous.behind.keys() - report.behind.keys()) if previous else ():
             self._behind.remove(report.query, tp.topic, str(tp.partition))
@@ -169,7 +181,8 @@ class LagListener(StreamingQueryListener):
     def onQueryTerminated(self, event: Any) -> None:
         with self._lock:
             name = self._names.pop(str(event.id), None)
-            last = self._reports.get(name) if name is not None else None
+            reports = self._reports.get(name, ()) if name is not None else ()
+            last = reports[-1] if reports else None
         if last is None:
             return
         for tp in last.behind:
