@@ -89,4 +89,4 @@ def test_lag_shows_then_drops_to_zero_as_the_query_catches_up(spark, shared_brok
 def test_an_invalid_port_is_refused_naming_it():
     for port in (-1, 70000, "9108", True):
         with pytest.raises(ValueError, match=r"LagListener port=.* is not allowed: None .* 0\.\.65535"):
-            LagListener(port=port)  # type: ignore[arg-type]
+            LagListener(port=port)
