@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from broker_sim.process import BrokerProcess
 from tests.metrics import Samples, scrape, value
-from tests.wire import create_topic, wait_for
+from tests.wire import create_topic, wait_for, wait_for_topic_everywhere
 
 pytestmark = pytest.mark.integration
 
@@ -150,3 +150,61 @@ def test_every_dashboard_query_names_a_served_metric(broker):
     assert {"pyq_topic_partition_bytes_in_total", "kafka_consumergroup_lag_sum",
             "kafka_topic_partition_under_replicated_partition",
             "pyq_request_latency_seconds_bucket"} <= used
+
+
+@pytest.mark.cluster
+def test_over_a_cluster_each_partition_and_group_is_reported_once(cluster_factory):
+    """Each broker reports the partitions it leads and the groups it coordinates: over all
+    brokers, every partition's kafka_topic_* series and every group's series appear once."""
+    cluster = cluster_factory(3, overrides={"metrics.port": "0"})
+    create_topic(cluster.brokers[0].port, "spread", partitions=6, replication_factor=3)
+    wait_for_topic_everywhere(cluster.bootstrap_servers, "spread", 6)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=0)
+    for p in range(6):
+        for _ in range(p + 1):
+            producer.send("spread", VALUE, partition=p).get(timeout=30)
+    producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id="spread-group",
+                             enable_auto_commit=False)
+    consumer.commit({TopicPartition("spread", p): OffsetAndMetadata(1, "", -1) for p in range(6)})
+    consumer.close()
+
+    def reported() -> list[Samples]:
+        return [scrape(b.metrics_port) for b in cluster.brokers if b.metrics_port]
+
+    def once_each(all_samples: list[Samples]) -> dict[int, float] | None:
+        """partition -> current offset if every partition is reported by exactly one broker."""
+        seen: dict[int, list[float]] = {}
+        for s in all_samples:
+            for (name, labels), v in s.items():
+                d = dict(labels)
+                if name == "kafka_topic_partition_current_offset" and d["topic"] == "spread":
+                    seen.setdefault(int(d["partition"]), []).append(v)
+        ok = sorted(seen) == list(range(6)) and all(len(v) == 1 for v in seen.values())
+        return {p: v[0] for p, v in seen.items()} if ok else None
+
+    # every follower in sync: lag is known on the coordinator (it hosts every replica)
+    offsets = wait_for(lambda: (o := once_each(reported())) and all(
+        o[p] == p + 1 for p in range(6)) and o or None, what="each partition reported once")
+    assert offsets == {p: p + 1 for p in range(6)}
+    samples = wait_for(lambda: (r := reported()) and all(
+        value(s, "pyq_log_end_offset", topic="spread", partition="5") == 6 for s in r) and r or None,
+        what="every replica caught up")
+    assert sum(value(s, "kafka_topic_partitions", topic="spread") for s in samples) == 6
+    assert [value(s, "kafka_brokers") for s in samples] == [3, 3, 3]
+    g = {"consumergroup": "spread-group", "topic": "spread"}
+    coordinators = [s for s in samples if ("kafka_consumergroup_current_offset_sum",
+                                           tuple(sorted(g.items()))) in s]
+    assert len(coordinators) == 1
+    assert value(coordinators[0], "kafka_consumergroup_current_offset_sum", **g) == 6
+    # lag: the high watermarks 1..6 minus the committed 1 each = 0+1+2+3+4+5
+    wait_for(lambda: value(scrape_coordinator(cluster, g), "kafka_consumergroup_lag_sum", **g) == 15
+             or None, what="the coordinator's lag from its replicas' high watermarks")
+
+
+def scrape_coordinator(cluster, g: dict[str, str]) -> Samples:
+    for b in cluster.brokers:
+        s = scrape(b.metrics_port)
+        if ("kafka_consumergroup_current_offset_sum", tuple(sorted(g.items()))) in s:
+            return s
+    return {}
