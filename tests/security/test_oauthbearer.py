@@ -38,6 +38,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from kafka import KafkaConsumer, KafkaProducer
     from kafka import TopicPartition as KpTopicPartition
+    from kafka.errors import KafkaError as KafkaPythonError
     from kafka.net.sasl.oauth import AbstractTokenProvider
 
 CLIENTS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret",
@@ -360,6 +361,26 @@ def test_kafka_python_token_provider(broker: BrokerProcess, idp: IdentityProvide
         assert [m.value for m in consumer][:1] == [b"from kafka-python"]
     finally:
         consumer.close()
+
+
+def test_kafka_python_and_librdkafka_are_refused_bad_tokens(
+        broker: BrokerProcess, idp: IdentityProvider) -> None:
+    # kafka-python 3.0 retries a refused login until bootstrap_timeout_ms, then raises
+    # KafkaTimeoutError without the broker's message. librdkafka refuses an expired token
+    # itself, so it is given one for another audience, and reports the broker's reason
+    with pytest.raises(KafkaPythonError):
+        KafkaProducer(**_kp(broker, idp, "stale"), max_block_ms=3000, bootstrap_timeout_ms=3000)
+    errors: list[Any] = []
+    rd = CkProducer(_ck(broker, idp, "outsider", error_cb=errors.append))
+    try:
+        rd.produce("orders-rd", b"never")
+        wait_for(lambda: rd.poll(0.2) is not None and any(
+            e.code() == CkKafkaError._AUTHENTICATION for e in errors), what="librdkafka's auth error")
+        assert any("the token's audience 'another-service' holds none of the expected" in e.str()
+                   for e in errors), [e.str() for e in errors]
+    finally:
+        rd.purge()
+        rd.flush(0)
 
 
 # ---- the unsecured development mode ------------------------------------------------------
