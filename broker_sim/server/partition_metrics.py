@@ -45,7 +45,10 @@ class TopicPartitionCollector(Collector):
     no log read. Measured by ``benchmarks/metrics_scrape.py`` (2 shared cores): a broker
     leading 1,000 partitions and coordinating 100 groups of 100 committed partitions each
     answers a whole scrape (34,141 samples, 2.9 MB of text, every collector) in 294 ms
-    median, 351 ms at worst over 30 scrapes: about 8.6 us per sample served.
+    median, 351 ms at worst over 30 scrapes: about 8.6 us per sample served. Nearly all of
+    it is prometheus_client's: building and formatting 34,000 synthetic samples with no
+    broker behind them takes 245 ms on the same machine; the scrape grows with the number
+    of series (partitions x 14 + committed partitions x 2), not with the data in the logs.
 
     Threading: runs on the endpoint's scrape threads; a partition seen mid-change gives
     that moment's values, never a torn number.
