@@ -48,7 +48,7 @@ class TopicPartitionCollector(Collector):
     median, 351 ms at worst over 30 scrapes: about 8.6 us per sample served. Nearly all of
     it is prometheus_client's: building and formatting 34,000 synthetic samples with no
     broker behind them takes 245 ms on the same machine; the scrape grows with the number
-    of series (partitions x 14 + committed partitions x 2), not with the data in the logs.
+    of series (led partitions x 13 + committed partitions x 2), not with the data in the logs.
 
     Threading: runs on the endpoint's scrape threads; a partition seen mid-change gives
     that moment's values, never a torn number.
