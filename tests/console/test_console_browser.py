@@ -1,0 +1,318 @@
+"""``pyq console`` in a real headless Chromium (Debian's /usr/bin/chromium, driven by
+Playwright; no browser is downloaded), over a 3-broker pyq cluster and over Apache Kafka
+(the session's ``kafka``): each test runs on both, the console started as a user starts it
+(``pyq console --port 0``) and checked against what our client reads from the cluster.
+Screenshots of each screen go to tests/console/screenshots/ (ignored by git)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from broker_sim.cluster import LocalCluster
+from connector.client import Admin, Consumer, NewTopic, Producer, TopicPartition
+from tests.wire import wait_for
+
+pytestmark = [pytest.mark.browser, pytest.mark.cluster]
+
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = Path(__file__).parent / "screenshots"
+ROOT = Path(__file__).parents[2]
+
+
+class Console(NamedTuple):
+    name: str  # pyq or kafka
+    bootstrap: str
+    url: str
+
+
+@pytest.fixture(scope="module")
+def pyq_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    cluster = LocalCluster(tmp_path_factory.mktemp("console-cluster"), 3,
+                           overrides={"auto.create.topics.enable": "false"}).start()
+    yield cluster
+    cluster.stop()
+
+
+def start_console(bootstrap: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "connector.cli", "console", "--bootstrap-server", bootstrap,
+         "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    found = re.match(r"pyq console: (http://127\.0\.0\.1:\d+/)", line)
+    if found is None:
+        proc.kill()
+        proc.wait()
+        raise AssertionError(f"pyq console printed {line!r}, exit code {proc.poll()}")
+    return proc, found.group(1)
+
+
+@pytest.fixture(scope="module", params=["pyq", pytest.param("kafka", marks=pytest.mark.kafka)])
+def console(request: pytest.FixtureRequest) -> Iterator[Console]:
+    if request.param == "kafka":
+        bootstrap = request.getfixturevalue("kafka").bootstrap_servers
+    else:
+        bootstrap = request.getfixturevalue("pyq_cluster").bootstrap_servers
+    proc, url = start_console(bootstrap)
+    try:
+        yield Console(request.param, bootstrap, url)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} is missing: 'make chromium' installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, console: Console):
+    context = browser.new_context(base_url=console.url, viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def shot(page, console: Console, screen: str) -> None:
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{screen}-{console.name}.png"), full_page=True)
+
+
+def admin(console: Console) -> Admin:
+    return Admin({"bootstrap.servers": console.bootstrap})
+
+
+def make_topic(console: Console, name: str, partitions: int = 1) -> None:
+    with admin(console) as a:
+        a.create_topics([NewTopic(name, partitions, 1)])
+        assert a.await_topic(name) == partitions
+
+
+def cell(page, selector: str) -> str:
+    return str(page.locator(selector).inner_text()).strip()
+
+
+def test_overview_shows_the_brokers(page, console):
+    with admin(console) as a:
+        described = a.describe_cluster()
+    page.goto("/")
+    rows = page.locator("#brokers tr[data-broker]")
+    assert rows.count() == len(described.brokers) == (3 if console.name == "pyq" else 1)
+    for node in described.brokers:
+        row = page.locator(f'#brokers tr[data-broker="{node.node_id}"]')
+        assert str(node.port) in row.inner_text()
+    assert cell(page, "#controller") == str(described.controller_id)
+    assert cell(page, "#offline") == "0"
+    page.locator("#broker-chart").wait_for()
+    assert page.evaluate("typeof Chart") == "function"  # the pinned Chart.js was served
+    shot(page, console, "overview")
+
+
+def test_topic_created_in_the_page_exists(page, console):
+    name = f"created-{console.name}"
+    page.goto("/topics/new")
+    page.fill("input[name=name]", name)
+    page.fill("input[name=partitions]", "3")
+    page.fill("textarea[name=configs]", "retention.ms=3600000")
+    page.click("#create-form button[type=submit]")
+    page.locator("#partitions").wait_for()
+    assert page.locator("#partitions tr[data-partition]").count() == 3
+    assert cell(page, '#configs tr[data-config="retention.ms"] td:nth-child(2)') == "3600000"
+    shot(page, console, "topic")
+    with admin(console) as a:
+        assert len(a.describe_topics([name])[name].partitions) == 3
+        configs = next(iter(a.describe_configs([("topic", name)]).values()))
+        assert configs["retention.ms"].value == "3600000"
+    page.goto("/topics")
+    assert page.locator(f'#topics tr[data-topic="{name}"] td:nth-child(2)').inner_text() == "3"
+    shot(page, console, "topics")
+
+
+def test_produced_messages_appear_with_key_value_and_headers(page, console):
+    name = f"browse-{console.name}"
+    make_topic(console, name)
+    with Producer({"bootstrap.servers": console.bootstrap}) as p:
+        for i in range(5):
+            p.send(name, f'{{"n": {i}, "who": "test"}}'.encode(), f"key-{i}".encode(),
+                   partition=0, headers=[("trace", f"t{i}".encode()), ("empty", None)])
+        p.flush()
+    page.goto(f"/topics/{name}/messages?seek=latest&limit=3&format=json")
+    rows = page.locator("#records tr[data-offset]")
+    assert [r.get_attribute("data-offset") for r in rows.all()] == ["2", "3", "4"]
+    last = page.locator('#records tr[data-offset="4"]')
+    assert cell(last, ".key") == "key-4"
+    assert cell(last, ".value") == '{\n  "n": 4,\n  "who": "test"\n}'  # pretty-printed JSON
+    assert "trace: t4" in cell(last, ".headers") and "empty: (null)" in cell(last, ".headers")
+    shot(page, console, "messages")
+    page.select_option("select[name=format]", "hex")
+    page.click("#seek-form button[type=submit]")
+    assert cell(page, '#records tr[data-offset="4"] .key') == b"key-4".hex(" ")
+    # Produced in the page: shown at its offset, read back by our client.
+    page.fill("#produce-form input[name=key]", "from-page")
+    page.fill("#produce-form textarea[name=value]", "hello from the browser")
+    page.fill("#produce-form textarea[name=headers]", "source=console")
+    page.click("#produce-form button[type=submit]")
+    assert cell(page, '#records tr[data-offset="5"] .value') == "hello from the browser"
+    with admin(console) as a:
+        assert a.list_offsets({(name, 0): "latest"})[TopicPartition(name, 0)].offset == 6
+
+
+def test_seek_by_timestamp_lands_on_the_first_record_at_or_after_it(page, console):
+    name = f"times-{console.name}"
+    make_topic(console, name)
+    base = int(time.time() * 1000) - 60_000
+    with Producer({"bootstrap.servers": console.bootstrap}) as p:
+        for i in range(6):
+            p.send(name, f"v{i}".encode(), partition=0, timestamp=base + i * 1000)
+        p.flush()
+    page.goto(f"/topics/{name}/messages")
+    page.select_option("select[name=seek]", "timestamp")
+    page.fill("input[name=value]", str(base + 3500))  # between offsets 3 and 4
+    page.fill("input[name=limit]", "10")
+    page.click("#seek-form button[type=submit]")
+    rows = page.locator("#records tr[data-offset]")
+    assert [r.get_attribute("data-offset") for r in rows.all()] == ["4", "5"]
+    assert cell(page, '#records tr[data-offset="4"] .timestamp small') == str(base + 4000)
+
+
+def test_group_lag_drops_to_zero_as_a_consumer_catches_up(page, console):
+    name, group = f"lagging-{console.name}", f"catching-up-{console.name}"
+    make_topic(console, name, 2)
+    with Producer({"bootstrap.servers": console.bootstrap}) as p:
+        for i in range(40):
+            p.send(name, f"r{i}".encode(), partition=i % 2)
+        p.flush()
+    with admin(console) as a:
+        a.commit_offsets(group, {(name, 0): 0, (name, 1): 0})
+    page.goto(f"/groups/{group}")
+    assert cell(page, "#total-lag") == "40"
+    shot(page, console, "group")
+    consumer = Consumer({"bootstrap.servers": console.bootstrap, "group.id": group,
+                         "enable.auto.commit": False})
+    try:
+        consumer.subscribe([name])
+        seen = 0
+
+        def caught_up() -> bool:
+            nonlocal seen
+            seen += consumer.poll(500).num_rows
+            return seen >= 40
+
+        wait_for(caught_up, what="the consumer read all 40 records")
+        consumer.commit()
+
+        def lag_in_page() -> bool:
+            page.goto(f"/groups/{group}")
+            return cell(page, "#total-lag") == "0"
+
+        wait_for(lag_in_page, what="lag 0 in the page")
+        assert {cell(page, f'#lag tr[data-tp="{name}-{p}"] .lag') for p in (0, 1)} == {"0"}
+    finally:
+        consumer.close()
+    page.goto("/groups")
+    assert page.locator(f'#groups tr[data-group="{group}"]').count() == 1
+    shot(page, console, "groups")
+
+
+def test_reset_offsets_previews_then_executes(page, console):
+    name, group = f"resettable-{console.name}", f"resetting-{console.name}"
+    make_topic(console, name, 2)
+    with Producer({"bootstrap.servers": console.bootstrap}) as p:
+        for i in range(10):
+            p.send(name, f"r{i}".encode(), partition=i % 2)
+        p.flush()
+    tps = [TopicPartition(name, 0), TopicPartition(name, 1)]
+    with admin(console) as a:
+        a.commit_offsets(group, dict.fromkeys(tps, 5))
+    page.goto(f"/groups/{group}/reset")
+    page.fill("#reset-form input[name=topic]", name)
+    page.select_option("#reset-form select[name=strategy]", "offset")
+    page.fill("#reset-form input[name=value]", "2")
+    page.click("#preview-button")
+    page.locator("#preview").wait_for()
+    assert [cell(page, f'#plan tr[data-tp="{tp.topic}-{tp.partition}"] .new') for tp in tps] == ["2", "2"]
+    shot(page, console, "reset-preview")
+    with admin(console) as a:  # a preview commits nothing
+        assert {tp: om.offset for tp, om in a.fetch_offsets(group).items()} == dict.fromkeys(tps, 5)
+    page.click("#execute-button")
+    page.locator("#executed").wait_for()
+    with admin(console) as a:
+        assert {tp: om.offset for tp, om in a.fetch_offsets(group).items()} == dict.fromkeys(tps, 2)
+    page.goto(f"/groups/{group}")
+    assert cell(page, "#total-lag") == "6"  # 5 records per partition, 3 of each unread
+
+
+def test_destructive_actions_need_their_confirmation(page, console):
+    name = f"precious-{console.name}"
+    make_topic(console, name)
+    with Producer({"bootstrap.servers": console.bootstrap}) as p:
+        for i in range(4):
+            p.send(name, f"r{i}".encode(), partition=0)
+        p.flush()
+    tp = TopicPartition(name, 0)
+    page.goto(f"/topics/{name}")
+    page.click("#delete")
+    page.click("#confirm-form button[type=submit]")  # the name not typed
+    page.locator("#not-confirmed").wait_for()
+    page.goto(f"/topics/{name}/truncate?partition=0&offset=3")
+    page.fill("#confirm-form input[name=confirm]", "not-the-name")
+    page.click("#confirm-form button[type=submit]")
+    page.locator("#not-confirmed").wait_for()
+    shot(page, console, "confirm")
+    with admin(console) as a:
+        assert name in a.list_topics()
+        assert a.list_offsets({tp: "earliest"})[tp].offset == 0
+    # Confirmed: truncated, then deleted.
+    page.fill("#confirm-form input[name=confirm]", name)
+    page.click("#confirm-form button[type=submit]")
+    assert cell(page, '#partitions tr[data-partition="0"] .start') == "3"
+    page.click("#delete")
+    page.fill("#confirm-form input[name=confirm]", name)
+    page.click("#confirm-form button[type=submit]")
+    page.locator("#topics").wait_for()
+    with admin(console) as a:
+        wait_for(lambda: name not in a.list_topics(), what=f"{name} deleted")
+
+
+def test_the_brokers_errors_are_shown_and_change_nothing(page, console):
+    name = f"bounded-{console.name}"
+    make_topic(console, name)
+    with Producer({"bootstrap.servers": console.bootstrap}) as p:
+        p.send(name, b"only", partition=0)
+        p.flush()
+    page.goto("/topics/no-such-topic/messages")
+    assert "UnknownTopicOrPartition" in cell(page, "#error")
+    page.goto(f"/topics/{name}/messages?seek=offset&value=50")
+    error = cell(page, "#error")
+    assert "OffsetOutOfRange" in error and "above the log end" in error
+    shot(page, console, "error")
+    page.goto("/topics/new")
+    page.fill("input[name=name]", f"misconfigured-{console.name}")
+    page.fill("textarea[name=configs]", "retention.ms=soon")
+    page.click("#create-form button[type=submit]")
+    assert "InvalidConfig" in cell(page, "#error")
+    with admin(console) as a:
+        assert f"misconfigured-{console.name}" not in a.list_topics()
