@@ -9,8 +9,13 @@ Modules, from the wire inwards:
 - :mod:`.kafka_log` -- the ``_schemas`` topic over the Kafka protocol;
 - :mod:`.state` -- the state machine the records build (ids decided by log order);
 - :mod:`.compatibility` -- which schema pairs each compatibility level checks;
+- :mod:`.formats` -- the schema-format seam: ``schemaType`` -> parse, canonical form, rules;
 - :mod:`.avro_schema` -- Avro parsing, canonical forms and reader/writer rules (``avro``);
+- :mod:`.json_schema` -- JSON Schema: meta-schema checks and ``$ref`` (``jsonschema``),
+  Confluent's open/closed content-model rules;
+- :mod:`.protobuf_schema` -- Protobuf: ``.proto`` compiled by protoc (``grpcio-tools``) or
+  a base64 ``FileDescriptorProto``, Confluent's Protobuf rules over the descriptors;
 - :mod:`.errors`, :mod:`.listener` -- the error codes; the ``schema.registry.*`` options.
 
-Avro only in this first slice; Protobuf and JSON Schema are to come.
+Schema types: ``AVRO`` (the default), ``JSON`` and ``PROTOBUF``.
 """

@@ -95,6 +95,11 @@ class AvroSchema:
         return cls(parsed, canonical, references)
 
     @property
+    def text(self) -> str:
+        """What the registry stores and serves: the canonical text."""
+        return self.canonical
+
+    @property
     def parsing_canonical_form(self) -> str:
         return json.dumps(self.parsed.to_canonical_json(), separators=(",", ":"), ensure_ascii=False)
 

@@ -1,7 +1,7 @@
 """Compatibility levels and what each asks of a new schema against a subject's versions.
 
-The rules between two schemas are the format's own (for Avro, :mod:`.avro_schema`, the
-``avro`` library's reader/writer checker). This module only says which pairs to check:
+The rules between two schemas are the format's own (:mod:`.formats` dispatches to Avro's,
+JSON Schema's or Protobuf's reader/writer rules). This module only says which pairs to check:
 
 =====================  =================================================================
 BACKWARD (default)     the new schema reads data written with the latest version
@@ -20,9 +20,10 @@ functions; no state, safe from any thread.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from .avro_schema import AvroSchema, reader_incompatibilities
 from .errors import INVALID_COMPATIBILITY_LEVEL, RegistryError
+from .formats import reader_incompatibilities
 
 LEVELS = ("BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL",
           "FULL_TRANSITIVE", "NONE")
@@ -39,7 +40,7 @@ def parse_level(value: object) -> str:
     return level
 
 
-def pair_incompatibilities(level: str, new: AvroSchema, old: AvroSchema, old_name: str) -> list[str]:
+def pair_incompatibilities(level: str, new: Any, old: Any, old_name: str) -> list[str]:
     """The messages of checking ``new`` against one existing schema under ``level``'s
     direction (the transitive levels check one pair the same way as their plain ones)."""
     out: list[str] = []
@@ -52,8 +53,8 @@ def pair_incompatibilities(level: str, new: AvroSchema, old: AvroSchema, old_nam
     return out
 
 
-def incompatibilities(level: str, new: AvroSchema,
-                      versions: Sequence[tuple[int, AvroSchema]]) -> list[str]:
+def incompatibilities(level: str, new: Any,
+                      versions: Sequence[tuple[int, Any]]) -> list[str]:
     """Messages for everything ``level`` refuses in ``new`` against ``versions`` ((version,
     schema), oldest first); empty when the new schema may be registered."""
     if level == "NONE" or not versions:

@@ -34,7 +34,8 @@ from werkzeug.routing import Map, Rule
 from werkzeug.wrappers import Request, Response
 
 from .errors import RegistryError, bad_request
-from .registry import MAX_SCHEMA_BYTES, SCHEMA_TYPES, SchemaRegistry
+from .formats import SCHEMA_TYPES
+from .registry import MAX_SCHEMA_BYTES, SchemaRegistry
 
 log = logging.getLogger(__name__)
 
@@ -70,11 +71,19 @@ def _flag(request: Request, name: str) -> bool:
 
 def _no_normalize(request: Request) -> None:
     """``normalize=true`` asks for a schema's normal form before it is compared or stored;
-    pyq's registry compares schemas as the avro library prints them and has no normal form,
-    so it refuses the flag rather than ignore it."""
+    pyq's registry compares schemas by their canonical forms (:mod:`.formats`) and has no
+    further normal form, so it refuses the flag rather than ignore it."""
     if _flag(request, "normalize"):
         raise bad_request("normalize=true is not supported by pyq's schema registry (schemas are "
-                          "compared as the avro library prints them); send normalize=false")
+                          "compared by their canonical forms); send normalize=false")
+
+
+def _schema_only(described: dict[str, Any]) -> Any:
+    """The ``.../schema`` endpoints' body: an Avro or JSON schema as the JSON it is; a
+    Protobuf schema (not JSON) as a JSON string."""
+    if described.get("schemaType") == "PROTOBUF":
+        return described["schema"]
+    return json.loads(described["schema"])
 
 
 def _json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
@@ -157,10 +166,10 @@ class RegistryApp:
         return 200, list(SCHEMA_TYPES)
 
     def _schema_by_id(self, request: Request, schema_id: str) -> tuple[int, Any]:
-        return 200, self.registry.schema_by_id(schema_id)
+        return 200, self.registry.schema_by_id(schema_id, request.args.get("format"))
 
     def _schema_text_by_id(self, request: Request, schema_id: str) -> tuple[int, Any]:
-        return 200, json.loads(self.registry.schema_by_id(schema_id)["schema"])
+        return 200, _schema_only(self.registry.schema_by_id(schema_id, request.args.get("format")))
 
     def _id_versions(self, request: Request, schema_id: str) -> tuple[int, Any]:
         return 200, self.registry.id_versions(schema_id, _flag(request, "deleted"))
@@ -186,11 +195,13 @@ class RegistryApp:
     def _version(self, request: Request, subject: str, version: str) -> tuple[int, Any]:
         if request.method == "DELETE":
             return 200, self.registry.delete_version(subject, version, _flag(request, "permanent"))
-        return 200, self.registry.get_version(subject, version, _flag(request, "deleted"))
+        return 200, self.registry.get_version(subject, version, _flag(request, "deleted"),
+                                              request.args.get("format"))
 
     def _version_schema(self, request: Request, subject: str, version: str) -> tuple[int, Any]:
-        described = self.registry.get_version(subject, version, _flag(request, "deleted"))
-        return 200, json.loads(described["schema"])
+        described = self.registry.get_version(subject, version, _flag(request, "deleted"),
+                                              request.args.get("format"))
+        return 200, _schema_only(described)
 
     def _referenced_by(self, request: Request, subject: str, version: str) -> tuple[int, Any]:
         return 200, self.registry.referenced_by(subject, version)

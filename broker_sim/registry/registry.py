@@ -4,7 +4,7 @@
 compatibility), reads the state (after a sync: see :mod:`.store`) and turns every change
 into one record. It knows nothing of HTTP: arguments are plain values (a request's JSON
 body as a dict), results are what the endpoint answers as JSON, refusals are
-:class:`~.errors.RegistryError`. Only Avro schemas are registered so far.
+:class:`~.errors.RegistryError`. Schemas are Avro, JSON Schema or Protobuf (:mod:`.formats`).
 
 Limits: a schema string longer than :data:`MAX_SCHEMA_BYTES` (UTF-8) is refused with
 42209 before it is parsed.
@@ -23,15 +23,14 @@ import uuid
 from typing import Any
 
 from . import errors
-from .avro_schema import SCHEMA_TYPE, AvroSchema
 from .compatibility import DEFAULT_LEVEL, incompatibilities, pair_incompatibilities, parse_level
 from .errors import RegistryError
+from .formats import DEFAULT_SCHEMA_TYPE, schema_format
 from .state import CONFLICT, DEFAULT_MODE, MODES, Reference, StoredSchema, SubjectVersion
 from .store import SchemaStore
 
 MAX_SCHEMA_BYTES = 1024 * 1024
 WRITE_ATTEMPTS = 10
-SCHEMA_TYPES = (SCHEMA_TYPE,)
 _MAX_VERSION = 2**31 - 1
 
 
@@ -94,25 +93,34 @@ class SchemaRegistry:
                 raise errors.version_not_found(subject, wanted)
             return visible[wanted]
 
-    def _describe(self, sv: SubjectVersion) -> dict[str, Any]:
+    @staticmethod
+    def _text(schema: StoredSchema, fmt: str | None) -> str:
+        """The schema as served: as stored, or with ``format=serialized`` a Protobuf schema's
+        base64 ``FileDescriptorProto`` (other formats, and other types, as stored)."""
+        if fmt == "serialized" and schema.schema_type == "PROTOBUF":
+            return str(schema.parsed.serialized())
+        return schema.text
+
+    def _describe(self, sv: SubjectVersion, fmt: str | None = None) -> dict[str, Any]:
         schema = self.state.schemas[sv.schema_id]
         out: dict[str, Any] = {"subject": sv.subject, "version": sv.version, "id": sv.schema_id,
-                               "schema": schema.text}
+                               "schema": self._text(schema, fmt)}
         return {**out, **self._extras(schema)}
 
     @staticmethod
     def _extras(schema: StoredSchema) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        if schema.schema_type != SCHEMA_TYPE:
+        if schema.schema_type != DEFAULT_SCHEMA_TYPE:
             out["schemaType"] = schema.schema_type
         if schema.references:
             out["references"] = [r.to_json() for r in schema.references]
         return out
 
-    def get_version(self, subject: str, version: str | int, deleted: bool = False) -> dict[str, Any]:
+    def get_version(self, subject: str, version: str | int, deleted: bool = False,
+                    fmt: str | None = None) -> dict[str, Any]:
         self.store.sync()
         with self.state.lock:
-            return self._describe(self._version(subject, version, deleted))
+            return self._describe(self._version(subject, version, deleted), fmt)
 
     def referenced_by(self, subject: str, version: str | int) -> list[int]:
         self.store.sync()
@@ -134,11 +142,11 @@ class SchemaRegistry:
             raise errors.schema_not_found(f"Schema {schema_id} not found")
         return schema
 
-    def schema_by_id(self, schema_id: str | int) -> dict[str, Any]:
+    def schema_by_id(self, schema_id: str | int, fmt: str | None = None) -> dict[str, Any]:
         self.store.sync()
         with self.state.lock:
             schema = self._schema(schema_id)
-            return {"schema": schema.text, **self._extras(schema)}
+            return {"schema": self._text(schema, fmt), **self._extras(schema)}
 
     def id_versions(self, schema_id: str | int, deleted: bool = False) -> list[dict[str, Any]]:
         self.store.sync()
@@ -153,7 +161,7 @@ class SchemaRegistry:
         return sorted({e["subject"] for e in self.id_versions(schema_id, deleted)})
 
     # ---- registering and looking up ---------------------------------------------------
-    def _parse_body(self, body: Any) -> tuple[AvroSchema, str, tuple[Reference, ...]]:
+    def _parse_body(self, body: Any) -> tuple[Any, str, tuple[Reference, ...]]:
         """The schema of a register/lookup/compatibility body, parsed with its references."""
         if not isinstance(body, dict):
             raise errors.bad_request("the request body must be a JSON object")
@@ -165,11 +173,7 @@ class SchemaRegistry:
             raise RegistryError(422, errors.SCHEMA_TOO_LARGE,
                                 f"Schema too large: {len(text.encode('utf-8', 'surrogatepass'))} "
                                 f"bytes, the limit is {MAX_SCHEMA_BYTES}")
-        schema_type = body.get("schemaType") or SCHEMA_TYPE
-        if schema_type not in SCHEMA_TYPES:
-            raise RegistryError(422, errors.INVALID_SCHEMA,
-                                f"Invalid schema type {schema_type!r}: this registry takes "
-                                + ", ".join(SCHEMA_TYPES))
+        fmt = schema_format(body.get("schemaType"))
         raw_refs = body.get("references") or []
         try:
             refs = tuple(Reference(str(r["name"]), str(r["subject"]), int(r["version"]))
@@ -178,8 +182,8 @@ class SchemaRegistry:
             raise errors.invalid_schema("references must be a list of {name, subject, "
                                         "version}") from None
         with self.state.lock:
-            parsed = AvroSchema.parse(text, self.state.resolve_references(refs))
-        return parsed, schema_type, refs
+            parsed = fmt.parse(text, self.state.resolve_references(refs))
+        return parsed, fmt.schema_type, refs
 
     def _check_writable(self, subject: str | None) -> str:
         mode = self.state.mode(subject)
@@ -210,7 +214,7 @@ class SchemaRegistry:
                 live = self.state.live_versions(subject)
                 if mode != "IMPORT":
                     self._check_compatible(subject, parsed, live)
-                cmd = {"op": "register", "subject": subject, "schema": parsed.canonical,
+                cmd = {"op": "register", "subject": subject, "schema": parsed.text,
                        "schemaType": schema_type, "references": [r.to_json() for r in refs],
                        "expect": live}
                 if given_id is not None:
@@ -222,7 +226,7 @@ class SchemaRegistry:
                 return {"id": outcome["id"]}
         raise errors.store_error(f"subject '{subject}' kept changing under concurrent writes")
 
-    def _check_compatible(self, subject: str, parsed: AvroSchema, live: list[int]) -> None:
+    def _check_compatible(self, subject: str, parsed: Any, live: list[int]) -> None:
         with self.state.lock:
             level = self.state.compatibility_level(subject)
             versions = [(v, self.state.schemas[self.state.subjects[subject][v].schema_id].parsed)

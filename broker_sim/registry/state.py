@@ -50,9 +50,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import errors
-from .avro_schema import AvroSchema
 from .compatibility import DEFAULT_LEVEL
 from .errors import RegistryError
+from .formats import DEFAULT_SCHEMA_TYPE, NamedReference
+from .formats import parse as parse_schema
 
 log = logging.getLogger(__name__)
 
@@ -75,17 +76,18 @@ class Reference:
 
 @dataclass(frozen=True)
 class StoredSchema:
-    """One id's schema: its text as stored (the canonical form) and what it references."""
+    """One id's schema: its text as stored and served, what it references, and the parsed
+    schema (whose ``canonical`` text, with the type and references, is its identity)."""
 
     schema_id: int
     schema_type: str
     text: str
     references: tuple[Reference, ...]
-    parsed: AvroSchema
+    parsed: Any
 
     @property
     def identity(self) -> tuple[str, str, tuple[Reference, ...]]:
-        return (self.schema_type, self.text, self.references)
+        return (self.schema_type, self.parsed.canonical, self.references)
 
 
 @dataclass
@@ -177,8 +179,9 @@ class RegistryState:
         subject = cmd["subject"]
         refs = tuple(Reference(r["name"], r["subject"], int(r["version"]))
                      for r in cmd.get("references") or ())
-        parsed = AvroSchema.parse(cmd["schema"], self.resolve_references(refs))
-        identity = (cmd.get("schemaType") or "AVRO", parsed.canonical, refs)
+        schema_type = cmd.get("schemaType") or DEFAULT_SCHEMA_TYPE
+        parsed = parse_schema(schema_type, cmd["schema"], self.resolve_references(refs))
+        identity = (schema_type, parsed.canonical, refs)
         existing = self.live_version_of(subject, identity)
         given_id, given_version = cmd.get("id"), cmd.get("version")
         if existing is not None and given_id in (None, existing.schema_id):
@@ -204,7 +207,7 @@ class RegistryState:
         else:
             version = max(versions, default=0) + 1
         self.identity_ids.setdefault(identity, schema_id)
-        self.schemas[schema_id] = StoredSchema(schema_id, identity[0], parsed.canonical, refs, parsed)
+        self.schemas[schema_id] = StoredSchema(schema_id, schema_type, cmd["schema"], refs, parsed)
         self.max_id = max(self.max_id, schema_id)
         self.subjects.setdefault(subject, {})[version] = SubjectVersion(subject, version, schema_id)
         return {"id": schema_id, "version": version}
@@ -289,8 +292,8 @@ class RegistryState:
                                         f"subject '{sv.subject}' version {sv.version}")
 
     # ---- queries ----------------------------------------------------------------------
-    def resolve_references(self, refs: tuple[Reference, ...]) -> list[AvroSchema]:
-        """The parsed schemas ``refs`` name (each with its own references resolved)."""
+    def resolve_references(self, refs: tuple[Reference, ...]) -> list[NamedReference]:
+        """(name, parsed schema) of each of ``refs`` (each with its own references resolved)."""
         out = []
         for ref in refs:
             sv = self.subjects.get(ref.subject, {}).get(ref.version)
@@ -298,7 +301,7 @@ class RegistryState:
             if schema is None:
                 raise errors.invalid_schema(f"reference {ref.name!r} to subject "
                                             f"'{ref.subject}' version {ref.version} not found")
-            out.append(schema.parsed)
+            out.append((ref.name, schema.parsed))
         return out
 
     def live_versions(self, subject: str) -> list[int]:

@@ -57,7 +57,7 @@ def api() -> Api:
 
 def test_register_get_versions_and_ids(api: Api) -> None:
     assert api.call("GET", "/") == {}
-    assert api.call("GET", "/schemas/types") == ["AVRO"]
+    assert api.call("GET", "/schemas/types") == ["AVRO", "JSON", "PROTOBUF"]
     assert api.call("GET", "/subjects") == []
     first = api.register("users-value", V1)
     assert api.register("users-value", V1) == first  # the same schema again: the same id
@@ -215,6 +215,8 @@ def test_bad_input_is_refused_and_the_registry_keeps_serving(api: Api) -> None:
                      status=422) == 42201
     assert api.error("POST", "/subjects/s/versions", {"nothing": 1}, status=422) == 42201
     assert api.error("POST", "/subjects/s/versions", {"schema": V1, "schemaType": "PROTOBUF"},
+                     status=422) == 42201
+    assert api.error("POST", "/subjects/s/versions", {"schema": V1, "schemaType": "XML"},
                      status=422) == 42201
     huge = record("Big", {"name": "f", "type": "string", "doc": "x" * MAX_SCHEMA_BYTES})
     assert api.error("POST", "/subjects/s/versions", {"schema": huge}, status=422) == 42209

@@ -93,7 +93,7 @@ def test_every_broker_serves_one_registry(cluster: EmbeddedCluster) -> None:
     assert sorted(r0.get_subjects_by_schema_id(sid)) == ["users-copy", "users-value"]
     found = r1.lookup_schema("users-value", Schema(json.dumps(json.loads(USER_V1), indent=2), "AVRO"))
     assert (found.schema_id, found.version) == (sid, 1)
-    assert r0.get_schema_types() == ["AVRO"]
+    assert r0.get_schema_types() == ["AVRO", "JSON", "PROTOBUF"]
     with Admin(bootstrap_servers=cluster.bootstrap_servers) as admin:
         topic = admin.describe_topics(["_schemas"])["_schemas"]
         configs = admin.describe_configs({("topic", "_schemas"): None})
