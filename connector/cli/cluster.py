@@ -61,6 +61,12 @@ def register(commands: Any) -> None:
                        metavar="NAME=VALUE",
                        help="a broker option for every broker, e.g. log.segment.bytes=1048576 "
                             "(repeatable)")
+    start.add_argument("--log-level", default="INFO", type=str.upper,
+                       choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
+                       help="every process's logging level (default INFO)")
+    start.add_argument("--log-format", default="text", choices=("text", "json"),
+                       help="every process's log records as text (default) or one JSON object "
+                            "per line (time, level, logger, message, broker_id or role)")
     start.set_defaults(run=start_cluster)
     status = actions.add_parser(
         "status", parents=[client_parent()], help="brokers, controller, under-replicated and "
@@ -122,7 +128,8 @@ def start_cluster(args: argparse.Namespace) -> int:
         if data_dir is None:
             data_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pyq-cluster-")))
             print(f"data directory: {data_dir} (temporary)", flush=True)
-        argv = ["--brokers", str(args.brokers), "--data-dir", str(data_dir)]
+        argv = ["--brokers", str(args.brokers), "--data-dir", str(data_dir),
+                "--log-level", args.log_level, "--log-format", args.log_format]
         for name, value in args.override:
             argv += ["--override", f"{name}={value}"]
         try:

@@ -61,10 +61,12 @@ def test_log_level_warning_leaves_out_info_records(tmp_path):
     assert "listening on" in broker.output()
 
 
-def test_cluster_passes_level_and_format_to_every_process(tmp_path):
+@pytest.mark.parametrize("command", [["broker_sim", "cluster"], ["connector.cli.main", "cluster", "start"]],
+                         ids=["pyq-broker cluster", "pyq cluster start"])
+def test_cluster_passes_level_and_format_to_every_process(tmp_path, command):
     data = tmp_path / "cluster"
-    proc = subprocess.Popen([sys.executable, "-m", "broker_sim", "cluster", "--brokers", "2",
-                             "--data-dir", str(data), "--log-format", "json", "--log-level", "INFO"],
+    proc = subprocess.Popen([sys.executable, "-m", *command, "--brokers", "2",
+                             "--data-dir", str(data), "--log-format", "json", "--log-level", "info"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         lines: list[str] = []
