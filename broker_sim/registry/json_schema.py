@@ -215,7 +215,8 @@ def _compare(reader: _Side, writer: _Side, path: str, seen: set[tuple[int, int]]
         if wt is None:
             say("TYPE_NARROWED", f"the writer takes any type, the reader only {sorted(rt)}")
         elif not all(covered(t) for t in wt):
-            name = "TYPE_CHANGED" if not any(covered(t) for t in wt) else "TYPE_NARROWED"
+            overlap = any(covered(t) or (t == "number" and "integer" in rt) for t in wt)
+            name = "TYPE_NARROWED" if overlap else "TYPE_CHANGED"
             say(name, f"the writer's types {sorted(wt)}, the reader's {sorted(rt)}")
     # enums
     if "enum" in r:
