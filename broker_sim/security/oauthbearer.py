@@ -65,6 +65,9 @@ ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES
 MISSING_KID_RETRY_S = 60.0
 _MISSING_KID_ENTRIES = 16
 _MAX_KID_LENGTH = 1000
+#: After a failed JWKS fetch, the next attempt waits this long, doubling up to the maximum.
+FETCH_BACKOFF_S = 0.1
+FETCH_BACKOFF_MAX_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,12 @@ class JwksValidator:
     refetches at most once per :data:`MISSING_KID_RETRY_S` (Kafka's rate limit), so a client
     replaying a bad token cannot make the broker hammer the endpoint.
 
+    An endpoint that fails (unreachable, an HTTP error, no key set) is not asked again for a
+    backoff that starts at :data:`FETCH_BACKOFF_S` and doubles up to :data:`FETCH_BACKOFF_MAX_S`
+    (Kafka's JWKS retry backoff defaults): meanwhile tokens are checked against the keys
+    already held, and with none held are refused at once naming the endpoint's failure, so
+    an identity provider that is down never holds request-handler threads for long.
+
     Threading: request-handler threads call :meth:`validate` concurrently; ``_lock`` guards
     the key set, its age and the missing-kid table, and is held during a fetch so that
     concurrent validations wait for one fetch rather than each making their own.
@@ -233,8 +242,29 @@ class JwksValidator:
         self._keys: jwk.KeySet | None = None
         self._fetched_at = 0.0
         self._missing: OrderedDict[str, float] = OrderedDict()
+        self._failure: str | None = None  # why the last fetch failed, None if it did not
+        self._retry_at = 0.0
+        self._backoff = FETCH_BACKOFF_S
 
     def _fetch(self) -> None:
+        """Fetch the key set unless a failed fetch's backoff is running; keep the old keys,
+        if any, when it fails; raise TokenRefused when there are none."""
+        if self._failure is not None and time.monotonic() < self._retry_at:
+            if self._keys is None:
+                raise TokenRefused(self._failure)
+            return
+        try:
+            self._download()
+        except TokenRefused as e:
+            self._failure, self._retry_at = str(e), time.monotonic() + self._backoff
+            self._backoff = min(self._backoff * 2, FETCH_BACKOFF_MAX_S)
+            if self._keys is None:
+                raise
+            log.warning("%s; checking tokens with the %d keys fetched before", e, len(self._keys.keys))
+            return
+        self._failure, self._backoff = None, FETCH_BACKOFF_S
+
+    def _download(self) -> None:
         try:
             with urllib.request.urlopen(self.url, timeout=self._timeout) as answer:
                 document = json.loads(answer.read())

@@ -37,6 +37,8 @@ class IdentityProvider:
         self._misbehaving: dict[str, dict[str, Any]] = {}
         self.token_requests = 0
         self.jwks_requests = 0
+        #: Set to an HTTP status to make the JWKS endpoint fail with it (an outage).
+        self.jwks_failure: int | None = None
         self._server = make_server("127.0.0.1", 0, self._app, threaded=True)
         self.url = f"http://127.0.0.1:{self._server.server_port}"
         self.issuer = f"{self.url}/realm"
@@ -99,6 +101,8 @@ class IdentityProvider:
         if request.path == "/jwks":
             with self._lock:
                 self.jwks_requests += 1
+                if self.jwks_failure is not None:
+                    return _error(self.jwks_failure, "unavailable")(environ, start_response)
                 body = jwk.KeySet(list(self._published)).as_dict(private=False)
             return Response(json.dumps(body), content_type="application/json")(environ, start_response)
         if request.path == "/token" and request.method == "POST":

@@ -26,6 +26,7 @@ from broker_sim.process import BrokerProcess
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import SaslAuthenticationFailed, TopicAuthorizationFailed
 from broker_sim.security.acl import AclBinding, Operation, PatternType, Permission, ResourceType
+from broker_sim.security.oauthbearer import JwksValidator, OAuthBearerConfig, TokenRefused
 from broker_sim.server.config import BrokerConfig
 from broker_sim.server.config import ConfigError as BrokerConfigError
 from connector.client import Admin, AuthenticationError, ConfigError, Fetcher, Producer
@@ -241,6 +242,39 @@ def test_key_rotation_a_token_of_the_new_key_is_accepted(broker: BrokerProcess, 
     with Admin(pyq_options(broker, idp, "carol")) as admin:  # carol's token: signed by the new key
         assert admin.describe_cluster().brokers
     assert idp.jwks_requests == fetched + 1  # the unknown kid made the broker fetch the JWKS again
+
+
+def test_a_jwks_outage_fails_fast_and_keys_held_keep_working(idp: IdentityProvider) -> None:
+    config = OAuthBearerConfig(jwks_endpoint_url=idp.jwks_url, expected_issuer=idp.issuer,
+                               expected_audience=(idp.audience,))
+    cold = JwksValidator(config)
+    idp.jwks_failure = 503
+    try:
+        with pytest.raises(TokenRefused, match=f"the JWKS endpoint {idp.jwks_url} answered HTTP 503"):
+            cold.validate(idp.mint("alice"))
+        asked = idp.jwks_requests
+        started = time.monotonic()
+        with pytest.raises(TokenRefused, match="answered HTTP 503"):  # within the backoff: not asked
+            cold.validate(idp.mint("alice"))
+        assert idp.jwks_requests == asked and time.monotonic() - started < 1
+    finally:
+        idp.jwks_failure = None
+
+    def validated() -> str | None:
+        try:
+            return cold.validate(idp.mint("alice")).principal_name
+        except TokenRefused:
+            return None
+    assert wait_for(validated, what="the endpoint back") == "alice"
+
+    idp.jwks_failure = 503  # keys held: a token of a key held still passes, a new key cannot be had
+    try:
+        assert cold.validate(idp.mint("alice")).principal_name == "alice"
+        idp.rotate()
+        with pytest.raises(TokenRefused, match="which the JWKS of"):
+            cold.validate(idp.mint("alice"))
+    finally:
+        idp.jwks_failure = None
 
 
 def _b64(part: str) -> bytes:
