@@ -1,11 +1,12 @@
 """``pyq console`` in a real headless Chromium (Debian's /usr/bin/chromium, driven by
 Playwright; no browser is downloaded), over a 3-broker pyq cluster and over Apache Kafka
-(the session's ``kafka``): each test runs on both, the console started as a user starts it
+(the session's ``kafka``), through ``broker_under_test``: each test runs on both, the console started as a user starts it
 (``pyq console --port 0``) and checked against what our client reads from the cluster.
 Screenshots of each screen go to tests/console/screenshots/ (ignored by git)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -19,6 +20,8 @@ import pytest
 
 from broker_sim.cluster import LocalCluster
 from connector.client import Admin, Consumer, NewTopic, Producer, TopicPartition
+from tests.cli.support import pyq
+from tests.conftest import BrokerUnderTest
 from tests.wire import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.cluster]
@@ -35,7 +38,8 @@ class Console(NamedTuple):
 
 
 @pytest.fixture(scope="module")
-def pyq_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+def shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """This module's pyq side of ``broker_under_test``: a 3-broker cluster, not one broker."""
     cluster = LocalCluster(tmp_path_factory.mktemp("console-cluster"), 3,
                            overrides={"auto.create.topics.enable": "false"}).start()
     yield cluster
@@ -57,15 +61,12 @@ def start_console(bootstrap: str) -> tuple[subprocess.Popen[str], str]:
     return proc, found.group(1)
 
 
-@pytest.fixture(scope="module", params=["pyq", pytest.param("kafka", marks=pytest.mark.kafka)])
-def console(request: pytest.FixtureRequest) -> Iterator[Console]:
-    if request.param == "kafka":
-        bootstrap = request.getfixturevalue("kafka").bootstrap_servers
-    else:
-        bootstrap = request.getfixturevalue("pyq_cluster").bootstrap_servers
+@pytest.fixture(scope="module")
+def console(broker_under_test: BrokerUnderTest) -> Iterator[Console]:
+    bootstrap = broker_under_test.bootstrap_servers
     proc, url = start_console(bootstrap)
     try:
-        yield Console(request.param, bootstrap, url)
+        yield Console(broker_under_test.name, bootstrap, url)
     finally:
         proc.terminate()
         try:
@@ -146,8 +147,17 @@ def test_topic_created_in_the_page_exists(page, console):
         assert len(a.describe_topics([name])[name].partitions) == 3
         configs = next(iter(a.describe_configs([("topic", name)]).values()))
         assert configs["retention.ms"].value == "3600000"
+    with Producer({"bootstrap.servers": console.bootstrap}) as p:
+        p.send(name, b"x" * 1000, partition=1)
+        p.flush()
+    with admin(console) as a:  # DescribeLogDirs: the leader's bytes of each partition
+        leaders = {p.partition: p.leader for p in a.describe_topics([name])[name].partitions}
+        sizes = a.describe_log_dirs()
+    size = sum(sizes[leader].get(TopicPartition(name, p), 0) for p, leader in leaders.items())
+    assert size > 1000
     page.goto("/topics")
-    assert page.locator(f'#topics tr[data-topic="{name}"] td:nth-child(2)').inner_text() == "3"
+    row = page.locator(f'#topics tr[data-topic="{name}"]')
+    assert [cell(row, f"td:nth-child({i})") for i in (2, 5, 6)] == ["3", str(size), "1"]
     shot(page, console, "topics")
 
 
@@ -263,6 +273,10 @@ def test_reset_offsets_previews_then_executes(page, console):
         assert {tp: om.offset for tp, om in a.fetch_offsets(group).items()} == dict.fromkeys(tps, 2)
     page.goto(f"/groups/{group}")
     assert cell(page, "#total-lag") == "6"  # 5 records per partition, 3 of each unread
+    out = pyq("lag", "--group", group, "--bootstrap-server", console.bootstrap, "-J")
+    assert out.returncode == 0, out.stderr
+    assert [(p["partition"], p["committed"], p["lag"]) for p in json.loads(out.stdout)["partitions"]] \
+        == [(0, 2, 3), (1, 2, 3)]
 
 
 def test_destructive_actions_need_their_confirmation(page, console):
@@ -295,6 +309,14 @@ def test_destructive_actions_need_their_confirmation(page, console):
     page.locator("#topics").wait_for()
     with admin(console) as a:
         wait_for(lambda: name not in a.list_topics(), what=f"{name} deleted")
+
+
+def test_an_option_the_client_refuses_stops_pyq_console_naming_it(console):
+    out = pyq("console", "--bootstrap-server", console.bootstrap, "--port", "0",
+              "-X", "request.timeout.ms=-5")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("pyq console: error: ConfigError: Invalid value '-5' for "
+                                 "configuration request.timeout.ms"), out.stderr
 
 
 def test_the_brokers_errors_are_shown_and_change_nothing(page, console):
