@@ -15,6 +15,7 @@ import urllib.request
 import uuid
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +32,7 @@ from broker_sim.server.config import BrokerConfig
 from broker_sim.server.config import ConfigError as BrokerConfigError
 from connector.client import Admin, AuthenticationError, ConfigError, Fetcher, Producer
 from connector.client.oauthbearer import TokenSource, settings
+from tests.cli.support import pyq
 from tests.security.identity_provider import IdentityProvider
 from tests.security.test_sasl_wire import METADATA_ALL, Wire
 from tests.wire import wait_for
@@ -496,3 +498,23 @@ def test_broker_oauthbearer_options_are_read() -> None:
             config.oauthbearer.clock_skew_seconds) == (("a", "b"), "client_id", 5)
     assert config.static_properties()["sasl.oauthbearer.jwks.endpoint.url"] == ("https://idp/keys", True)
     assert BrokerConfig().sasl_enabled_mechanisms == ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+def test_the_pyq_command_with_a_java_properties_file(broker: BrokerProcess, idp: IdentityProvider,
+                                                     tmp_path: Path) -> None:
+    config = tmp_path / "client.properties"
+    config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+        f"sasl.oauthbearer.token.endpoint.url={idp.token_url}\n"
+        "sasl.login.callback.handler.class="
+        "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule "
+        'required clientId="alice" clientSecret="alice-secret" scope="kafka";\n')
+    listed = pyq("topics", "list", "--bootstrap-server", broker.bootstrap_servers,
+                 "--command-config", str(config))
+    assert listed.returncode == 0, listed.stderr
+    assert "orders-pyq" in listed.stdout.split()
+    refused = pyq("topics", "list", "--bootstrap-server", broker.bootstrap_servers,
+                  "--command-config", str(config), "-X", "sasl.oauthbearer.method=jwt")
+    assert refused.returncode != 0
+    assert "Invalid value 'jwt' for configuration sasl.oauthbearer.method" in refused.stderr
