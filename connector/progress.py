@@ -107,7 +107,8 @@ class LagListener(StreamingQueryListener):
     Invariants: the registry is the listener's own, never ``prometheus_client``'s global one
     (two listeners in one driver do not mix). Threading: Spark calls the ``onQuery*``
     methods from its listener bus (one thread); :meth:`report` may be called from any
-    thread: reports are swapped under a lock, gauges lock internally; :meth:`stop` from
+    thread: reports are appended under a lock, after the gauges are set and the line
+    logged (gauges lock internally); :meth:`stop` from
     the owner, once the queries are done.
     """
 
@@ -159,11 +160,7 @@ class LagListener(StreamingQueryListener):
         report = lag_of(event.progress)
         if report is None:
             return
-        with self._lock:
-            reports = self._reports.setdefault(report.query, deque(maxlen=HISTORY))
-            previous = reports[-1] if reports else None
-            reports.append(report)
-            self._names[str(event.progress.id)] = report.query
+        previous = self.report(report.query)
         for tp in (previous.behind.keys() - report.behind.keys()) if previous else ():
             self._behind.remove(report.query, tp.topic, str(tp.partition))
         for tp, n in report.behind.items():
@@ -174,6 +171,10 @@ class LagListener(StreamingQueryListener):
         log.info("query %s batch %d: offsets behind latest avg %.1f, max %d, min %d over %d "
                  "partitions", report.query, report.batch_id, report.avg, report.max, report.min,
                  len(report.behind))
+        # published last: whoever sees the report finds the gauges and the log line too
+        with self._lock:
+            self._reports.setdefault(report.query, deque(maxlen=HISTORY)).append(report)
+            self._names[str(event.progress.id)] = report.query
 
     def onQueryIdle(self, event: Any) -> None:
         pass

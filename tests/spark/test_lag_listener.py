@@ -3,6 +3,7 @@ maxOffsetsPerTrigger query catches up, in the listener and on its Prometheus end
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -45,7 +46,8 @@ def _behind(port: int, partition: int) -> float:
 
 
 def test_lag_shows_then_drops_to_zero_as_the_query_catches_up(spark, shared_broker, listener,
-                                                             tmp_path):
+                                                             tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="connector.progress")
     bootstrap = shared_broker.bootstrap_servers
     create(bootstrap, TOPIC, 2)
     records = produce(bootstrap, TOPIC, 400, partitions=2)
@@ -57,6 +59,8 @@ def test_lag_shows_then_drops_to_zero_as_the_query_catches_up(spark, shared_brok
         first = wait_for(lambda: listener.report(QUERY), timeout=120, what="a first report")
         assert first.behind == {tp0: 150, tp1: 150}
         assert (first.avg, first.max, first.min) == (150, 150, 150)
+        assert (f"query {QUERY} batch 0: offsets behind latest avg 150.0, max 150, min 150 "
+                "over 2 partitions") in caplog.messages
         samples = scrape(listener.port)
         assert value(samples, "pyq_source_offsets_behind_latest", query=QUERY, topic=TOPIC,
                      partition="0") == 150
