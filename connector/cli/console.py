@@ -1,4 +1,4 @@
-"""``pyq console [--host H] [--port N] [--schema-registry URL]``: the web console
+"""``pyq console [--host H] [--port N] [--schema-registry URL] [--lag-interval-ms MS]``: the web console
 (:mod:`connector.console`) over the cluster the connection options name, until Ctrl-C.
 
 It prints where it listens first (``pyq console: http://127.0.0.1:8080/``), so a script
@@ -28,13 +28,17 @@ def register(commands: Any) -> None:
                          help=f"the port to listen on, 0 for any free one (default {DEFAULT_PORT})")
     console.add_argument("--schema-registry", metavar="URL",
                          help="a schema registry's URL (shown; decoding through it comes later)")
+    console.add_argument("--lag-interval-ms", type=at_least(100), default=5000, metavar="MS",
+                         help="sample every group's lag this often for the lag history "
+                              "charts (default 5000)")
     console.set_defaults(run=run_console)
 
 
 def run_console(args: argparse.Namespace) -> int:
     from connector.console import ConsoleServer
 
-    server = ConsoleServer(client_options(args), args.host, args.port, args.schema_registry)
+    server = ConsoleServer(client_options(args), args.host, args.port, args.schema_registry,
+                           args.lag_interval_ms)
     print(f"pyq console: {server.url}", flush=True)
     try:
         server.serve_forever()

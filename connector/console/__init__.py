@@ -12,8 +12,9 @@ charts. Screens, one module each:
   create; delete and truncate (DeleteRecords) only with their confirmation;
 * :mod:`.messages` ``/topics/T/messages``: seek by offset, timestamp or latest N; key,
   value as text, pretty JSON or hex, headers, timestamp; produce;
-* :mod:`.groups` ``/groups``: state, protocol, members and assignments, lag; reset
-  offsets, previewed before they are committed.
+* :mod:`.groups` ``/groups``: state, protocol, members and assignments, lag (:mod:`.lag`)
+  and its history (:mod:`.lag_history`, sampled in the background); reset offsets,
+  previewed before they are committed.
 
 An error from the cluster or a bad form value is rendered in the page (:mod:`.app`),
 naming what was refused; nothing is changed by a request that fails.

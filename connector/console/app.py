@@ -11,18 +11,22 @@ from broker_sim.protocol.errors import PyqError
 
 from .clients import ConsoleClients
 from .forms import FormError
+from .lag_history import LagHistory
 
 HERE = Path(__file__).parent
 
 
-def create_app(clients: ConsoleClients, schema_registry: str | None = None) -> Flask:
-    """The console over ``clients``. ``schema_registry`` is only shown for now (decoding
-    through it is a later step)."""
+def create_app(clients: ConsoleClients, schema_registry: str | None = None,
+               lag_history: LagHistory | None = None) -> Flask:
+    """The console over ``clients``; the groups pages chart ``lag_history`` (none
+    without it). ``schema_registry`` is only shown for now (decoding through it is a later
+    step)."""
     from . import groups, messages, overview, topics
 
     app = Flask(__name__, template_folder=str(HERE / "templates"),
                 static_folder=str(HERE / "static"))
     app.extensions["pyq_clients"] = clients
+    app.extensions["pyq_lag_history"] = lag_history
     app.config["PYQ_BOOTSTRAP"] = clients.options.get("bootstrap.servers", "")
     app.config["PYQ_SCHEMA_REGISTRY"] = schema_registry
     for module in (overview, topics, messages, groups):

@@ -1,8 +1,8 @@
 """``/groups``: the consumer groups; one group's state, protocol, members with their
 assignments, and lag per partition; resetting its offsets.
 
-Lag is the partition's high watermark minus the offset the group committed (the next one
-it will read), for every partition the group committed or is assigned.
+Lag as :mod:`.lag` computes it; its history (:mod:`.lag_history`) is charted on the
+group's page, which fetches ``/groups/G/lag-history.json`` every sampling interval.
 
 Reset (``/groups/G/reset``, a topic's partitions to ``earliest``, ``latest``, the first
 offset at or after a ``timestamp``, or an ``offset``, clamped into each partition's
@@ -16,16 +16,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, render_template, request
+from flask import Blueprint, Flask, current_app, jsonify, render_template, request
+from werkzeug.wrappers import Response
 
 from connector.client import TopicPartition
 
 from .clients import clients_of
 from .forms import FormError, choice, integer
+from .lag import group_lag
+from .lag_history import LagHistory
 
 blueprint = Blueprint("groups", __name__)
 
 STRATEGIES = ("earliest", "latest", "timestamp", "offset")
+
+
+def history_of(app: Flask) -> LagHistory | None:
+    history: LagHistory | None = app.extensions.get("pyq_lag_history")
+    return history
 
 
 @blueprint.route("/groups")
@@ -35,35 +43,27 @@ def group_list() -> str:
     return render_template("groups.html", groups=listed)
 
 
-def lag_rows(admin: Any, group: str, assigned: dict[TopicPartition, str]) -> list[dict[str, Any]]:
-    committed = admin.fetch_offsets(group)
-    partitions = sorted(set(committed) | set(assigned))
-    topics = sorted({tp.topic for tp in partitions})
-    described = admin.describe_topics(topics) if topics else {}
-    led = [TopicPartition(p.topic, p.partition) for d in described.values()
-           for p in d.partitions if p.leader >= 0]
-    ends = {tp: o.offset for tp, o in admin.list_offsets(
-        dict.fromkeys([tp for tp in led if tp in set(partitions)], "latest")).items()} if led else {}
-    rows = []
-    for tp in partitions:
-        om, end = committed.get(tp), ends.get(tp)
-        offset = om.offset if om is not None else None
-        rows.append({"topic": tp.topic, "partition": tp.partition, "committed": offset,
-                     "end": end, "member": assigned.get(tp),
-                     "lag": end - offset if offset is not None and end is not None else None})
-    return rows
-
-
 @blueprint.route("/groups/<group>")
 def group_detail(group: str) -> str:
     with clients_of(current_app).session() as c:
         d = c.admin.describe_groups([group])[group]
         assigned = {tp: m.member_id for m in d.members for tp in m.assignment}
-        rows = lag_rows(c.admin, group, assigned)
+        rows = group_lag(c.admin, group, assigned)
     total = sum(r["lag"] for r in rows if r["lag"] is not None)
+    history = history_of(current_app)
     return render_template("group.html", group=d, rows=rows, total_lag=total,
+                           interval_ms=history.interval_ms if history else None,
+                           history_error=history.last_error if history else None,
                            chart={"labels": [f"{r['topic']}-{r['partition']}" for r in rows],
                                   "lag": [r["lag"] or 0 for r in rows]})
+
+
+@blueprint.route("/groups/<group>/lag-history.json")
+def lag_history(group: str) -> Response:
+    """The group's lag samples, oldest first (the group page's chart polls this)."""
+    history = history_of(current_app)
+    return jsonify({"group": group, "samples": history.samples(group) if history else [],
+                    "error": history.last_error if history else None})
 
 
 def reset_plan(admin: Any, group: str, topic: str, strategy: str, value: int | None

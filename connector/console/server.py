@@ -10,6 +10,7 @@ from werkzeug.serving import make_server
 
 from .app import create_app
 from .clients import ConsoleClients
+from .lag_history import DEFAULT_INTERVAL_MS, LagHistory
 
 
 class ConsoleServer:
@@ -20,18 +21,23 @@ class ConsoleServer:
     Threading: :meth:`serve_forever` runs on the caller's thread (``pyq console``) or
     :meth:`start` on a daemon thread of its own; each request is answered on a thread of
     its own, and they reach the cluster one at a time (:class:`.clients.ConsoleClients`).
-    :meth:`close` stops serving, then closes the clients.
+    The lag history (:class:`.lag_history.LagHistory`, every ``lag_interval_ms``) is
+    sampled from construction on. :meth:`close` stops serving, then the sampling, then
+    closes the clients.
     """
 
     def __init__(self, options: Mapping[str, Any], host: str = "127.0.0.1", port: int = 0,
-                 schema_registry: str | None = None) -> None:
+                 schema_registry: str | None = None,
+                 lag_interval_ms: int = DEFAULT_INTERVAL_MS) -> None:
         self.clients = ConsoleClients(options)
         try:
-            self.app = create_app(self.clients, schema_registry)
+            self.lag_history = LagHistory(self.clients, lag_interval_ms)
+            self.app = create_app(self.clients, schema_registry, self.lag_history)
             self._server = make_server(host, port, self.app, threaded=True)
         except BaseException:
             self.clients.close()
             raise
+        self.lag_history.start()
         self._thread: threading.Thread | None = None
 
     @property
@@ -53,4 +59,5 @@ class ConsoleServer:
             self._server.shutdown()
             self._thread.join()
         self._server.server_close()
+        self.lag_history.close()
         self.clients.close()

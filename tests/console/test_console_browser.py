@@ -29,6 +29,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.cluster]
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = Path(__file__).parent / "screenshots"
 ROOT = Path(__file__).parents[2]
+LAG_INTERVAL_MS = 300
 
 
 class Console(NamedTuple):
@@ -49,7 +50,7 @@ def shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalClu
 def start_console(bootstrap: str) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "connector.cli", "console", "--bootstrap-server", bootstrap,
-         "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+         "--port", "0", "--lag-interval-ms", str(LAG_INTERVAL_MS)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -219,7 +220,13 @@ def test_group_lag_drops_to_zero_as_a_consumer_catches_up(page, console):
         a.commit_offsets(group, {(name, 0): 0, (name, 1): 0})
     page.goto(f"/groups/{group}")
     assert cell(page, "#total-lag") == "40"
-    shot(page, console, "group")
+
+    def charted() -> list[int]:  # the lag history chart's points, as the page fetched them
+        points: list[int] = page.evaluate(
+            "Chart.getChart('lag-history').data.datasets[0].data")
+        return points
+
+    wait_for(lambda: 40 in charted(), what="lag 40 in the lag history chart")
     consumer = Consumer({"bootstrap.servers": console.bootstrap, "group.id": group,
                          "enable.auto.commit": False})
     try:
@@ -240,6 +247,10 @@ def test_group_lag_drops_to_zero_as_a_consumer_catches_up(page, console):
 
         wait_for(lag_in_page, what="lag 0 in the page")
         assert {cell(page, f'#lag tr[data-tp="{name}-{p}"] .lag') for p in (0, 1)} == {"0"}
+        history = wait_for(lambda: (points := charted()) and points[-1] == 0 and points,
+                           what="lag 0 last in the lag history chart")
+        assert history[0] == 40 and set(history) <= set(range(41))
+        shot(page, console, "group")
     finally:
         consumer.close()
     page.goto("/groups")

@@ -1,0 +1,94 @@
+"""The lag history behind the groups page's chart: every consumer group's lag, sampled
+every ``interval_ms`` while the console runs (it keeps no history across restarts)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from typing import Any
+
+from broker_sim.protocol.errors import PyqError
+
+from .clients import ConsoleClients
+from .lag import group_lag
+
+log = logging.getLogger(__name__)
+
+#: Samples kept per group: an hour at the default interval of 5 s.
+DEFAULT_SAMPLES = 720
+DEFAULT_INTERVAL_MS = 5_000
+
+
+class LagHistory:
+    """Samples of each group's lag, ``{"time": ms, "total": n, "partitions": {"t-p": n}}``,
+    the newest last, at most ``samples`` per group (the oldest dropped); a group is
+    sampled from the first round after it appears (ListGroups) until it is gone.
+
+    Threading: :meth:`start` runs the sampling rounds on a daemon thread of its own, which
+    reaches the cluster through the console's clients under their lock (a round waits for
+    a page being rendered, and the other way round); :meth:`samples` is read by request
+    threads, under this object's own lock. :meth:`close` stops the thread (a round in
+    progress finishes first). A round that fails (the cluster unreachable, a group
+    described while it is deleted) is logged and kept as :attr:`last_error`, and the next
+    round tries again.
+    """
+
+    def __init__(self, clients: ConsoleClients, interval_ms: int = DEFAULT_INTERVAL_MS,
+                 samples: int = DEFAULT_SAMPLES) -> None:
+        if interval_ms < 100:
+            raise ValueError(f"lag history interval {interval_ms} ms is not allowed: must be "
+                             "at least 100")
+        self.clients = clients
+        self.interval_ms = interval_ms
+        self._samples = samples
+        self._history: dict[str, deque[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.last_error: str | None = None
+
+    def start(self) -> LagHistory:
+        self._thread = threading.Thread(target=self._run, name="pyq-console-lag", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.sample()
+            self._stop.wait(self.interval_ms / 1000)
+
+    def sample(self) -> None:
+        """One round: every group's lag now."""
+        try:
+            with self.clients.session() as c:
+                now = int(time.time() * 1000)
+                groups = [g.group_id for g in c.admin.list_groups()]
+                taken = {}
+                for group in groups:
+                    rows = group_lag(c.admin, group)
+                    lags = {f"{r['topic']}-{r['partition']}": r["lag"] for r in rows
+                            if r["lag"] is not None}
+                    taken[group] = {"time": now, "total": sum(lags.values()), "partitions": lags}
+        except PyqError as e:
+            self.last_error = f"{type(e).__name__}: {' '.join(str(e).split())}"
+            log.warning("lag history: sampling failed, trying again in %d ms: %s",
+                        self.interval_ms, self.last_error)
+            return
+        self.last_error = None
+        with self._lock:
+            for group in list(self._history):
+                if group not in taken:
+                    del self._history[group]
+            for group, sample in taken.items():
+                self._history.setdefault(group, deque(maxlen=self._samples)).append(sample)
+
+    def samples(self, group: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._history.get(group, ()))
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
