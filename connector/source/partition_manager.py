@@ -237,9 +237,13 @@ class PartitionManager:
                 if in_pending:
                     self._dead_in_pending.add(offset)
         self.counters.dead_lettered += len(dead)
+        by_reason: dict[str, list[int]] = {}
         for letter in dead:
-            logger.warning("%s-%d: offset %d dead-lettered: %s", self.topic, self.partition,
-                           letter.offset, letter.reason)
+            by_reason.setdefault(letter.reason, []).append(letter.offset)
+        for why, gone in by_reason.items():  # expected handling, counted: INFO, one line each
+            logger.info("%s-%d: %d offset(s) dead-lettered (%s%s): %s", self.topic, self.partition,
+                        len(gone), ", ".join(map(str, gone[:5])), ", ..." if len(gone) > 5 else "",
+                        why)
         if ignored:
             logger.warning("%s-%d: failure of offsets %s ignored: not pending, already"
                            " scheduled for retry or already dead-lettered (report each failed"
