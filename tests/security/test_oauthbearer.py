@@ -31,7 +31,7 @@ from broker_sim.security.oauthbearer import JwksValidator, OAuthBearerConfig, To
 from broker_sim.server.config import BrokerConfig
 from broker_sim.server.config import ConfigError as BrokerConfigError
 from connector.client import Admin, AuthenticationError, ConfigError, Fetcher, Producer
-from connector.client.oauthbearer import TokenSource, settings
+from connector.client.oauthbearer import TokenSource, settings, unsecured_token
 from tests.cli.support import pyq
 from tests.security.identity_provider import IdentityProvider
 from tests.security.test_sasl_wire import METADATA_ALL, Wire
@@ -430,12 +430,22 @@ def unsecured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProces
     proc.stop()
 
 
+class UnsecuredProvider(AbstractTokenProvider):
+    """kafka-python's hook giving an unsigned token (alg none), as for Kafka's development mode."""
+
+    def __init__(self, principal: str) -> None:
+        self.settings = settings(None, None, None, None, None, f"principal={principal}", None, {}, None)
+
+    def token(self) -> str:
+        return unsecured_token(self.settings, time.time())[0]
+
+
 def _unsecured(proc: BrokerProcess, principal: str) -> dict[str, Any]:
     return {"bootstrap.servers": proc.bootstrap_servers, "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanism": "OAUTHBEARER", "sasl.oauthbearer.config": f"principal={principal}"}
 
 
-def test_unsecured_tokens_with_pyq_and_librdkafka(unsecured: BrokerProcess, idp: IdentityProvider) -> None:
+def test_unsecured_tokens_with_pyq_librdkafka_and_kafka_python(unsecured: BrokerProcess, idp: IdentityProvider) -> None:
     with Admin(_unsecured(unsecured, "admin")) as admin:
         admin.create_topic("dev", num_partitions=1)
         admin.create_acls([AclBinding.create(ResourceType.TOPIC, "dev", PatternType.LITERAL, "User:dana",
@@ -449,6 +459,12 @@ def test_unsecured_tokens_with_pyq_and_librdkafka(unsecured: BrokerProcess, idp:
     rd = CkProducer({**_unsecured(unsecured, "dana"), "enable.sasl.oauthbearer.unsecure.jwt": True})
     rd.produce("dev", b"librdkafka", on_delivery=lambda err, msg: reports.append(err))
     assert rd.flush(30) == 0 and reports == [None]
+    kp = KafkaProducer(bootstrap_servers=unsecured.bootstrap_servers, security_protocol="SASL_PLAINTEXT",
+                       sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=UnsecuredProvider("dana"))
+    try:
+        assert kp.send("dev", b"kafka-python").get(30).offset == 2
+    finally:
+        kp.close()
     # the principal is the token's sub: eve has no ACL
     eve = Producer(_unsecured(unsecured, "eve"), enable_idempotence=False, acks=1)
     try:
