@@ -52,6 +52,15 @@ asks HTTP basic credentials of the SCRAM users::
     with EmbeddedCluster(schema_registry=True) as cluster:
         registry = SchemaRegistryClient(cluster.schema_registry_options())
 
+Web console (``console_port=N``, 0 for a free port): ``pyq console`` (:mod:`connector.console`)
+served from this process on 127.0.0.1 beside the cluster, a client of it with
+:meth:`EmbeddedCluster.client_options` (on a secured cluster: as its first user) and its
+schema registry when there is one; :attr:`EmbeddedCluster.console_url` says where. It starts
+once the brokers are up and stops before them::
+
+    with EmbeddedCluster(console_port=8080) as cluster:
+        print(cluster.console_url)                              # http://127.0.0.1:8080/
+
 Processes started again by ``start()`` pick new ephemeral ports, so read
 ``bootstrap_servers`` after each start. To restart a single broker on its old port, use
 ``cluster.broker(i).stop()`` / ``.start()`` (a :class:`~broker_sim.process.BrokerProcess`).
@@ -66,11 +75,15 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from broker_sim.cluster import LocalCluster
 from broker_sim.process import BrokerProcess, ManagedProcess
 
 from .local_security import LocalSecurity
+
+if TYPE_CHECKING:
+    from connector.console import ConsoleServer
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +95,12 @@ class EmbeddedCluster:
                  overrides: Mapping[str, str] | None = None, *,
                  session_timeout_ms: int = 3000, security: str | None = None,
                  users: Mapping[str, str] | None = None, sasl_mechanism: str = "SCRAM-SHA-512",
-                 schema_registry: bool = False) -> None:
+                 schema_registry: bool = False, console_port: int | None = None) -> None:
         if brokers < 1:
             raise ValueError(f"brokers={brokers} is not allowed: must be at least 1")
+        if console_port is not None and not 0 <= console_port <= 65535:
+            raise ValueError(f"console_port={console_port} is not allowed: must be a port "
+                             "0..65535 (0: any free one), or None for no console")
         if users and not (security or "").upper().startswith("SASL"):
             raise ValueError(f"users= needs security='SASL_PLAINTEXT' or 'SASL_SSL', not {security!r}")
         self.num_brokers = brokers
@@ -93,6 +109,8 @@ class EmbeddedCluster:
         self._given_dir = None if data_dir is None else Path(data_dir)
         self._temp_dir: tempfile.TemporaryDirectory[str] | None = None
         self._cluster: LocalCluster | None = None
+        self.console_port = console_port
+        self._console: ConsoleServer | None = None
         #: The CA, users and options of a secured cluster (None: plaintext only).
         self.security = None if security is None else LocalSecurity(
             self.data_dir / "security", security, users, sasl_mechanism)
@@ -157,6 +175,13 @@ class EmbeddedCluster:
         return out
 
     @property
+    def console_url(self) -> str:
+        """Where the web console serves (``console_port=`` given, cluster running)."""
+        if self._console is None:
+            raise RuntimeError("no console: pass console_port= and start the cluster")
+        return self._console.url
+
+    @property
     def brokers(self) -> list[BrokerProcess]:
         return list(self._running().brokers)
 
@@ -198,6 +223,8 @@ class EmbeddedCluster:
         self._cluster = cluster
         try:
             self._await_brokers(time.monotonic() + timeout_s)
+            if self.console_port is not None:
+                self._start_console()
         except BaseException:
             self.stop()
             raise
@@ -225,8 +252,20 @@ class EmbeddedCluster:
                 if len(seen) < self.num_brokers:
                     time.sleep(0.05)
 
+    def _start_console(self) -> None:
+        from connector.console import ConsoleServer
+
+        registry = self.schema_registry_url if "schema.registry.listeners" in self.overrides \
+            else None
+        self._console = ConsoleServer(self.client_options(), "127.0.0.1",
+                                      self.console_port or 0, registry).start()
+        log.info("console of the embedded cluster: %s", self._console.url)
+
     def stop(self) -> None:
-        """Stop every process; keep the data directory (see :meth:`close`)."""
+        """Stop the console, then every process; keep the data directory (see :meth:`close`)."""
+        console, self._console = self._console, None
+        if console is not None:
+            console.close()
         cluster, self._cluster = self._cluster, None
         if cluster is not None:
             cluster.stop()

@@ -77,8 +77,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "connector.progress": {"broker_sim.common", "connector.source"},
     "connector.local_security": {"broker_sim.security"},
     # EmbeddedCluster starts broker processes: through the broker's launchers only.
+    # EmbeddedCluster(console_port=N) serves connector.console beside the cluster.
     "connector.cluster": {"broker_sim.common", "broker_sim.cluster", "broker_sim.process",
-                          "connector.client", "connector.local_security"},
+                          "connector.client", "connector.local_security", "connector.console"},
     # ``pyq console`` serves connector.console, a Kafka client's web pages.
     "connector.console": {"broker_sim.protocol", "connector.client"},
     # ``pyq cluster start`` is ``pyq-broker cluster`` (broker_sim.cli.run_cluster).
