@@ -78,16 +78,21 @@ def _no_normalize(request: Request) -> None:
                           "compared by their canonical forms); send normalize=false")
 
 
+class RawText(str):
+    """A body sent as it is, not encoded as JSON (a Protobuf schema's text)."""
+
+
 def _schema_only(described: dict[str, Any]) -> Any:
-    """The ``.../schema`` endpoints' body: an Avro or JSON schema as the JSON it is; a
-    Protobuf schema (not JSON) as a JSON string."""
+    """The ``.../schema`` endpoints' body: the schema itself -- an Avro or JSON schema as the
+    JSON it is, a Protobuf schema as its text (or base64 descriptor), as Confluent's."""
     if described.get("schemaType") == "PROTOBUF":
-        return described["schema"]
+        return RawText(described["schema"])
     return json.loads(described["schema"])
 
 
 def _json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
-    return Response(json.dumps(payload, ensure_ascii=False), status=status,
+    body = payload if isinstance(payload, RawText) else json.dumps(payload, ensure_ascii=False)
+    return Response(body, status=status,
                     content_type=CONTENT_TYPE, headers=headers)
 
 

@@ -6,7 +6,9 @@ registry) and validates it against that draft's meta-schema with the ``jsonschem
 library; every ``$ref`` must resolve (``referencing``): within the schema, or to a
 reference of the request by its *name* (``{"$ref": "address.json"}`` with a reference
 named ``address.json``), or inside such a reference. A failure is 42201 with the library's
-reason.
+reason. Under a root ``$id`` a reference's name is also taken relative to it
+(``https://example.com/address.json`` for ``address.json`` under
+``https://example.com/user.json``).
 
 :attr:`JsonSchema.canonical` (and :attr:`JsonSchema.text`, what is stored and served) is
 the JSON printed compact with sorted keys: key order and whitespace do not make a new
@@ -35,6 +37,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from typing import Any
+from urllib.parse import urljoin
 
 import jsonschema
 import jsonschema.exceptions
@@ -110,6 +113,9 @@ class JsonSchema:
         root = referencing.Resource.from_contents(data, default_specification=spec)
         base = root.id() or ""
         registry = registry.with_resources([("", root)] + ([(base, root)] if base else []))
+        if base:  # "$ref": "address.json" under "$id": "https://x/user.json" names the same
+            registry = registry.with_resources(
+                [(urljoin(base, name), ref.registry[""]) for name, ref in references])
         registry = registry.crawl()
         resolver = registry.resolver(base_uri=base)
         for pointer in _refs(data):

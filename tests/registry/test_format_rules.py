@@ -120,6 +120,10 @@ def test_json_schema_refs_are_followed_in_checks() -> None:
     assert verdict(js(user, (("address.json", address),)), js(user, (("address.json", address),))) == []
     problems = verdict(js(user, (("address.json", address2),)), js(user, (("address.json", address),)))
     assert problems and problems[0].startswith("TYPE_CHANGED at #/properties/home/properties/zip")
+    under_id = {"$id": "https://example.com/schemas/user.json", "type": "object",
+                "properties": {"home": {"$ref": "address.json"}}}
+    refs = (("address.json", address),)
+    assert verdict(js(under_id, refs), js(under_id, refs)) == []
     local = {"definitions": {"n": INT}, "type": "object", "properties": {"a": {"$ref": "#/definitions/n"}}}
     assert verdict(js(local), js(local)) == []
 

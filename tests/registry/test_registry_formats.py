@@ -15,6 +15,7 @@ import importlib
 import json
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -175,6 +176,9 @@ def test_protobuf_schemas_register_evolve_and_delete(cluster: EmbeddedCluster,
     # The descriptor (as confluent-kafka's serializer sends it) is the same schema.
     found = client.lookup_schema("users-proto", Schema(serialized, "PROTOBUF", [ref]))
     assert (found.schema_id, found.version) == (v1, 1)
+    url = cluster.broker(0).schema_registry_url
+    with urllib.request.urlopen(f"{url}/subjects/users-proto/versions/1/schema", timeout=30) as r:
+        assert r.read().decode() == USER_PROTO  # the text itself, as Confluent's
     # A field added: compatible; a scalar changed out of its wire group: refused.
     grown = USER_PROTO.replace("}\n", "  string email = 5;\n}\n")
     assert client.test_compatibility("users-proto", Schema(grown, "PROTOBUF", [ref]))
