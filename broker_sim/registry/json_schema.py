@@ -24,10 +24,13 @@ narrowed, ``minimum``/``maximum``/``exclusive*``, ``minLength``/``maxLength``,
 (a property added to an open model, or not covered by a partially open one; removed from
 a closed model, or not covered by a partially open one; ``additionalProperties``
 narrowed), ``items`` (a single schema) recursively, ``oneOf``/``anyOf`` narrowed,
-``allOf`` extended, ``$ref`` followed (each pair once). Not checked yet: ``not``,
-``patternProperties``, ``dependencies``/``dependentRequired``/``dependentSchemas``,
-``propertyNames``, tuple ``items``/``prefixItems``/``additionalItems``, ``const``,
-``if``/``then``/``else``.
+``allOf`` extended, ``$ref`` followed (each pair once), ``dependencies`` /
+``dependentRequired`` / ``dependentSchemas`` added or extended, tuples (``items`` as a list
+with ``additionalItems``, or ``prefixItems`` with ``items``) as content models of their
+positions (an item added to an open tuple, removed from a closed one, not covered by a
+partially open one; additional items removed or narrowed). Not checked yet: ``not``,
+``patternProperties``, ``propertyNames``, ``const``, ``if``/``then``/``else``,
+``contains``.
 
 Instances are immutable after parse and safe to share between threads.
 """
@@ -287,15 +290,91 @@ def _compare(reader: _Side, writer: _Side, path: str, seen: set[tuple[int, int]]
             out += _compare(reader.child(r["additionalProperties"]),
                             writer.child(w["additionalProperties"]),
                             f"{path}/additionalProperties", seen)
+    # dependencies
+    r_arrays, r_schemas = _dependencies(r)
+    w_arrays, w_schemas = _dependencies(w)
+    for name, needed in sorted(r_arrays.items()):
+        if name not in w_arrays:
+            say("DEPENDENCY_ARRAY_ADDED", f"property {name!r} now needs {sorted(needed)}")
+        elif not needed <= w_arrays[name]:
+            say("DEPENDENCY_ARRAY_EXTENDED", f"property {name!r} now needs "
+                f"{sorted(needed - w_arrays[name])} too")
+    for name, sub in sorted(r_schemas.items()):
+        if name not in w_schemas:
+            say("DEPENDENCY_SCHEMA_ADDED", f"a schema depends on property {name!r}")
+        else:
+            out += _compare(reader.child(sub), writer.child(w_schemas[name]),
+                            f"{path}/dependencies/{name}", seen)
     # arrays
-    ri, wi = r.get("items"), w.get("items")
-    if isinstance(ri, (dict, bool)) and not _accepts_anything(ri):
-        if isinstance(wi, (dict, bool)):
-            out += _compare(reader.child(ri), writer.child(wi), f"{path}/items", seen)
-        elif wi is None:
-            say("ITEMS_NARROWED", "the reader restricts the items of an array")
+    r_tuple, w_tuple = _tuple(r), _tuple(w)
+    if r_tuple is not None or w_tuple is not None:
+        out += _compare_tuples(reader, writer, r_tuple or ([], r.get("items", True)),
+                               w_tuple or ([], w.get("items", True)), path, seen)
+    else:
+        ri, wi = r.get("items"), w.get("items")
+        if isinstance(ri, (dict, bool)) and not _accepts_anything(ri):
+            if isinstance(wi, (dict, bool)):
+                out += _compare(reader.child(ri), writer.child(wi), f"{path}/items", seen)
+            elif wi is None:
+                say("ITEMS_NARROWED", "the reader restricts the items of an array")
     # combined schemas
     out += _compare_combined(reader, writer, r, w, path, seen)
+    return out
+
+
+def _dependencies(node: dict[str, Any]) -> tuple[dict[str, set[str]], dict[str, Any]]:
+    """(property -> properties it requires, property -> schema applied when present), from
+    ``dependencies`` (drafts 4-7) and ``dependentRequired``/``dependentSchemas`` (2019-09+)."""
+    arrays: dict[str, set[str]] = {}
+    schemas: dict[str, Any] = {}
+    for key in ("dependencies", "dependentRequired", "dependentSchemas"):
+        for name, value in (node.get(key) or {}).items():
+            if isinstance(value, list):
+                arrays[name] = set(value)
+            else:
+                schemas[name] = value
+    return arrays, schemas
+
+
+def _tuple(node: dict[str, Any]) -> tuple[list[Any], Any] | None:
+    """(positional item schemas, the schema of the items after them) of a tuple array:
+    ``prefixItems`` + ``items`` (2020-12) or ``items`` as a list + ``additionalItems``."""
+    if isinstance(node.get("prefixItems"), list):
+        return node["prefixItems"], node.get("items", True)
+    if isinstance(node.get("items"), list):
+        return node["items"], node.get("additionalItems", True)
+    return None
+
+
+def _compare_tuples(reader: _Side, writer: _Side, r: tuple[list[Any], Any],
+                    w: tuple[list[Any], Any], path: str, seen: set[tuple[int, int]]) -> list[str]:
+    """Positional items as properties of a content model whose rest is the items after."""
+    (r_items, r_rest), (w_items, w_rest) = r, w
+    out: list[str] = []
+    for i in range(max(len(r_items), len(w_items))):
+        where = f"{path}/items/{i}"
+        if i < len(r_items) and i < len(w_items):
+            out += _compare(reader.child(r_items[i]), writer.child(w_items[i]), where, seen)
+        elif i < len(r_items):
+            if _accepts_anything(w_rest):
+                out.append(f"ITEM_ADDED_TO_OPEN_CONTENT_MODEL at {where}")
+            elif w_rest is not False and _compare(reader.child(r_items[i]),
+                                                  writer.child(w_rest), where, seen):
+                out.append(f"ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL at {where}")
+        else:
+            if r_rest is False:
+                out.append(f"ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL at {where}")
+            elif not _accepts_anything(r_rest) and _compare(reader.child(r_rest),
+                                                            writer.child(w_items[i]), where, seen):
+                out.append(f"ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL at {where}")
+    if r_rest is False:
+        if w_rest is not False:
+            out.append(f"ADDITIONAL_ITEMS_REMOVED at {path}: the reader closes the tuple")
+    elif not _accepts_anything(r_rest):
+        if _accepts_anything(w_rest):
+            out.append(f"ADDITIONAL_ITEMS_NARROWED at {path}: the reader restricts later items")
+        elif w_rest is not False:
+            out += _compare(reader.child(r_rest), writer.child(w_rest), f"{path}/items/*", seen)
     return out
 
 
