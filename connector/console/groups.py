@@ -19,7 +19,8 @@ from typing import Any
 from flask import Blueprint, Flask, current_app, jsonify, render_template, request
 from werkzeug.wrappers import Response
 
-from connector.client import TopicPartition
+from broker_sim.protocol.errors import GroupIdNotFound
+from connector.client import Admin, GroupDescription, MemberDescription, TopicPartition
 
 from .clients import clients_of
 from .forms import FormError, choice, integer
@@ -43,10 +44,26 @@ def group_list() -> str:
     return render_template("groups.html", groups=listed)
 
 
+def describe(admin: Admin, group: str) -> GroupDescription:
+    """The group as DescribeGroups sees it; a group on the consumer protocol (KIP-848),
+    which DescribeGroups reports Dead (as Kafka does), as ConsumerGroupDescribe sees it
+    (its protocol is then the server-side assignor)."""
+    d = admin.describe_groups([group])[group]
+    if d.state != "Dead":
+        return d
+    try:
+        c = admin.describe_consumer_groups([group])[group]
+    except GroupIdNotFound:
+        return d
+    return GroupDescription(group, c.state, "consumer", c.assignor, c.coordinator,
+                            [MemberDescription(m.member_id, m.instance_id, m.client_id,
+                                               m.client_host, m.assignment) for m in c.members])
+
+
 @blueprint.route("/groups/<group>")
 def group_detail(group: str) -> str:
     with clients_of(current_app).session() as c:
-        d = c.admin.describe_groups([group])[group]
+        d = describe(c.admin, group)
         assigned = {tp: m.member_id for m in d.members for tp in m.assignment}
         rows = group_lag(c.admin, group, assigned)
     total = sum(r["lag"] for r in rows if r["lag"] is not None)

@@ -1,5 +1,6 @@
 """``/topics``: the topics with their partitions, sizes and end offsets; one topic's
-partitions (leader, replicas, ISR, start and end offsets) and configs; create a topic;
+partitions (leader, replicas, ISR, start and end offsets) and configs, altered one at a
+time; create a topic;
 delete a topic and truncate partitions (DeleteRecords), each only once confirmed.
 
 A destructive request without its confirmation (the topic's name typed again) renders
@@ -85,6 +86,19 @@ def create_topic() -> str | Response:
         c.admin.create_topics([new])  # an invalid config value: the broker's error, no topic
         c.admin.await_topic(name)
     return redirect(url_for("topics.topic_detail", topic=name))
+
+
+@blueprint.route("/topics/<topic>/configs", methods=["POST"])
+def alter_config(topic: str) -> Response:
+    """Set one config of the topic (IncrementalAlterConfigs; the others stay as they are),
+    or delete its override back to the default when the value is empty."""
+    name = (request.form.get("name") or "").strip()
+    if not name:
+        raise FormError("name: a config name is required")
+    value = (request.form.get("value") or "").strip()
+    with clients_of(current_app).session() as c:
+        c.admin.incremental_alter_configs({("topic", topic): {name: value or None}})
+    return redirect(url_for("topics.topic_detail", topic=topic))
 
 
 def _confirmed(topic: str) -> bool:

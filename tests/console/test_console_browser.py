@@ -322,6 +322,50 @@ def test_destructive_actions_need_their_confirmation(page, console):
         wait_for(lambda: name not in a.list_topics(), what=f"{name} deleted")
 
 
+def test_a_config_set_in_the_page_is_the_topics_and_a_bad_value_changes_nothing(page, console):
+    name = f"configured-{console.name}"
+    make_topic(console, name)
+
+    def retention() -> str | None:
+        with admin(console) as a:
+            value: str | None = next(iter(a.describe_configs(
+                [("topic", name)], ["retention.ms"]).values()))["retention.ms"].value
+            return value
+
+    page.goto(f"/topics/{name}")
+    page.fill("#config-form input[name=name]", "retention.ms")
+    page.fill("#config-form input[name=value]", "7200000")
+    page.click("#config-form button[type=submit]")
+    assert cell(page, '#configs tr[data-config="retention.ms"] td:nth-child(2)') == "7200000"
+    assert retention() == "7200000"
+    page.fill("#config-form input[name=name]", "retention.ms")
+    page.fill("#config-form input[name=value]", "a week")
+    page.click("#config-form button[type=submit]")
+    assert "InvalidConfig" in cell(page, "#error")
+    assert retention() == "7200000"
+
+
+def test_a_consumer_protocol_group_shows_its_member_and_assignor(page, console):
+    name, group = f"kip848-{console.name}", f"next-gen-{console.name}"
+    make_topic(console, name, 2)
+    consumer = Consumer({"bootstrap.servers": console.bootstrap, "group.id": group,
+                         "group.protocol": "consumer", "enable.auto.commit": False})
+    try:
+        consumer.subscribe([name])
+
+        def stable() -> bool:
+            consumer.poll(200)
+            page.goto(f"/groups/{group}")
+            return cell(page, "#state") == "Stable" and cell(page, "#member-count") == "1"
+
+        wait_for(stable, what="the KIP-848 group Stable with its member in the page")
+        assert cell(page, "#protocol") != "-"  # the server-side assignor
+        assigned = cell(page, "#members tr:nth-child(2) td:nth-child(4)")
+        assert assigned == f"{name}-0, {name}-1"
+    finally:
+        consumer.close()
+
+
 def test_an_option_the_client_refuses_stops_pyq_console_naming_it(console):
     out = pyq("console", "--bootstrap-server", console.bootstrap, "--port", "0",
               "-X", "request.timeout.ms=-5")
