@@ -38,6 +38,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from .common.allocator import keep_freed_buffers
@@ -61,8 +62,10 @@ def _scram(specs: list[str], prog: str) -> list[tuple[str, str, ScramCredential]
         return None
 
 
-def _wait_for_signal() -> None:
-    """Return once SIGTERM or SIGINT arrived.
+def _catch_stop_signals() -> Callable[[], None]:
+    """Catch SIGTERM and SIGINT from now on; the function returned waits until one arrived
+    (at once if one came meanwhile). A server calls this before it prints the status lines
+    its launcher waits for, so a stop sent right after them is never the default action.
 
     The news comes through a wake-up pipe (``signal.set_wakeup_fd``): Python's C-level
     handler writes the signal's number there from whichever thread the kernel interrupted,
@@ -78,15 +81,23 @@ def _wait_for_signal() -> None:
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     previous = signal.set_wakeup_fd(write_fd)  # before the handlers: no signal goes unwritten
-    try:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda _signum, _frame: None)
-        while not {signal.SIGTERM, signal.SIGINT} & set(os.read(read_fd, 64)):
-            pass
-    finally:
-        signal.set_wakeup_fd(previous)
-        os.close(read_fd)
-        os.close(write_fd)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda _signum, _frame: None)
+
+    def wait() -> None:
+        try:
+            while not {signal.SIGTERM, signal.SIGINT} & set(os.read(read_fd, 64)):
+                pass
+        finally:
+            signal.set_wakeup_fd(previous)
+            os.close(read_fd)
+            os.close(write_fd)
+    return wait
+
+
+def _wait_for_signal() -> None:
+    """Return once SIGTERM or SIGINT arrived (see :func:`_catch_stop_signals`)."""
+    _catch_stop_signals()()
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -159,6 +170,7 @@ def run_broker(argv: list[str]) -> int:
               "'pyq-broker cluster'): it stores the cluster's credentials", file=sys.stderr)
         return 2
     broker = Broker(config, scram_credentials=scram).start()
+    wait_for_stop = _catch_stop_signals()
     for listener in broker.socket_server.listeners:  # before "listening on": see process.py
         print(f"listener {listener}", flush=True)
     if broker.metrics_port is not None:
@@ -167,7 +179,7 @@ def run_broker(argv: list[str]) -> int:
         print(f"schema registry on {broker.schema_registry_url}", flush=True)
     print(f"listening on {broker.host}:{broker.port}", flush=True)
     try:
-        _wait_for_signal()
+        wait_for_stop()
     finally:
         broker.shutdown()
     return 0
@@ -217,11 +229,12 @@ def run_controller(argv: list[str]) -> int:
     server = ControllerServer(args.data_dir, args.host, args.port, args.session_timeout_ms,
                               scram_credentials=scram, metrics_port=metrics_port,
                               leader_balance=leader_balance).start()
+    wait_for_stop = _catch_stop_signals()
     if server.metrics_port is not None:
         print(f"metrics on {server.host}:{server.metrics_port}", flush=True)
     print(f"listening on {server.host}:{server.port}", flush=True)
     try:
-        _wait_for_signal()
+        wait_for_stop()
     finally:
         server.shutdown()
     return 0
@@ -249,6 +262,7 @@ def run_cluster(argv: list[str]) -> int:
     from .cluster import LocalCluster
     cluster = LocalCluster(args.data_dir, args.brokers, overrides, add_scram=args.add_scram,
                            log_level=args.log_level, log_format=args.log_format).start()
+    wait_for_stop = _catch_stop_signals()
     print(f"controller pid {cluster.controller.pid} on 127.0.0.1:{cluster.controller.port}", flush=True)
     if cluster.controller.metrics_port is not None:
         print(f"controller metrics on 127.0.0.1:{cluster.controller.metrics_port}", flush=True)
@@ -265,7 +279,7 @@ def run_cluster(argv: list[str]) -> int:
     if cluster.schema_registry_url is not None:
         print(f"schema registry: {cluster.schema_registry_url}", flush=True)
     try:
-        _wait_for_signal()
+        wait_for_stop()
     finally:
         cluster.stop()
         print("cluster stopped", flush=True)

@@ -187,3 +187,28 @@ def test_sigterm_stops_a_broker_and_the_controller_within_a_second(cluster_facto
         elapsed = time.monotonic() - started
         assert code == 0, proc.output()[-2000:]
         assert elapsed < 1.5, f"{proc.log_path.name} took {elapsed:.2f} s to stop after SIGTERM"
+
+
+@pytest.mark.parametrize("argv,ready", [(["--port", "0"], "listening on "),
+                                        (["cluster", "--brokers", "1"], "bootstrap servers: ")],
+                         ids=["broker", "cluster"])
+def test_a_sigterm_right_after_the_ready_line_stops_cleanly(tmp_path, argv, ready):
+    """The stop signals are caught before the line a launcher waits for is printed: a SIGTERM
+    sent the moment it appears is a clean stop (exit 0), never the default action (-15,
+    which would leave a cluster's children to their lifelines)."""
+    proc = subprocess.Popen([sys.executable, "-m", "broker_sim", *argv, "--data-dir",
+                             str(tmp_path / "d")], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        seen = []
+        for line in proc.stdout:
+            seen.append(line)
+            if line.startswith(ready):
+                proc.send_signal(signal.SIGTERM)
+                break
+        assert proc.wait(60) == 0, "".join(seen)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
