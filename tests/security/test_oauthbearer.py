@@ -10,6 +10,7 @@ unsecured development mode.
 from __future__ import annotations
 
 import json
+import socket
 import time
 import urllib.request
 import uuid
@@ -291,6 +292,17 @@ def test_refusing_token_endpoint_names_the_url_and_status(broker: BrokerProcess,
         with Admin(opts) as admin:
             admin.list_topics()
     assert f"the token endpoint {idp.token_url} answered HTTP 401 to client 'alice'" in str(refused.value)
+
+
+def test_an_unreachable_token_endpoint_is_named(broker: BrokerProcess, idp: IdentityProvider) -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/token"
+    opts = pyq_options(broker, idp, "alice", **{"sasl.oauthbearer.token.endpoint.url": url,
+                                                 "default.api.timeout.ms": 5000})
+    with pytest.raises(AuthenticationError, match=f"OAUTHBEARER: no token from the token endpoint {url}"):
+        with Admin(opts) as admin:
+            admin.list_topics()
 
 
 @pytest.mark.parametrize(("options", "message"), [
