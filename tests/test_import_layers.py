@@ -41,6 +41,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     # ---- the broker, bottom up
     "broker_sim.common": set(),  # the floor: Clock, TopicPartition, ShutdownableThread
     "broker_sim.protocol": set(),  # the codec: no sockets, files, logs, threads of ours
+    "broker_sim.raft": set(),  # the sans-I/O Raft core: no sockets, disks, threads, clocks
     "broker_sim.timer": {"broker_sim.common"},
     "broker_sim.purgatory": {"broker_sim.common", "broker_sim.timer"},
     "broker_sim.security": {"broker_sim.common", "broker_sim.protocol"},
