@@ -24,7 +24,7 @@ from connector.client import Admin, GroupDescription, MemberDescription, TopicPa
 
 from .clients import clients_of
 from .forms import FormError, choice, integer
-from .lag import group_lag
+from .lag import group_lag, group_lags, total
 from .lag_history import LagHistory
 
 blueprint = Blueprint("groups", __name__)
@@ -39,9 +39,13 @@ def history_of(app: Flask) -> LagHistory | None:
 
 @blueprint.route("/groups")
 def group_list() -> str:
+    """Every group with its state and its lag now (summed over its partitions)."""
     with clients_of(current_app).session() as c:
         listed = c.admin.list_groups()
-    return render_template("groups.html", groups=listed)
+        lags = group_lags(c.admin, [g.group_id for g in listed])
+    rows = [{"listing": g, "partitions": len(lags[g.group_id]), "lag": total(lags[g.group_id])}
+            for g in listed]
+    return render_template("groups.html", groups=rows)
 
 
 def describe(admin: Admin, group: str) -> GroupDescription:

@@ -14,21 +14,38 @@ def group_lag(admin: Admin, group: str, assigned: Mapping[TopicPartition, str] |
               ) -> list[dict[str, Any]]:
     """Rows of topic, partition, committed, end, lag and member (the member id the
     partition is assigned to, from ``assigned``), in partition order."""
+    return group_lags(admin, [group], {group: assigned or {}})[group]
+
+
+def group_lags(admin: Admin, groups: list[str],
+               assigned: Mapping[str, Mapping[TopicPartition, str]] | None = None
+               ) -> dict[str, list[dict[str, Any]]]:
+    """:func:`group_lag` of many groups: one OffsetFetch per group, then one Metadata and
+    one ListOffsets (per leader) for all their partitions together."""
     assigned = assigned or {}
-    committed = admin.fetch_offsets(group)
-    partitions = sorted(set(committed) | set(assigned))
-    topics = sorted({tp.topic for tp in partitions})
+    committed = {g: admin.fetch_offsets(g) for g in groups}
+    partitions = {g: sorted(set(committed[g]) | set(assigned.get(g, {}))) for g in groups}
+    wanted = {tp for tps in partitions.values() for tp in tps}
+    topics = sorted({tp.topic for tp in wanted})
     described = admin.describe_topics(topics) if topics else {}
-    wanted = set(partitions)
     led = [tp for tp in (TopicPartition(p.topic, p.partition) for d in described.values()
                          for p in d.partitions if p.leader >= 0) if tp in wanted]
     ends = {tp: o.offset for tp, o in admin.list_offsets(dict.fromkeys(led, "latest")).items()} \
         if led else {}
-    rows = []
-    for tp in partitions:
-        om, end = committed.get(tp), ends.get(tp)
-        offset = om.offset if om is not None else None
-        rows.append({"topic": tp.topic, "partition": tp.partition, "committed": offset,
-                     "end": end, "member": assigned.get(tp),
-                     "lag": end - offset if offset is not None and end is not None else None})
-    return rows
+    out: dict[str, list[dict[str, Any]]] = {}
+    for g in groups:
+        rows = out[g] = []
+        owners = assigned.get(g, {})
+        for tp in partitions[g]:
+            om, end = committed[g].get(tp), ends.get(tp)
+            offset = om.offset if om is not None else None
+            rows.append({"topic": tp.topic, "partition": tp.partition, "committed": offset,
+                         "end": end, "member": owners.get(tp),
+                         "lag": end - offset if offset is not None and end is not None else None})
+    return out
+
+
+def total(rows: list[dict[str, Any]]) -> int | None:
+    """The sum of the known lags (None when none is known)."""
+    known = [r["lag"] for r in rows if r["lag"] is not None]
+    return sum(known) if known else None

@@ -12,7 +12,7 @@ from typing import Any
 from broker_sim.protocol.errors import PyqError
 
 from .clients import ConsoleClients
-from .lag import group_lag
+from .lag import group_lags
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +66,7 @@ class LagHistory:
                 now = int(time.time() * 1000)
                 groups = [g.group_id for g in c.admin.list_groups()]
                 taken = {}
-                for group in groups:
-                    rows = group_lag(c.admin, group)
+                for group, rows in group_lags(c.admin, groups).items():
                     lags = {f"{r['topic']}-{r['partition']}": r["lag"] for r in rows
                             if r["lag"] is not None}
                     taken[group] = {"time": now, "total": sum(lags.values()), "partitions": lags}

@@ -1,0 +1,79 @@
+"""How fast ``pyq console`` answers its heaviest pages: the message browser's latest-100
+page of a partition holding ``--records`` (1,000,000) records, and the consumer groups
+page over ``--groups`` (100) groups that each committed offsets for every one of
+``--partitions`` (64) partitions of a topic. One broker process; the console in this
+process (as ``EmbeddedCluster(console_port=...)`` runs it), asked over HTTP ``--requests``
+(50) times per page, with its lag sampler running at its default interval. Prints one
+JSON line per page: the median and p99 response time in milliseconds (target: p99 at most
+200 ms on the project's 2-core machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from broker_sim.process import BrokerProcess
+from connector.client import Admin, NewTopic, Producer
+from connector.console import ConsoleServer
+
+
+def timed(url: str, requests: int) -> dict[str, float]:
+    times = []
+    for _ in range(requests):
+        start = time.perf_counter()
+        with urllib.request.urlopen(url, timeout=60) as answer:
+            answer.read()
+            assert answer.status == 200, url
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return {"median_ms": round(statistics.median(times), 1),
+            "p99_ms": round(times[min(len(times) - 1, int(len(times) * 0.99))], 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--groups", type=int, default=100)
+    parser.add_argument("--partitions", type=int, default=64)
+    parser.add_argument("--requests", type=int, default=50)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        broker = BrokerProcess(Path(tmp)).start()
+        try:
+            bootstrap = broker.bootstrap_servers
+            with Admin(bootstrap_servers=bootstrap) as admin:
+                admin.create_topics([NewTopic("browsed", 1), NewTopic("grouped", args.partitions)])
+                with Producer({"bootstrap.servers": bootstrap, "linger.ms": 20,
+                               "batch.size": 1 << 20}) as producer:
+                    for i in range(args.records):
+                        producer.send("browsed", b'{"n": %d, "payload": "xxxxxxxxxxxxxxxx"}' % i,
+                                      b"k%d" % i, partition=0)
+                    for p in range(args.partitions):
+                        producer.send("grouped", b"x" * 100, partition=p)
+                    producer.flush()
+                for g in range(args.groups):
+                    admin.commit_offsets(f"group-{g}", {("grouped", p): 0
+                                                        for p in range(args.partitions)})
+            console = ConsoleServer({"bootstrap.servers": bootstrap}).start()
+            try:
+                pages = {"messages latest 100": "topics/browsed/messages?seek=latest&limit=100",
+                         f"groups ({args.groups} x {args.partitions} partitions)": "groups"}
+                for name, path in pages.items():
+                    timed(console.url + path, 3)  # warm: connections, templates
+                    print(json.dumps({"page": name, "records": args.records,
+                                      "requests": args.requests,
+                                      **timed(console.url + path, args.requests)}), flush=True)
+            finally:
+                console.close()
+        finally:
+            broker.stop()
+
+
+if __name__ == "__main__":
+    main()
