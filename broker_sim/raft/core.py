@@ -163,9 +163,12 @@ class RaftCore:
         if self.role == LEADER:
             self._leader_tick()
             return
-        if self.is_voter and self.now >= self._election_deadline:
-            self._start_pre_vote()
-            return
+        if self.now >= self._election_deadline:
+            if self.is_voter:
+                self._start_pre_vote()
+                return
+            if self.leader_id is not None:  # an observer whose leader went quiet asks around
+                self._become_follower(self.epoch, None)
         if self.role == FOLLOWER:
             if self._fetch_deadline is not None and self.now >= self._fetch_deadline:
                 self._send_fetch()

@@ -330,6 +330,27 @@ class Simulation:
             core.snapshot(core.applied, tuple(node.app))
             self._drain(node)
 
+    def change_voters(self, rng: random.Random) -> None:
+        """Ask the leader to add a non-voter or remove a voter (keeping at least three),
+        as an operator would; a refused change (one in flight) is just logged."""
+        leader = self.leader()
+        if leader is None or leader.core is None:
+            return
+        core = leader.core
+        outside = sorted(set(self.nodes) - core.voters)
+        try:
+            if outside and (len(core.voters) <= 3 or rng.random() < 0.5):
+                node_id = rng.choice(outside)
+                offset = core.add_voter(node_id)
+                self.log(f"add voter {node_id} at {offset} on node {leader.node_id}")
+            elif len(core.voters) > 3:
+                node_id = rng.choice(sorted(core.voters))
+                offset = core.remove_voter(node_id)
+                self.log(f"remove voter {node_id} at {offset} on node {leader.node_id}")
+        except RaftError as e:
+            self.log(f"voter change refused: {e}")
+        self._drain(leader)
+
     def run_until(self, done: Callable[[], bool], max_steps: int, what: str) -> int:
         for taken in range(max_steps):
             if done():
@@ -400,6 +421,8 @@ def random_schedule(seed: int, voters: int = 3, observers: int = 0, chaos_steps:
             sim.propose()
         elif r < 0.31 and live:
             sim.snapshot(rng.choice(live))
+        elif r < 0.32:
+            sim.change_voters(rng)
         sim.step()
     sim.heal()
     for node_id in ids:
