@@ -496,9 +496,10 @@ class RaftCore:
         if resp.leader_id is None:
             return
         if (self.role, self.leader_id) != (FOLLOWER, resp.leader_id) or resp.epoch > self.epoch:
-            if not self._heard_from_leader(resp.epoch, resp.leader_id):
-                return
-            return  # _become_follower sent a fresh fetch; this answer is to an older one
+            # News of a leader: follow it, which sends a fresh fetch; this answer was to an
+            # older fetch (or to another node's), so its content is not used.
+            self._heard_from_leader(resp.epoch, resp.leader_id)
+            return
         if (resp.fetch_offset, resp.last_fetched_epoch) != (self.log.end_offset,
                                                               self.log.last_epoch):
             return  # a late or duplicated answer to a fetch we no longer have in flight
