@@ -29,6 +29,11 @@ output goes to ``DATA_DIR/.../*.out``.
 ``--add-scram 'SCRAM-SHA-256=[name=admin,password=admin-secret]'`` (repeatable) stores a
 SCRAM credential with the controller at start, as ``kafka-storage format --add-scram``
 does: on a single broker, on ``controller`` and on ``cluster``.
+
+``cluster --console-port N`` (0: a free port) also starts ``pyq console`` (the web console,
+``connector.console``) on 127.0.0.1:N as a child process by its module name (nothing of the
+connector is imported here), over the cluster's bootstrap servers, and prints
+``console pid P on URL``; it stops before the brokers (output: ``DATA_DIR/console.log``).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .common.allocator import keep_freed_buffers
 from .controller.leader_balance import OPTIONS as LEADER_BALANCE_OPTIONS
@@ -49,6 +55,9 @@ from .lifeline import hold
 from .protocol.errors import KafkaError
 from .security.scram import ScramCredential
 from .server import Broker, BrokerConfig, ConfigError
+
+if TYPE_CHECKING:
+    from .process import ManagedProcess
 
 _ADD_SCRAM_HELP = ("store a SCRAM credential with the controller at start, e.g. "
                    "'SCRAM-SHA-256=[name=admin,password=admin-secret]' (repeatable)")
@@ -249,9 +258,18 @@ def run_cluster(argv: list[str]) -> int:
                    help="a broker option applied to every broker (repeatable), e.g. "
                         "listeners=PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0")
     p.add_argument("--add-scram", action="append", default=[], metavar="SPEC", help=_ADD_SCRAM_HELP)
+    p.add_argument("--console-port", type=int, metavar="N",
+                   help="also serve pyq console (the web console) on 127.0.0.1:N, 0 for any "
+                        "free port, as a child process over the bootstrap servers (no client "
+                        "options: on a secured cluster run 'pyq console --command-config' "
+                        "instead)")
     _add_log_options(p)
     args = p.parse_args(argv)
     _logging(args.log_level, args.log_format, role="cluster")
+    if args.console_port is not None and not 0 <= args.console_port <= 65535:
+        print(f"pyq-broker cluster: --console-port {args.console_port} is not allowed: must be "
+              "a port 0..65535 (0: any free one)", file=sys.stderr)
+        return 2
     if args.brokers < 1:
         print(f"pyq-broker cluster: --brokers {args.brokers} is not allowed: must be at least 1",
               file=sys.stderr)
@@ -278,12 +296,29 @@ def run_cluster(argv: list[str]) -> int:
     print(f"bootstrap servers: {cluster.bootstrap_servers}", flush=True)
     if cluster.schema_registry_url is not None:
         print(f"schema registry: {cluster.schema_registry_url}", flush=True)
+    console = None
     try:
+        if args.console_port is not None:
+            console = _start_console(args.data_dir, cluster.bootstrap_servers, args.console_port)
+            print(f"console pid {console.pid} on http://{console.host}:{console.port}/", flush=True)
         wait_for_stop()
     finally:
+        if console is not None:
+            console.stop()
         cluster.stop()
         print("cluster stopped", flush=True)
     return 0
+
+
+def _start_console(data_dir: Path, bootstrap_servers: str, port: int) -> ManagedProcess:
+    """``pyq console`` as a child process (the broker imports nothing of the connector: the
+    console is started by its module name), holding a lifeline to this process; its output
+    goes to ``console.log`` in the data directory."""
+    from .process import ManagedProcess
+
+    return ManagedProcess(data_dir, [sys.executable, "-m", "connector.cli", "console",
+                                     "--bootstrap-server", bootstrap_servers,
+                                     "--port", str(port)], "console.log").start()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -85,7 +85,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "connector.console": {"broker_sim.protocol", "connector.client"},
     # ``pyq cluster start`` is ``pyq-broker cluster`` (broker_sim.cli.run_cluster).
     "connector.cli": {"broker_sim.common", "broker_sim.protocol", "broker_sim.security",
-                      "broker_sim.cli", "connector.client", "connector.local_security",
+                      "broker_sim.cli", "broker_sim.lifeline", "connector.client", "connector.local_security",
                       "connector.console"},
     "connector": set(),
     # ---- applications

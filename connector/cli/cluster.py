@@ -67,6 +67,8 @@ def register(commands: Any) -> None:
     start.add_argument("--log-format", default="text", choices=("text", "json"),
                        help="every process's log records as text (default) or one JSON object "
                             "per line (time, level, logger, message, broker_id or role)")
+    start.add_argument("--console-port", type=at_least(0), metavar="N",
+                       help="also serve pyq console on 127.0.0.1:N (0: any free port)")
     start.set_defaults(run=start_cluster)
     status = actions.add_parser(
         "status", parents=[client_parent()], help="brokers, controller, under-replicated and "
@@ -132,6 +134,8 @@ def start_cluster(args: argparse.Namespace) -> int:
                 "--log-level", args.log_level, "--log-format", args.log_format]
         for name, value in args.override:
             argv += ["--override", f"{name}={value}"]
+        if args.console_port is not None:
+            argv += ["--console-port", str(args.console_port)]
         try:
             return run_cluster(argv)
         except (RuntimeError, TimeoutError) as e:

@@ -1,8 +1,9 @@
 """``pyq console [--host H] [--port N] [--schema-registry URL] [--lag-interval-ms MS]``: the web console
 (:mod:`connector.console`) over the cluster the connection options name, until Ctrl-C.
 
-It prints where it listens first (``pyq console: http://127.0.0.1:8080/``), so a script
-that asked for ``--port 0`` learns the port. Bound to 127.0.0.1 unless ``--host`` says
+It prints where it listens first (``pyq console: http://127.0.0.1:8080/``, then
+``listening on 127.0.0.1:8080``), so a script that asked for ``--port 0`` learns the port;
+``pyq-broker cluster --console-port N`` starts it so, as a child that stops with it. Bound to 127.0.0.1 unless ``--host`` says
 otherwise: the console can delete topics, and it has no login of its own yet.
 """
 
@@ -35,11 +36,15 @@ def register(commands: Any) -> None:
 
 
 def run_console(args: argparse.Namespace) -> int:
+    from broker_sim.lifeline import hold
     from connector.console import ConsoleServer
 
+    hold()  # started by ``pyq-broker cluster --console-port``: stop when that parent dies
     server = ConsoleServer(client_options(args), args.host, args.port, args.schema_registry,
                            args.lag_interval_ms)
+    host, port = server.address
     print(f"pyq console: {server.url}", flush=True)
+    print(f"listening on {host}:{port}", flush=True)  # what a ManagedProcess waits for
     try:
         server.serve_forever()
     finally:

@@ -41,9 +41,14 @@ class ConsoleServer:
         self._thread: threading.Thread | None = None
 
     @property
-    def url(self) -> str:
+    def address(self) -> tuple[str, int]:
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/"
+        return str(host), int(port)
+
+    @property
+    def url(self) -> str:
+        host, port = self.address
+        return f"http://{host}:{port}/"
 
     def serve_forever(self) -> None:
         self._server.serve_forever()
