@@ -33,7 +33,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from .source.options import check_names, parse_source_options
+from .source.options import check_names, formats_of, parse_source_options
 from .source.schema import spark_schema
 
 
@@ -47,7 +47,8 @@ class PyqDataSource(DataSource):
         # (the checks that depend on batch or streaming follow in reader/streamReader).
         check_names(self.options)
         include_headers = str(self.options.get("includeHeaders", "false")).lower() == "true"
-        return spark_schema(include_headers, include_attempt="groupId" in self.options)
+        return spark_schema(include_headers, include_attempt="groupId" in self.options,
+                            formats=formats_of(self.options))
 
     def reader(self, schema: StructType) -> DataSourceReader:
         from .source.spark_readers import PyqBatchReader

@@ -67,9 +67,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     # ---- the connector: the client speaks the protocol, nothing of the broker's insides
     "connector.client": {"broker_sim.common", "broker_sim.protocol", "broker_sim.security"},
     "connector.option_values": set(),
+    "connector.registry": {"broker_sim.protocol", "connector.option_values"},
+    "connector.functions": {"connector.option_values", "connector.registry"},
     "connector.kafka_options": {"connector.client", "connector.option_values"},
     "connector.source": {"broker_sim.common", "broker_sim.protocol", "connector.client",
-                         "connector.kafka_options", "connector.option_values"},
+                         "connector.kafka_options", "connector.option_values",
+                         "connector.registry"},
     "connector.sink": {"broker_sim.common", "broker_sim.protocol", "connector.client",
                        "connector.kafka_options", "connector.option_values"},
     "connector.data_source": {"broker_sim.protocol", "connector.client", "connector.source",
@@ -86,7 +89,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     # ``pyq cluster start`` is ``pyq-broker cluster`` (broker_sim.cli.run_cluster).
     "connector.cli": {"broker_sim.common", "broker_sim.protocol", "broker_sim.security",
                       "broker_sim.cli", "broker_sim.lifeline", "connector.client", "connector.local_security",
-                      "connector.console"},
+                      "connector.console", "connector.registry"},
     "connector": set(),
     # ---- applications
     "jobs": {"broker_sim.common", "broker_sim.protocol", "connector.client", "connector.source",

@@ -27,8 +27,10 @@ import struct
 import uuid
 from typing import Any
 
+from connector.registry.avro_types import parse_registry_schema as _parse
+from connector.registry.client import RegistryClient
+
 from .errors import EXIT_USAGE, CommandError
-from .registry_client import RegistryClient
 
 MAGIC = 0
 FORMATS = ("binary", "avro")
@@ -118,21 +120,6 @@ def _json_default(value: Any) -> Any:
 
 def to_json(datum: Any) -> str:
     return json.dumps(datum, ensure_ascii=False, default=_json_default)
-
-
-def _parse(client: RegistryClient, record: dict[str, Any], named: dict[str, Any]) -> Any:
-    """fastavro's parsed schema of a registry record, its references parsed first."""
-    import fastavro
-
-    for ref in record.get("references") or []:
-        _parse(client, client.version(ref["subject"], str(ref["version"])), named)
-    if record.get("schemaType", "AVRO") != "AVRO":
-        raise CommandError(f"schema {record.get('id', '')} is {record['schemaType']}, not AVRO")
-    try:
-        return fastavro.parse_schema(json.loads(record["schema"]), named_schemas=named)
-    except (ValueError, fastavro.schema.SchemaParseException) as e:
-        raise CommandError(f"the registry's schema {record.get('id', '')} does not parse: "
-                           f"{e}") from None
 
 
 class AvroDecoder:

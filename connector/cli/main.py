@@ -84,7 +84,9 @@ def installed_version() -> str:
 
 def _one_line(error: BaseException) -> str:
     text = " ".join(str(error).split())
-    if isinstance(error, CommandError):
+    from connector.registry.client import RegistryError
+
+    if isinstance(error, CommandError | RegistryError):
         return text
     name = type(error).__name__
     return name if text in ("", name) else f"{name}: {text}"

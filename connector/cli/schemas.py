@@ -28,7 +28,7 @@ and the registry's reasons, one per line, and exits 0 or 1.
 was soft-deleted), then deletes for good; the ids of permanently deleted schemas may then
 be unknown to readers of old records.
 
-The HTTP requests are :mod:`connector.cli.registry_client` (the standard library's urllib).
+The HTTP requests are :mod:`connector.registry.client` (the standard library's urllib).
 """
 
 from __future__ import annotations
@@ -37,10 +37,11 @@ import argparse
 import json
 from typing import Any
 
+from connector.registry.client import RegistryClient, RegistryRefusal
+
 from .args import Parser, at_least
 from .errors import EXIT_FAILURE
 from .output import FORMATS, add_output_options, print_json, wants_json
-from .registry_client import RegistryClient, RegistryRefusal
 
 DEFAULT_REGISTRY = "http://127.0.0.1:8081"
 SCHEMA_TYPES = ("AVRO", "PROTOBUF", "JSON")

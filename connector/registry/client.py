@@ -1,19 +1,20 @@
-"""A small client of the Confluent Schema Registry REST API, for the command line.
+"""A small client of the Confluent Schema Registry REST API, for the command line, the
+Spark source and :mod:`connector.functions` (one client for all three).
 
 Why not confluent-kafka's ``SchemaRegistryClient``: confluent-kafka is a development
 dependency of pyq (the judge its tests use), not a runtime one, and none of the runtime
 dependencies is an HTTP client (werkzeug serves HTTP, it does not request it). The
 standard library's :mod:`urllib.request` does what is needed here: one JSON request per
-call, TLS with a CA file, HTTP basic credentials. It works against any registry speaking
+call, TLS with a CA file (and a client certificate), HTTP basic credentials. It works against any registry speaking
 the API (pyq's, Confluent's, Karapace, Redpanda, Apicurio's compatibility layer).
 
 Every refusal of the registry (``{"error_code": CODE, "message": TEXT}``) is raised as a
-:class:`RegistryRefusal` (a :class:`~connector.cli.errors.CommandError`, so ``pyq`` prints
-it as one line and exits 1)::
+:class:`RegistryRefusal` (a :class:`RegistryError`, which ``pyq`` prints as one line and
+exits 1)::
 
     pyq schemas get: error: Subject 'nope' not found. (registry error 40401)
 
-A registry that cannot be reached is a CommandError naming every URL tried.
+A registry that cannot be reached is a :class:`RegistryError` naming every URL tried.
 
 Threading: a client holds no per-request state; calls from several threads are fine.
 """
@@ -28,12 +29,17 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from .errors import CommandError
+from broker_sim.protocol.errors import PyqError
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 
 
-class RegistryRefusal(CommandError):
+class RegistryError(PyqError):
+    """The registry could not be used (unreachable, or an answer that is not the API's);
+    the message is complete on its own."""
+
+
+class RegistryRefusal(RegistryError):
     """The registry answered with an error: its HTTP status, error code and message."""
 
     def __init__(self, status: int, error_code: int, message: str) -> None:
@@ -45,15 +51,20 @@ class RegistryRefusal(CommandError):
 
 class RegistryClient:
     """Requests to the registry at ``urls`` (comma-separated; the next is tried when one
-    cannot be reached), with an optional CA file and ``user:password`` basic credentials."""
+    cannot be reached), with an optional CA file, client certificate and key, and
+    ``user:password`` basic credentials."""
 
     def __init__(self, urls: str, ca_file: str | None = None, user_info: str | None = None,
-                 timeout_s: float = 30.0) -> None:
+                 timeout_s: float = 30.0, cert_file: str | None = None,
+                 key_file: str | None = None, key_password: str | None = None) -> None:
         self.urls = [u.strip().rstrip("/") for u in urls.split(",") if u.strip()]
         if not self.urls:
-            raise CommandError("no schema registry URL given")
+            raise RegistryError("no schema registry URL given")
         self.timeout_s = timeout_s
         self._context = ssl.create_default_context(cafile=ca_file) if ca_file else None
+        if cert_file:
+            self._context = self._context or ssl.create_default_context()
+            self._context.load_cert_chain(cert_file, key_file, key_password)
         self._headers = {"Accept": CONTENT_TYPE, "Content-Type": CONTENT_TYPE}
         if user_info:
             token = base64.b64encode(user_info.encode()).decode()
@@ -80,7 +91,7 @@ class RegistryClient:
                 unreachable.append(f"{url} ({getattr(reason, 'strerror', None) or reason})")
                 if isinstance(reason, ssl.SSLCertVerificationError) and self._context is None:
                     unreachable[-1] += " (its CA: --registry-ca FILE)"
-        raise CommandError(f"cannot reach the schema registry: {', '.join(unreachable)}")
+        raise RegistryError(f"cannot reach the schema registry: {', '.join(unreachable)}")
 
     # ---- the API, one method per call the CLI makes ------------------------------------
     def subjects(self, deleted: bool = False) -> list[str]:
@@ -126,13 +137,13 @@ def _quote(subject: str) -> str:
     return urllib.parse.quote(subject, safe="")
 
 
-def _refusal(error: urllib.error.HTTPError) -> CommandError:
+def _refusal(error: urllib.error.HTTPError) -> RegistryError:
     """The registry's error body as a RegistryRefusal; an answer that is not one (a proxy's
-    page, a server without the API) as a CommandError with the HTTP status."""
+    page, a server without the API) as a RegistryError with the HTTP status."""
     text = error.read().decode("utf-8", "replace")
     try:
         body = json.loads(text)
         return RegistryRefusal(error.code, int(body["error_code"]), str(body["message"]))
     except (ValueError, KeyError, TypeError):
         shown = " ".join(text.split())[:200] or error.reason
-        return CommandError(f"the schema registry answered HTTP {error.code}: {shown}")
+        return RegistryError(f"the schema registry answered HTTP {error.code}: {shown}")

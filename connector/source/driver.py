@@ -247,7 +247,8 @@ class SourceDriver:
             pieces = [q for r in pieces for q in r.split(-(-r.size // o.max_records_per_partition))]
         common: dict[str, Any] = dict(bootstrap_servers=o.bootstrap_servers, include_headers=o.include_headers,
                                       include_attempt=bool(o.group_id), fail_on_data_loss=o.fail_on_data_loss,
-                                      client_options=dict(o.extra), poll_timeout_ms=o.poll_timeout_ms)
+                                      client_options=dict(o.extra), poll_timeout_ms=o.poll_timeout_ms,
+                                      formats=o.formats)
         out = [InputRange(topic=r.topic, partition=r.partition, start=r.start, end=r.end, **common)
                for r in pieces]
         for tp, rs in sorted(end.retries.items()):

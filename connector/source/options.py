@@ -29,7 +29,8 @@ full comparison):
 | includeHeaders | add the ``headers`` column | ``false`` |
 | kafka.* | client settings pyq's client implements (security, timeouts, fetch sizes: the table in :mod:`connector.kafka_options`) for the driver, every executor, failure reports and dead letters | client defaults |
 
-pyq's own options:
+pyq's own options (and ``valueFormat``/``keyFormat`` with their registry options:
+:mod:`connector.source.formats`):
 
 | option | meaning | default |
 |---|---|---|
@@ -48,6 +49,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from connector.kafka_options import KafkaOptions, parse_kafka_options
 from connector.option_values import (  # OptionError: also this module's API
@@ -56,6 +58,9 @@ from connector.option_values import (  # OptionError: also this module's API
     parse_duration_ms,
     parse_positive_int,
 )
+
+from .formats import OPTIONS as FORMAT_OPTIONS
+from .formats import Formats, parse_formats
 
 
 def _partition_json(option: str, raw: str) -> dict[str, dict[int, int]]:
@@ -105,6 +110,8 @@ class SourceOptions:
     max_retry_backoff_ms: int = 60_000
     #: failOnDataLoss=false: where an out-of-range partition resumes ("earliest" or "latest")
     out_of_range_reset: str = "earliest"
+    #: valueFormat/keyFormat=avro: the decoded columns (a :class:`.formats.Formats`)
+    formats: Any = None
 
     @property
     def read_committed(self) -> bool:
@@ -140,7 +147,7 @@ KNOWN = {
     "retryBackoffMs", "deadLetterTopic", "includeHeaders", "path",
     "endingOffsetsByTimestamp", "endingTimestamp", "startingOffsetsByTimestampStrategy",
     "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
-    "groupIdPrefix", "maxRetryBackoffMs", "outOfRangeReset",
+    "groupIdPrefix", "maxRetryBackoffMs", "outOfRangeReset", *FORMAT_OPTIONS,
 }
 #: ``kafka.*`` names that are options of the source itself, not of pyq's client.
 SOURCE_KAFKA_NAMES = {"kafka.group.id"}
@@ -284,4 +291,24 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         out["kafka_group_id"] = opts[group_key]
     if (value := get("includeHeaders")) is not None:
         out["include_headers"] = parse_bool("includeHeaders", value)
+    named: tuple[str, ...] | None = out.get("subscribe") or (
+        tuple(out["assign"]) if out.get("assign") else None)
+    out["formats"] = parse_formats(opts, named, out.get("group_id"), out.get("dead_letter_topic"),
+                                   kafka.client())
     return SourceOptions(**out)
+
+
+def formats_of(options: Mapping[str, str]) -> Formats | None:
+    """The decoded columns of a query (for its schema at ``load()``), from its
+    subscribe/assign topics and format options; None when key and value are binary."""
+    opts = {k: str(v) for k, v in options.items()}
+    lower = {k.lower(): v for k, v in opts.items()}
+    topics: tuple[str, ...] | None = None
+    if "subscribe" in lower:
+        topics = tuple(t.strip() for t in lower["subscribe"].split(",") if t.strip())
+    elif "assign" in lower:
+        try:
+            topics = tuple(json.loads(lower["assign"]))
+        except (ValueError, TypeError):
+            topics = None
+    return parse_formats(opts, topics, None, None, {})

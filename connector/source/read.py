@@ -44,6 +44,8 @@ class InputRange:
     #: ``kafkaConsumer.pollTimeoutMs``: fail after this long without progress (None: the
     #: client's ``default.api.timeout.ms``)
     poll_timeout_ms: int | None = None
+    #: valueFormat/keyFormat=avro: a :class:`~connector.source.formats.Formats`
+    formats: Any = None
 
     @property
     def size(self) -> int:
@@ -132,12 +134,32 @@ def read_ranges(ranges: tuple[InputRange, ...]) -> Iterator[Any]:
     for r in ranges:
         by_partition.setdefault((r.topic, r.partition), []).extend(_pieces(r))
     fetcher = _fetcher(first)
+    decode = None if first.formats is None else _decoding(first)
     try:
         for round_ in range(max((len(p) for p in by_partition.values()), default=0)):
             pieces = [p[round_] for p in by_partition.values() if round_ < len(p)]
-            yield from _read_pieces(fetcher, pieces)
+            for batch in _read_pieces(fetcher, pieces):
+                yield batch if decode is None else decode(batch)
     finally:
         fetcher.close()
+
+
+def _decoding(r: InputRange) -> Any:
+    """batch -> batch with key/value decoded (see :mod:`connector.source.formats`); bad
+    records reported to the failures topic when the query sends them that way."""
+    formats = r.formats
+    decoders = formats.decoders()
+
+    def report(bad: list[dict[str, Any]]) -> None:
+        from .failures import report_failed
+
+        group, client = formats.report_to
+        for row in bad:
+            log.warning("%s-%d@%d does not decode (%s): reported as failed", row["topic"],
+                        row["partition"], row["offset"], row["reason"])
+            report_failed([row], row["reason"], r.bootstrap_servers, group, dict(client))
+
+    return lambda batch: formats.apply(batch, decoders, report)
 
 
 def _read_pieces(fetcher: Any, pieces: list[_Piece]) -> Iterator[Any]:

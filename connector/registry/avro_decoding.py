@@ -1,0 +1,162 @@
+"""Confluent-framed Avro values -> one Arrow column, a batch at a time.
+
+Confluent's framing: a magic byte 0, the writer's schema id (4 bytes, big-endian), then the
+Avro binary encoding of the datum. :class:`AvroColumn` (picklable, made on the driver)
+carries the reader schema — the subject's latest version at query start, or a pinned
+version or id — and the registry settings; :class:`AvroDecoder` (one per task, on an
+executor) reads each value with its writer schema, fetched once per id by
+``/schemas/ids/{id}`` and kept for the life of the Python worker, resolved into the reader
+schema by Avro's rules (fastavro's ``schemaless_reader(writer, reader)``), and builds the
+Arrow column of the batch in one ``pyarrow.array`` call.
+
+A value that cannot be read is a *bad record*, with a reason: ``no magic byte 0``, ``too
+short``, ``unknown schema id N`` (the registry's 40403), or ``does not decode ...`` (a
+truncated or corrupt payload, or a writer schema the reader schema cannot resolve).
+:meth:`AvroDecoder.decode` returns the column with null there and the reasons; what to do
+with them (fail, keep, dead-letter) is the caller's. A registry that cannot be reached is
+not a bad record: it raises.
+
+Threading: a decoder belongs to one task's thread; the shared writer-schema cache is
+guarded by a lock.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from .avro_types import avro_types, parse_registry_schema
+from .client import RegistryRefusal
+from .settings import RegistrySettings
+
+MAGIC = 0
+SCHEMA_NOT_FOUND = 40403
+
+_writers: dict[tuple[str, int], Any] = {}
+_writers_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class AvroColumn:
+    """How to decode one column: the reader schema (fastavro-parsed, picklable) and its
+    id, the registry, and the column (``key``/``value``)."""
+
+    column: str
+    registry: RegistrySettings
+    reader: Any
+    reader_id: int
+    description: str  # e.g. "subject clicks-value version 2 (id 3)"
+
+    @property
+    def ddl(self) -> str:
+        return avro_types(self.reader, self.column)[0]
+
+    @property
+    def arrow_type(self) -> pa.DataType:
+        return avro_types(self.reader, self.column)[1]
+
+
+def resolve_reader(column: str, registry: RegistrySettings, subject: str | None,
+                   version: str | None, schema_id: int | None) -> AvroColumn:
+    """The reader schema: by id, else the subject's version (``latest`` by default)."""
+    client = registry.client()
+    if schema_id is not None:
+        record = {"id": schema_id, **client.schema_by_id(schema_id)}
+        where = f"schema id {schema_id}"
+    else:
+        assert subject is not None
+        record = client.version(subject, version or "latest")
+        where = f"subject {subject} version {record['version']} (id {record['id']})"
+    reader = parse_registry_schema(client, record, {})
+    spec = AvroColumn(column, registry, reader, int(record["id"]), where)
+    spec.ddl  # noqa: B018 - refuse an unmapped schema now, naming the field
+    return spec
+
+
+class AvroDecoder:
+    """Decodes batches of framed values of one column (see the module doc)."""
+
+    def __init__(self, spec: AvroColumn) -> None:
+        self.spec = spec
+        self.arrow_type = spec.arrow_type
+        self._client: Any = None
+
+    def _writer(self, schema_id: int) -> Any:
+        key = (self.spec.registry.url, schema_id)
+        with _writers_lock:
+            if key in _writers:
+                return _writers[key]
+        if schema_id == self.spec.reader_id:
+            parsed = self.spec.reader
+        else:
+            if self._client is None:
+                self._client = self.spec.registry.client()
+            record = {"id": schema_id, **self._client.schema_by_id(schema_id)}
+            parsed = parse_registry_schema(self._client, record, {})
+        with _writers_lock:
+            _writers[key] = parsed
+        return parsed
+
+    def decode_one(self, data: bytes) -> Any:
+        """The datum of one framed value; raises ValueError with the reason."""
+        from fastavro import schemaless_reader
+
+        if len(data) < 5 or data[0] != MAGIC:
+            why = "too short for Confluent's 5-byte header" if data[:1] == bytes([MAGIC]) \
+                else "no magic byte 0"
+            raise ValueError(f"{why} (first bytes {bytes(data[:5]).hex() or 'none'})")
+        (schema_id,) = struct.unpack_from(">I", data, 1)
+        try:
+            writer = self._writer(schema_id)
+        except RegistryRefusal as e:
+            if e.error_code != SCHEMA_NOT_FOUND:
+                raise
+            raise ValueError(f"unknown schema id {schema_id} ({e.message}, registry error "
+                             f"{e.error_code})") from None
+        body = io.BytesIO(data)
+        body.seek(5)
+        try:
+            datum = schemaless_reader(body, writer, self.spec.reader)
+        except Exception as e:  # fastavro's errors: EOF, resolution, bad unicode, bad index
+            raise ValueError(f"does not decode with writer schema {schema_id} into reader "
+                             f"{self.spec.description}: {type(e).__name__}: {e}") from None
+        if body.tell() != len(data):
+            raise ValueError(f"{len(data) - body.tell()} byte(s) left after the datum of writer "
+                             f"schema {schema_id}")
+        return datum
+
+    def decode(self, values: Sequence[bytes | None]) -> tuple[pa.Array, list[str | None]]:
+        """The Arrow column of ``values`` (null stays null) and, per value, the reason it
+        could not be read (None when it was)."""
+        data: list[Any] = []
+        reasons: list[str | None] = []
+        for v in values:
+            if v is None:
+                data.append(None)
+                reasons.append(None)
+                continue
+            try:
+                data.append(self.decode_one(v))
+                reasons.append(None)
+            except ValueError as e:
+                data.append(None)
+                reasons.append(f"{self.spec.column}: {e}")
+        try:
+            return pa.array(data, type=self.arrow_type), reasons
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            pass  # one datum does not fit its Spark type: find which, row by row
+        column = []
+        for i, datum in enumerate(data):
+            try:
+                pa.array([datum], type=self.arrow_type)
+                column.append(datum)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
+                column.append(None)
+                reasons[i] = f"{self.spec.column}: does not fit its Spark type: {e}"
+        return pa.array(column, type=self.arrow_type), reasons

@@ -1,0 +1,139 @@
+"""Avro schemas from the registry, and the Spark and Arrow types of their data.
+
+:func:`parse_registry_schema` parses a registry's schema record (with its references, by
+name) with fastavro. :func:`avro_types` maps a parsed Avro schema to the Spark type of the
+column and to the Arrow type the decoder builds, as Spark's own Avro support does:
+
+| Avro | Spark |
+|---|---|
+| record (nested too) | struct, fields in order |
+| array / map | array / map<string, ...> |
+| union of null and one type | that type, nullable |
+| enum | string |
+| boolean, int, long, float, double, string | boolean, int, long, float, double, string |
+| bytes, fixed | binary |
+| date | date |
+| timestamp-millis / timestamp-micros | timestamp |
+| local-timestamp-millis / local-timestamp-micros | timestamp_ntz |
+| decimal (bytes or fixed) | decimal(precision, scale) |
+
+Not mapped (refused naming the field, at construction): unions of several non-null types,
+recursive records, ``time-millis``/``time-micros`` and ``uuid`` logical types, a bare ``null``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from .client import RegistryError
+
+PRIMITIVES = {"boolean": ("boolean", pa.bool_()), "int": ("int", pa.int32()),
+              "long": ("bigint", pa.int64()), "float": ("float", pa.float32()),
+              "double": ("double", pa.float64()), "string": ("string", pa.string()),
+              "bytes": ("binary", pa.binary())}
+TIMESTAMP = ("timestamp", pa.timestamp("us", tz="UTC"))
+TIMESTAMP_NTZ = ("timestamp_ntz", pa.timestamp("us"))
+
+
+class UnsupportedAvro(ValueError):
+    """An Avro schema with a type that has no Spark column here; names the field."""
+
+
+def parse_registry_schema(client: Any, record: dict[str, Any], named: dict[str, Any]) -> Any:
+    """fastavro's parsed schema of a registry record (``schema``, ``schemaType``,
+    ``references``), its references fetched and parsed first."""
+    import fastavro
+
+    for ref in record.get("references") or []:
+        parse_registry_schema(client, client.version(ref["subject"], str(ref["version"])), named)
+    if record.get("schemaType", "AVRO") != "AVRO":
+        raise RegistryError(f"schema {record.get('id', '')} is {record['schemaType']}, not AVRO")
+    try:
+        return fastavro.parse_schema(json.loads(record["schema"]), named_schemas=named)
+    except (ValueError, fastavro.schema.SchemaParseException) as e:
+        raise RegistryError(f"the registry's schema {record.get('id', '')} does not parse: "
+                            f"{e}") from None
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def avro_types(schema: Any, where: str = "value") -> tuple[str, pa.DataType, bool]:
+    """(Spark DDL type, Arrow type, nullable) of data of a parsed Avro ``schema``.
+
+    Nested fields, array elements and map values are all nullable in both types (Spark
+    checks that the two agree; nullability of the data is Avro's to enforce)."""
+    return _types(schema, {}, where, ())
+
+
+def _types(schema: Any, named: dict[str, Any], where: str, stack: tuple[str, ...]
+           ) -> tuple[str, pa.DataType, bool]:
+    if isinstance(schema, str):
+        if schema in PRIMITIVES:
+            return (*PRIMITIVES[schema], False)
+        if schema == "null":
+            raise UnsupportedAvro(f"{where}: a null type alone has no Spark column")
+        if schema in stack:
+            raise UnsupportedAvro(f"{where}: record {schema} is recursive (no Spark type)")
+        if schema in named:
+            return _types(named[schema], named, where, stack)
+        raise UnsupportedAvro(f"{where}: unknown named type {schema}")
+    if isinstance(schema, list):
+        members = [m for m in schema if m != "null"]
+        if len(members) != 1:
+            raise UnsupportedAvro(f"{where}: a union of {len(members)} non-null types "
+                                  f"({', '.join(str(_name(m)) for m in members)}) has no Spark "
+                                  "column here; only a union of null and one type")
+        ddl, arrow, _ = _types(members[0], named, where, stack)
+        return ddl, arrow, len(schema) > 1
+    kind = schema["type"]
+    logical = schema.get("logicalType")
+    if logical in ("time-millis", "time-micros", "uuid"):
+        raise UnsupportedAvro(f"{where}: logical type {logical} is not mapped to a Spark type yet")
+    if logical == "date" and kind == "int":
+        return "date", pa.date32(), False
+    if logical in ("timestamp-millis", "timestamp-micros") and kind == "long":
+        return (*TIMESTAMP, False)
+    if logical in ("local-timestamp-millis", "local-timestamp-micros") and kind == "long":
+        return (*TIMESTAMP_NTZ, False)
+    if logical == "decimal" and kind in ("bytes", "fixed"):
+        p, s = int(schema["precision"]), int(schema.get("scale", 0))
+        if p > 38:
+            raise UnsupportedAvro(f"{where}: decimal precision {p} is above Spark's 38")
+        return f"decimal({p},{s})", pa.decimal128(p, s), False
+    if kind in PRIMITIVES or kind == "null":
+        return _types(kind, named, where, stack)
+    if kind == "enum":
+        named[schema["name"]] = schema
+        return "string", pa.string(), False
+    if kind == "fixed":
+        named[schema["name"]] = schema
+        return "binary", pa.binary(), False
+    if kind == "array":
+        ddl, arrow, _ = _types(schema["items"], named, where + "[]", stack)
+        return f"array<{ddl}>", pa.list_(pa.field("element", arrow, True)), False
+    if kind == "map":
+        ddl, arrow, _ = _types(schema["values"], named, where + "{}", stack)
+        return (f"map<string,{ddl}>",
+                pa.map_(pa.field("key", pa.string(), False), pa.field("value", arrow, True)),
+                False)
+    if kind == "record":
+        name = schema["name"]
+        named[name] = schema
+        ddls, fields = [], []
+        for f in schema["fields"]:
+            ddl, arrow, _ = _types(f["type"], named, f"{where}.{f['name']}", stack + (name,))
+            ddls.append(f"{_quote(f['name'])}: {ddl}")
+            fields.append(pa.field(f["name"], arrow, True))
+        return f"struct<{', '.join(ddls)}>", pa.struct(fields), False
+    raise UnsupportedAvro(f"{where}: Avro type {kind} has no Spark column here")
+
+
+def _name(schema: Any) -> str:
+    if isinstance(schema, dict):
+        return str(schema.get("name") or schema.get("type"))
+    return str(schema)

@@ -1,0 +1,74 @@
+"""The ``schemaRegistry.*`` options of the source and of :mod:`connector.functions`.
+
+| option | meaning |
+|---|---|
+| schemaRegistry.url | the registry's URL(s), comma-separated (required when a format is avro) |
+| schemaRegistry.basic.auth.user.info | ``user:password`` (Confluent's spelling) |
+| schemaRegistry.ssl.ca.location | CA certificate file (PEM) of an https registry |
+| schemaRegistry.ssl.certificate.location / schemaRegistry.ssl.key.location / schemaRegistry.ssl.key.password | a client certificate, its key and the key's password |
+| schemaRegistry.request.timeout.ms | one request's timeout (default 30000) |
+
+:class:`RegistrySettings` is picklable: the driver parses it once and executors make their
+own :class:`~connector.registry.client.RegistryClient` from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from connector.option_values import OptionError, parse_positive_int
+
+PREFIX = "schemaRegistry."
+NAMES = ("url", "basic.auth.user.info", "ssl.ca.location", "ssl.certificate.location",
+         "ssl.key.location", "ssl.key.password", "request.timeout.ms")
+OPTIONS = tuple(PREFIX + n for n in NAMES)
+
+
+@dataclass(frozen=True)
+class RegistrySettings:
+    url: str
+    user_info: str | None = None
+    ca_location: str | None = None
+    certificate_location: str | None = None
+    key_location: str | None = None
+    key_password: str | None = None
+    timeout_ms: int = 30_000
+
+    def client(self):  # -> RegistryClient (imported lazily: urllib, ssl)
+        from .client import RegistryClient
+
+        return RegistryClient(self.url, self.ca_location, self.user_info, self.timeout_ms / 1000,
+                              self.certificate_location, self.key_location, self.key_password)
+
+
+def parse_registry_settings(get, needed_by: str) -> RegistrySettings:
+    """The settings from ``get(name)`` (None when unset); ``needed_by`` says which option
+    made the URL required, for the error."""
+    url = get(PREFIX + "url")
+    if url is None or not url.strip():
+        raise OptionError(PREFIX + "url", url, f"a schema registry URL (http:// or https://), "
+                          f"required with {needed_by}")
+    for u in url.split(","):
+        if not u.strip().lower().startswith(("http://", "https://")):
+            raise OptionError(PREFIX + "url", url, "http:// or https:// URLs, comma-separated")
+    user_info = get(PREFIX + "basic.auth.user.info")
+    if user_info is not None and ":" not in user_info:
+        raise OptionError(PREFIX + "basic.auth.user.info", "<hidden>", "user:password")
+    timeout = get(PREFIX + "request.timeout.ms")
+    cert, key = get(PREFIX + "ssl.certificate.location"), get(PREFIX + "ssl.key.location")
+    if key is not None and cert is None:
+        raise OptionError(PREFIX + "ssl.key.location", key,
+                          f"only with {PREFIX}ssl.certificate.location")
+    return RegistrySettings(
+        url=url.strip(), user_info=user_info, ca_location=get(PREFIX + "ssl.ca.location"),
+        certificate_location=cert, key_location=key,
+        key_password=get(PREFIX + "ssl.key.password"),
+        timeout_ms=30_000 if timeout is None else parse_positive_int(
+            PREFIX + "request.timeout.ms", timeout, 1))
+
+
+def getter(options: Mapping[str, str]):
+    """Case-insensitive lookup of Spark's string options."""
+    lower = {k.lower(): v for k, v in options.items()}
+    return lambda name: None if lower.get(name.lower()) is None else str(lower[name.lower()])

@@ -1,0 +1,184 @@
+"""``valueFormat`` / ``keyFormat``: the source's key and value columns decoded from
+Confluent-framed Avro into structs, and what happens to records that do not decode.
+
+| option | meaning | default |
+|---|---|---|
+| valueFormat / keyFormat | ``binary`` (the bytes) or ``avro`` (Confluent's wire format, schemas in a registry); ``protobuf`` and ``json-schema`` are not built yet and refused | ``binary`` |
+| schemaRegistry.url (and ``schemaRegistry.*``) | the registry: :mod:`connector.registry.settings` | required with avro |
+| valueSchemaVersion / keySchemaVersion | the reader schema: this version of the subject ``<topic>-value`` / ``<topic>-key`` (TopicNameStrategy) | ``latest`` at query start |
+| valueSchemaId / keySchemaId | the reader schema by its id (the only way with several topics) | |
+| mode | a record that does not decode: ``FAILFAST`` fails the query naming topic, partition, offset and the reason; ``PERMISSIVE`` gives a null column and the reason in the corrupt-record column | ``FAILFAST`` |
+| columnNameOfCorruptRecord | that column's name (Spark's option and default) | ``_corrupt_record`` |
+
+With ``groupId`` and ``deadLetterTopic`` set (and ``mode`` unset), a record that does not
+decode takes the failed-records way instead (:mod:`connector.source.failures`): the task
+reports it with its reason and leaves it out of the rows; it is redelivered up to
+``maxRetries`` times (an unknown schema id may be registered meanwhile) and then copied to
+the dead-letter topic with the reason in its ``pyq.reason`` header.
+
+The reader schema is resolved on the driver when the query is defined (``load()``) and
+again when it starts; each record is read with its own writer schema (fetched by id once)
+and resolved into the reader schema by Avro's rules. A subject that gets a new latest
+version between ``load()`` and the start of the query changes the column's type under
+Spark's feet: pin ``valueSchemaVersion`` for queries that must not move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from connector.option_values import OptionError, parse_positive_int
+from connector.registry.avro_decoding import AvroColumn, AvroDecoder, resolve_reader
+from connector.registry.avro_types import UnsupportedAvro
+from connector.registry.client import RegistryError
+from connector.registry.settings import OPTIONS as REGISTRY_OPTIONS
+from connector.registry.settings import getter, parse_registry_settings
+
+FORMATS = ("binary", "avro")
+LATER = ("protobuf", "json-schema")
+MODES = ("FAILFAST", "PERMISSIVE")
+OPTIONS = ("valueFormat", "keyFormat", "valueSchemaVersion", "valueSchemaId",
+           "keySchemaVersion", "keySchemaId", "mode", "columnNameOfCorruptRecord",
+           *REGISTRY_OPTIONS)
+
+
+@dataclass(frozen=True)
+class Formats:
+    """The decoded columns of a query and its bad-record handling (picklable: it travels
+    with each task's ranges). ``report_to``: (groupId, client options) when bad records
+    take the failed-records way."""
+
+    key: AvroColumn | None
+    value: AvroColumn | None
+    mode: str = "FAILFAST"
+    corrupt_column: str = "_corrupt_record"
+    report_to: tuple[str, tuple[tuple[str, str], ...]] | None = None
+
+    def ddl(self, column: str) -> str:
+        spec = self.key if column == "key" else self.value
+        return "binary" if spec is None else spec.ddl
+
+    def decoders(self) -> dict[str, AvroDecoder]:
+        return {s.column: AvroDecoder(s) for s in (self.key, self.value) if s is not None}
+
+    def apply(self, batch: Any, decoders: Mapping[str, AvroDecoder],
+              report: Callable[[list[dict[str, Any]]], None]) -> Any:
+        """``batch`` (Arrow, binary key/value) with its columns decoded; bad records as
+        :attr:`mode` or :attr:`report_to` say (``report`` sends failed-record reports)."""
+        import pyarrow as pa
+
+        reasons: list[str | None] = [None] * batch.num_rows
+        columns = dict(zip(batch.schema.names, batch.columns, strict=True))
+        fields = {f.name: f for f in batch.schema}
+        for name, decoder in decoders.items():
+            column, why = decoder.decode(columns[name].to_pylist())
+            columns[name] = column
+            fields[name] = pa.field(name, column.type, True)
+            reasons = [r if w is None else (w if r is None else f"{r}; {w}")
+                       for r, w in zip(reasons, why, strict=True)]
+        out = pa.RecordBatch.from_arrays(list(columns.values()), schema=pa.schema(fields.values()))
+        bad = [i for i, r in enumerate(reasons) if r is not None]
+        if self.report_to is not None:
+            if bad:
+                topics, parts, offsets = (batch.column(n).to_pylist() for n in
+                                          ("topic", "partition", "offset"))
+                report([{"topic": topics[i], "partition": parts[i], "offset": offsets[i],
+                         "reason": reasons[i]} for i in bad])
+                keep = pa.array([r is None for r in reasons])
+                out = out.filter(keep)
+            return out
+        if bad and self.mode == "FAILFAST":
+            i = bad[0]
+            where = (f"{batch.column('topic')[i].as_py()}-{batch.column('partition')[i].as_py()}"
+                     f" offset {batch.column('offset')[i].as_py()}")
+            raise BadRecordError(f"pyq source: the record at {where} does not decode: "
+                                 f"{reasons[i]} (mode=FAILFAST; mode=PERMISSIVE keeps such "
+                                 f"records with a null column and the reason in "
+                                 f"{self.corrupt_column})")
+        if self.mode == "PERMISSIVE":
+            out = out.append_column(pa.field(self.corrupt_column, pa.string(), True),
+                                    pa.array(reasons, pa.string()))
+        return out
+
+
+class BadRecordError(RuntimeError):
+    """A record that does not decode, under mode=FAILFAST."""
+
+
+def parse_formats(options: Mapping[str, str], topics: tuple[str, ...] | None,
+                  group_id: str | None, dead_letter_topic: str | None,
+                  client: Mapping[str, Any]) -> Formats | None:
+    """The query's formats (None when key and value are binary); asks the registry for the
+    reader schemas. ``topics``: the single-topic subscription's topics (None for a pattern)."""
+    get = getter(options)
+    chosen: dict[str, str] = {}
+    for column in ("key", "value"):
+        raw = get(f"{column}Format")
+        fmt = "binary" if raw is None else raw.strip().lower()
+        if fmt in LATER:
+            raise OptionError(f"{column}Format", raw, f"binary or avro ({fmt} is not supported "
+                              "yet by the pyq source)")
+        if fmt not in FORMATS:
+            raise OptionError(f"{column}Format", raw, "binary or avro")
+        chosen[column] = fmt
+        for pin in ("SchemaVersion", "SchemaId"):
+            if fmt != "avro" and get(column + pin) is not None:
+                raise OptionError(column + pin, get(column + pin), f"only with {column}Format=avro")
+    mode_raw = get("mode")
+    mode = "FAILFAST" if mode_raw is None else mode_raw.strip().upper()
+    if mode not in MODES:
+        raise OptionError("mode", mode_raw, "FAILFAST or PERMISSIVE")
+    corrupt = get("columnNameOfCorruptRecord")
+    if "avro" not in chosen.values():
+        for name in ("mode", "columnNameOfCorruptRecord", *REGISTRY_OPTIONS):
+            if get(name) is not None:
+                shown = "<hidden>" if "password" in name or "user.info" in name else get(name)
+                raise OptionError(name, shown, "only with valueFormat=avro or keyFormat=avro")
+        return None
+    if corrupt is not None and mode != "PERMISSIVE":
+        raise OptionError("columnNameOfCorruptRecord", corrupt, "only with mode=PERMISSIVE")
+    if corrupt is not None and (not corrupt.strip() or corrupt in
+                                ("key", "value", "topic", "partition", "offset", "timestamp",
+                                 "timestampType", "headers", "attempt")):
+        raise OptionError("columnNameOfCorruptRecord", corrupt,
+                          "a name that is not one of the source's columns")
+    report_to = None
+    if group_id and dead_letter_topic:
+        if mode_raw is not None:
+            raise OptionError("mode", mode_raw, "unset when groupId and deadLetterTopic are set "
+                              "(bad records then go to the failed-records way and "
+                              "deadLetterTopic)")
+        report_to = (group_id, tuple(sorted((k, str(v)) for k, v in client.items())))
+    avro = [c for c in ("key", "value") if chosen[c] == "avro"]
+    registry = parse_registry_settings(get, f"{avro[0]}Format=avro")
+    specs: dict[str, AvroColumn] = {}
+    for column in avro:
+        version, schema_id = get(f"{column}SchemaVersion"), get(f"{column}SchemaId")
+        if version is not None and schema_id is not None:
+            raise OptionError(f"{column}SchemaVersion", version, f"not with {column}SchemaId "
+                              "(one reader schema: a version of the subject, or an id)")
+        if version is not None and version.strip().lower() != "latest":
+            parse_positive_int(f"{column}SchemaVersion", version, 1)
+        sid = None if schema_id is None else parse_positive_int(f"{column}SchemaId", schema_id, 0)
+        subject = None
+        if sid is None:
+            if topics is None or len(topics) != 1:
+                shown = "a subscribePattern" if topics is None else ", ".join(topics)
+                raise OptionError(f"{column}Format", "avro", f"with one topic, whose subject "
+                                  f"<topic>-{column} gives the reader schema; {shown} has no "
+                                  f"single subject: pin the reader schema with {column}SchemaId")
+            subject = f"{topics[0]}-{column}"
+        try:
+            specs[column] = resolve_reader(column, registry, subject, version, sid)
+        except UnsupportedAvro as e:
+            raise OptionError(f"{column}Format", "avro", f"an Avro schema with a Spark type: "
+                              f"{e}") from None
+        except RegistryError as e:
+            which = f"subject {subject} version {version or 'latest'}" if sid is None \
+                else f"schema id {sid}"
+            raise ValueError(f"pyq source: cannot get the {column} reader schema ({which}) from "
+                             f"the schema registry {registry.url}: {e}") from None
+    return Formats(specs.get("key"), specs.get("value"), mode,
+                   corrupt if corrupt is not None else "_corrupt_record", report_to)

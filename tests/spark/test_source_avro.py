@@ -1,0 +1,231 @@
+"""Avro in Confluent's wire format through the pyq source (valueFormat=avro) and
+from_confluent_avro, against the embedded cluster's schema registry.
+
+The judge writing the data is confluent-kafka's ``AvroSerializer`` with its
+``SchemaRegistryClient`` pointed at our registry; what our source reads is compared with
+chispa to the DataFrame the test expects.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+import struct
+from collections.abc import Iterator
+
+import pytest
+from chispa import assert_df_equality
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from connector.client import Admin, Fetcher, Producer
+from connector.cluster import EmbeddedCluster
+from connector.functions import from_confluent_avro
+from tests.wire import wait_for
+
+pytestmark = pytest.mark.integration
+
+UTC = datetime.timezone.utc
+
+
+def click(*extra: dict) -> str:
+    return json.dumps({"type": "record", "name": "Click", "namespace": "pyq.test", "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "page", "type": "string"},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9,
+                                    "scale": 2}},
+        {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["VIEW", "BUY"]}},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "attrs", "type": {"type": "map", "values": "long"}},
+        {"name": "device", "type": {"type": "record", "name": "Device", "fields": [
+            {"name": "os", "type": "string"}, {"name": "raw", "type": "bytes"}]}},
+        {"name": "note", "type": ["null", "string"], "default": None},
+        *extra]})
+
+
+CLICK_V1 = click()
+CLICK_V2 = click({"name": "referrer", "type": ["null", "string"], "default": None})
+
+
+def datum(i: int, **extra: object) -> dict:
+    return {"id": i, "page": f"/p/{i}", "at": datetime.datetime(2026, 1, 1, 0, 0, i, tzinfo=UTC),
+            "day": datetime.date(2026, 1, 1 + i), "amount": decimal.Decimal(f"{i}.25"),
+            "kind": "BUY" if i % 2 else "VIEW", "tags": [f"t{i}"] * (i % 3),
+            "attrs": {"n": i}, "device": {"os": "linux", "raw": bytes([i])},
+            "note": None if i % 2 else f"note {i}", **extra}
+
+
+def expected_row(i: int, **extra: object) -> tuple:
+    d = datum(i)
+    return (i, d["page"], d["at"].replace(tzinfo=None), d["day"], d["amount"], d["kind"],
+            d["tags"], d["attrs"], (d["device"]["os"], bytearray(d["device"]["raw"])), d["note"],
+            *extra.values())
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[EmbeddedCluster]:
+    with EmbeddedCluster(brokers=1, schema_registry=True) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def registry(cluster: EmbeddedCluster) -> SchemaRegistryClient:
+    return SchemaRegistryClient(cluster.schema_registry_options())
+
+
+def send(cluster: EmbeddedCluster, topic: str, values: list[bytes | None]) -> None:
+    with Admin({"bootstrap.servers": cluster.bootstrap_servers}) as admin:
+        if topic not in admin.list_topics():
+            admin.create_topic(topic, 1, 1)
+    with Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"}) as producer:
+        for v in values:
+            producer.send(topic, v, partition=0)
+        producer.flush()
+
+
+def serialize(registry: SchemaRegistryClient, schema: str, topic: str, data: list[dict]
+              ) -> list[bytes]:
+    serializer = AvroSerializer(registry, schema, conf={"auto.register.schemas": True})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    return [serializer(d, ctx) for d in data]
+
+
+def read(spark, cluster: EmbeddedCluster, topic: str, **options: str):
+    reader = (spark.read.format("pyq").option("kafka.bootstrap.servers", cluster.bootstrap_servers)
+              .option("subscribe", topic).option("valueFormat", "avro")
+              .option("schemaRegistry.url", cluster.schema_registry_url))
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    return reader.load()
+
+
+def test_records_of_two_schema_versions_read_with_latest_and_pinned(spark, cluster, registry):
+    topic = "clicks"
+    send(cluster, topic, serialize(registry, CLICK_V1, topic, [datum(i) for i in range(3)])
+         + serialize(registry, CLICK_V2, topic, [datum(i, referrer=f"r{i}") for i in (3, 4)]))
+
+    latest = read(spark, cluster, topic)
+    v2_fields = [f.name for f in latest.schema["value"].dataType.fields]
+    assert v2_fields[-1] == "referrer" and len(v2_fields) == 11
+    got = latest.select("offset", "value.*")
+    expected = spark.createDataFrame(
+        [(o, *expected_row(i, referrer=None if i < 3 else f"r{i}")) for o, i in enumerate(range(5))],
+        got.schema)
+    assert_df_equality(got.orderBy("offset"), expected.orderBy("offset"), ignore_nullable=True)
+
+    pinned = read(spark, cluster, topic, valueSchemaVersion="1").select("offset", "value.*")
+    assert "referrer" not in pinned.columns  # v2 records resolved into v1: the field dropped
+    expected_v1 = spark.createDataFrame([(o, *expected_row(o)) for o in range(5)], pinned.schema)
+    assert_df_equality(pinned.orderBy("offset"), expected_v1.orderBy("offset"), ignore_nullable=True)
+
+
+def bad_values(registry: SchemaRegistryClient, topic: str) -> list[bytes]:
+    good = serialize(registry, CLICK_V1, topic, [datum(0), datum(1)])
+    return [good[0],
+            b"plain text",                                  # no magic byte
+            struct.pack(">bI", 0, 987654) + good[1][5:],    # an id the registry never gave
+            good[1][:12],                                   # truncated payload
+            good[1]]
+
+
+def test_bad_records_failfast_and_permissive(spark, cluster, registry):
+    topic = "mixed"
+    send(cluster, topic, bad_values(registry, topic))
+
+    with pytest.raises(Exception) as failed:
+        read(spark, cluster, topic).collect()
+    assert "the record at mixed-0 offset 1 does not decode: value: no magic byte 0" in str(failed.value)
+
+    df = read(spark, cluster, topic, mode="PERMISSIVE").select("offset", "value.id", "_corrupt_record")
+    rows = {r.offset: r for r in df.collect()}
+    assert [rows[o].id for o in range(5)] == [0, None, None, None, 1]
+    assert rows[0]._corrupt_record is None and rows[4]._corrupt_record is None
+    assert rows[1]._corrupt_record.startswith("value: no magic byte 0 (first bytes 706c61696e)")
+    assert "unknown schema id 987654" in rows[2]._corrupt_record and "40403" in rows[2]._corrupt_record
+    assert rows[3]._corrupt_record.startswith("value: does not decode with writer schema")
+
+    named = read(spark, cluster, topic, mode="PERMISSIVE", columnNameOfCorruptRecord="why")
+    assert named.columns[-1] == "why"
+
+
+def test_bad_records_go_to_the_dead_letter_topic(spark, cluster, registry, tmp_path):
+    topic, dlq = "mixed-dlq", "mixed-dlq-letters"
+    send(cluster, topic, bad_values(registry, topic))
+    seen: list[int] = []
+
+    def process(batch, _batch_id):
+        seen.extend(r.value.id for r in batch.select("value").collect())
+
+    query = (spark.readStream.format("pyq").option("kafka.bootstrap.servers", cluster.bootstrap_servers)
+             .option("subscribe", topic).option("startingOffsets", "earliest")
+             .option("valueFormat", "avro").option("schemaRegistry.url", cluster.schema_registry_url)
+             .option("groupId", "avro-dlq").option("maxRetries", "0").option("retryBackoffMs", "0")
+             .option("deadLetterTopic", dlq).load()
+             .writeStream.foreachBatch(process).option("checkpointLocation", str(tmp_path / "ck"))
+             .trigger(processingTime="300 milliseconds").start())
+    servers = {"bootstrap.servers": cluster.bootstrap_servers}
+    try:
+        def letters() -> int:
+            with Admin(servers) as admin:
+                if dlq not in admin.list_topics():
+                    return 0
+                return list(admin.list_offsets({(dlq, 0): "latest"}).values())[0].offset
+        wait_for(lambda: letters() == 3, timeout=120, what="3 dead letters")
+    finally:
+        query.stop()
+    assert sorted(seen) == [0, 1]  # the good records only, once
+    with Fetcher(servers) as fetcher:
+        dead = list(fetcher.iter_records(dlq, 0, 0, 3))
+    by_offset = {int(dict(r.headers)["pyq.offset"]): dict(r.headers)["pyq.reason"].decode() for r in dead}
+    assert sorted(by_offset) == [1, 2, 3]
+    assert "no magic byte 0" in by_offset[1]
+    assert "unknown schema id 987654" in by_offset[2]
+    assert "does not decode" in by_offset[3]
+    assert [r.value for r in sorted(dead, key=lambda r: dict(r.headers)["pyq.offset"])][0] == b"plain text"
+
+
+def test_from_confluent_avro_over_a_binary_read(spark, cluster, registry):
+    topic = "clicks-binary"
+    send(cluster, topic, serialize(registry, CLICK_V1, topic, [datum(i) for i in range(3)]))
+    binary = (spark.read.format("pyq").option("kafka.bootstrap.servers", cluster.bootstrap_servers)
+              .option("subscribe", topic).load())
+    decoded = binary.select("offset", from_confluent_avro(
+        "value", schemaRegistryUrl=cluster.schema_registry_url, subject=f"{topic}-value")
+        .alias("click")).select("offset", "click.*")
+    expected = spark.createDataFrame([(o, *expected_row(o)) for o in range(3)], decoded.schema)
+    assert_df_equality(decoded.orderBy("offset"), expected.orderBy("offset"), ignore_nullable=True)
+
+    with pytest.raises(ValueError, match="exactly one of subject and schemaId"):
+        from_confluent_avro("value", schemaRegistryUrl=cluster.schema_registry_url)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"valueFormat": "protobuf"}, "valueFormat='protobuf' is not allowed: binary or avro "
+                                  "(protobuf is not supported yet"),
+    ({"valueFormat": "xml"}, "valueFormat='xml' is not allowed: binary or avro"),
+    ({"valueFormat": "avro", "schemaRegistry.url": None}, "schemaRegistry.url=None is not allowed"),
+    ({"mode": "DROPMALFORMED"}, "mode='DROPMALFORMED' is not allowed: FAILFAST or PERMISSIVE"),
+    ({"subscribe": "clicks,mixed"}, "clicks, mixed has no single subject: pin the reader schema "
+                                    "with valueSchemaId"),
+    ({"valueSchemaVersion": "1", "valueSchemaId": "1"}, "valueSchemaVersion='1' is not allowed: "
+                                                         "not with valueSchemaId"),
+    ({"keySchemaId": "1"}, "keySchemaId='1' is not allowed: only with keyFormat=avro"),
+    ({"subscribe": "no-such-topic"}, "subject no-such-topic-value version latest"),
+])
+def test_refused_options(spark, cluster, options, message):
+    reader = (spark.read.format("pyq").option("kafka.bootstrap.servers", cluster.bootstrap_servers)
+              .option("subscribe", "clicks").option("valueFormat", "avro")
+              .option("schemaRegistry.url", cluster.schema_registry_url))
+    for k, v in options.items():
+        if v is not None:
+            reader = reader.option(k, v)
+    if options.get("schemaRegistry.url", "") is None:
+        reader = (spark.read.format("pyq").option("kafka.bootstrap.servers", cluster.bootstrap_servers)
+                  .option("subscribe", "clicks").option("valueFormat", "avro"))
+    with pytest.raises(Exception) as refused:
+        reader.load()
+    assert message in str(refused.value)
