@@ -4,18 +4,24 @@
 It prints where it listens first (``pyq console: http://127.0.0.1:8080/``, then
 ``listening on 127.0.0.1:8080``), so a script that asked for ``--port 0`` learns the port;
 ``pyq-broker cluster --console-port N`` starts it so, as a child that stops with it. Bound to 127.0.0.1 unless ``--host`` says
-otherwise: the console can delete topics, and it has no login of its own yet.
+otherwise: the console can delete topics. ``--basic-auth USER`` (the password in
+``$PYQ_CONSOLE_PASSWORD``, never on the command line) makes every page ask for HTTP basic
+credentials; over a network, put it behind TLS.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import sys
 from typing import Any
 
 from .args import at_least, client_options, client_parent
+from .errors import EXIT_USAGE, CommandError
 
 DEFAULT_PORT = 8080
+PASSWORD_ENV = "PYQ_CONSOLE_PASSWORD"
 
 
 def register(commands: Any) -> None:
@@ -32,6 +38,9 @@ def register(commands: Any) -> None:
     console.add_argument("--lag-interval-ms", type=at_least(100), default=5000, metavar="MS",
                          help="sample every group's lag this often for the lag history "
                               "charts (default 5000)")
+    console.add_argument("--basic-auth", metavar="USER",
+                         help=f"require HTTP basic authentication as USER, with the password "
+                              f"in ${PASSWORD_ENV}")
     console.set_defaults(run=run_console)
 
 
@@ -39,9 +48,18 @@ def run_console(args: argparse.Namespace) -> int:
     from broker_sim.lifeline import hold
     from connector.console import ConsoleServer
 
+    # One line per request on stderr only with -v (werkzeug logs them at INFO).
+    logging.getLogger("werkzeug").setLevel(logging.INFO if args.verbose else logging.WARNING)
     hold()  # started by ``pyq-broker cluster --console-port``: stop when that parent dies
+    basic_auth = None
+    if args.basic_auth is not None:
+        password = os.environ.get(PASSWORD_ENV, "")
+        if not args.basic_auth or not password:
+            raise CommandError(f"--basic-auth {args.basic_auth!r} needs a user name and a "
+                               f"password in ${PASSWORD_ENV}", EXIT_USAGE)
+        basic_auth = (args.basic_auth, password)
     server = ConsoleServer(client_options(args), args.host, args.port, args.schema_registry,
-                           args.lag_interval_ms)
+                           args.lag_interval_ms, basic_auth)
     host, port = server.address
     print(f"pyq console: {server.url}", flush=True)
     print(f"listening on {host}:{port}", flush=True)  # what a ManagedProcess waits for

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hmac
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, render_template
+from flask import Flask, render_template, request
+from werkzeug.wrappers import Response
 
 from broker_sim.protocol.errors import PyqError
 
@@ -17,10 +19,12 @@ HERE = Path(__file__).parent
 
 
 def create_app(clients: ConsoleClients, schema_registry: str | None = None,
-               lag_history: LagHistory | None = None) -> Flask:
+               lag_history: LagHistory | None = None,
+               basic_auth: tuple[str, str] | None = None) -> Flask:
     """The console over ``clients``; the groups pages chart ``lag_history`` (none
     without it). ``schema_registry`` is only shown for now (decoding through it is a later
-    step)."""
+    step). ``basic_auth=(user, password)``: every request must bring them (HTTP basic
+    authentication, answered 401 otherwise); use it beyond 127.0.0.1 behind TLS only."""
     from . import groups, messages, overview, topics
 
     app = Flask(__name__, template_folder=str(HERE / "templates"),
@@ -31,6 +35,19 @@ def create_app(clients: ConsoleClients, schema_registry: str | None = None,
     app.config["PYQ_SCHEMA_REGISTRY"] = schema_registry
     for module in (overview, topics, messages, groups):
         app.register_blueprint(module.blueprint)
+
+    if basic_auth is not None:
+        user, password = basic_auth
+
+        @app.before_request
+        def authenticate() -> Response | None:
+            given = request.authorization
+            if given is not None and given.type == "basic" and hmac.compare_digest(
+                    (given.username or "").encode(), user.encode()) and hmac.compare_digest(
+                    (given.password or "").encode(), password.encode()):
+                return None
+            return Response("pyq console: authentication required\n", 401,
+                            {"WWW-Authenticate": 'Basic realm="pyq console", charset="UTF-8"'})
 
     @app.errorhandler(PyqError)
     def cluster_error(error: PyqError) -> tuple[str, int]:

@@ -28,11 +28,12 @@ class ConsoleServer:
 
     def __init__(self, options: Mapping[str, Any], host: str = "127.0.0.1", port: int = 0,
                  schema_registry: str | None = None,
-                 lag_interval_ms: int = DEFAULT_INTERVAL_MS) -> None:
+                 lag_interval_ms: int = DEFAULT_INTERVAL_MS,
+                 basic_auth: tuple[str, str] | None = None) -> None:
         self.clients = ConsoleClients(options)
         try:
             self.lag_history = LagHistory(self.clients, lag_interval_ms)
-            self.app = create_app(self.clients, schema_registry, self.lag_history)
+            self.app = create_app(self.clients, schema_registry, self.lag_history, basic_auth)
             self._server = make_server(host, port, self.app, threaded=True)
         except BaseException:
             self.clients.close()

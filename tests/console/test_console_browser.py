@@ -47,11 +47,13 @@ def shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalClu
     cluster.stop()
 
 
-def start_console(bootstrap: str) -> tuple[subprocess.Popen[str], str]:
+def start_console(bootstrap: str, *options: str, env: dict[str, str] | None = None
+                  ) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "connector.cli", "console", "--bootstrap-server", bootstrap,
-         "--port", "0", "--lag-interval-ms", str(LAG_INTERVAL_MS)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        text=True)
+         "--port", "0", "--lag-interval-ms", str(LAG_INTERVAL_MS), *options], cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env={**os.environ, **(env or {})})
     assert proc.stdout is not None
     line = proc.stdout.readline()
     found = re.match(r"pyq console: (http://127\.0\.0\.1:\d+/)", line)
@@ -69,12 +71,16 @@ def console(broker_under_test: BrokerUnderTest) -> Iterator[Console]:
     try:
         yield Console(broker_under_test.name, bootstrap, url)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -364,6 +370,41 @@ def test_a_consumer_protocol_group_shows_its_member_and_assignor(page, console):
         assert assigned == f"{name}-0, {name}-1"
     finally:
         consumer.close()
+
+
+def test_basic_auth_keeps_out_a_browser_without_the_password(browser, console):
+    proc, url = start_console(console.bootstrap, "--basic-auth", "ops",
+                              env={"PYQ_CONSOLE_PASSWORD": "s3cret"})
+    try:
+        from playwright.sync_api import Error
+
+        def visit(credentials: dict[str, str] | None) -> tuple[int, str]:
+            context = browser.new_context(http_credentials=credentials)
+            try:
+                page = context.new_page()
+                answer = page.goto(url)
+                assert answer is not None
+                return answer.status, str(page.content())
+            finally:
+                context.close()
+
+        with pytest.raises(Error, match="ERR_INVALID_AUTH_CREDENTIALS"):  # none to give
+            visit(None)
+        assert visit({"username": "ops", "password": "guess"})[0] == 401
+        context = browser.new_context()
+        try:  # the answer itself, through the context's HTTP client
+            answer = context.request.get(url)
+            assert answer.status == 401 and "Basic" in answer.headers["www-authenticate"]
+        finally:
+            context.close()
+        status, content = visit({"username": "ops", "password": "s3cret"})
+        assert status == 200 and 'id="brokers"' in content
+    finally:
+        stop(proc)
+    out = pyq("console", "--bootstrap-server", console.bootstrap, "--basic-auth", "ops")
+    assert out.returncode == 2
+    assert "--basic-auth 'ops' needs a user name and a password in $PYQ_CONSOLE_PASSWORD" \
+        in out.stderr
 
 
 def test_an_option_the_client_refuses_stops_pyq_console_naming_it(console):
