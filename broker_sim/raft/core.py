@@ -411,9 +411,8 @@ class RaftCore:
                 log.epoch_at(req.fetch_offset - 1) == req.last_fetched_epoch:
             return None
         epoch, end = log.end_offset_for_epoch(req.last_fetched_epoch)
-        if log.snapshot is not None and (end < log.start_offset or (
-                end == log.start_offset and epoch != req.last_fetched_epoch)):
-            return answer()  # the divergence is hidden in the snapshot: take it whole
+        if log.snapshot is not None and end < log.start_offset:
+            return answer()  # the fetcher's epoch predates the snapshot: take it whole
         return answer(diverging=(epoch, end))
 
     def _on_fetch_request(self, req: FetchRequest) -> None:
@@ -578,9 +577,8 @@ class RaftCore:
                                     self.leader_id if self.role in (FOLLOWER, LEADER)
                                     else None))
 
-        if req.src not in self.voters:
-            answer(False)  # not a voter as far as this node knows: no epoch change for it
-            return
+        # A candidate outside this node's voter set is not refused for that: this node's
+        # set may be the stale one. Pre-vote and the log check keep removed nodes out.
         if req.pre_vote:
             answer(req.epoch > self.epoch and not self._leader_is_alive()
                    and self._log_is_up_to_date(req.last_epoch, req.end_offset))
