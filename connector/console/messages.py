@@ -8,6 +8,12 @@ Seeks, for ``limit`` records of partition ``p``:
 * ``timestamp``: from the first record at or after that time (ListOffsets), none if no
   record is that late;
 * ``latest``: the last ``limit`` records.
+
+A filter (``filter=TEXT``) is applied here, in the console: the records whose key, value
+or a header value contains TEXT (bytes, matched as UTF-8), among at most ``SCAN_LIMIT``
+records read from where the seek lands (for ``latest``: the last ``SCAN_LIMIT``, keeping
+the last ``limit`` matches). The page says which offsets were scanned, so a filter that
+found nothing there does not claim the partition has no such record.
 """
 
 from __future__ import annotations
@@ -29,6 +35,12 @@ blueprint = Blueprint("messages", __name__)
 SEEKS = ("latest", "offset", "timestamp")
 FORMATS = ("text", "json", "hex")
 MAX_LIMIT = 1000
+SCAN_LIMIT = 10_000
+
+
+def matches(record: Any, needle: bytes) -> bool:
+    return any(needle in part for part in (record.key, record.value,
+                                             *(v for _, v in record.headers)) if part)
 
 
 def show(data: bytes | None, fmt: str) -> str | None:
@@ -85,18 +97,26 @@ def browse(topic: str) -> str:
         starts = c.admin.list_offsets({tp: "earliest"})
         ends = c.admin.list_offsets({tp: "latest"})
         bounds = (starts[tp].offset, ends[tp].offset)
-        start = start_offset(c.admin, tp, seek, value, limit, bounds)
+        wanted = (args.get("filter") or "").encode()
+        window = SCAN_LIMIT if wanted else limit
+        start = start_offset(c.admin, tp, seek, value, window, bounds)
         records = []
+        scanned = None
         if start is not None and start != bounds[1]:
             # Past the end or below the start: still fetched, for the broker's error.
-            until = min(start + limit, bounds[1]) if start < bounds[1] else start + 1
+            until = min(start + window, bounds[1]) if start < bounds[1] else start + 1
             records = list(c.fetcher.iter_records(topic, partition, start, until))
+            scanned = (start, until)
+    if wanted:
+        found = [r for r in records if matches(r, wanted)]
+        records = found[-limit:] if seek == "latest" else found[:limit]
     rows = [{"offset": r.offset, "timestamp": r.timestamp, "time": iso(r.timestamp),
              "key": show(r.key, fmt), "value": show(r.value, fmt),
              "headers": [(k, show(v, fmt)) for k, v in r.headers]} for r in records]
     return render_template("messages.html", topic=topic, partition=partition,
                            partitions=range(count), seek=seek, value=value, limit=limit,
-                           format=fmt, bounds=bounds, records=rows)
+                           format=fmt, bounds=bounds, records=rows,
+                           filter=wanted.decode(errors="replace"), scanned=scanned)
 
 
 @blueprint.route("/topics/<topic>/produce", methods=["POST"])

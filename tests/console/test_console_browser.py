@@ -197,6 +197,26 @@ def test_produced_messages_appear_with_key_value_and_headers(page, console):
         assert a.list_offsets({(name, 0): "latest"})[TopicPartition(name, 0)].offset == 6
 
 
+def test_the_filter_keeps_the_records_containing_the_text(page, console):
+    name = f"filtered-{console.name}"
+    make_topic(console, name)
+    with Producer({"bootstrap.servers": console.bootstrap}) as p:
+        for i in range(30):
+            p.send(name, b"hay" if i not in (7, 21) else b"hay needle hay", partition=0,
+                   headers=[("mark", b"pin" if i == 12 else b"none")])
+        p.flush()
+
+    def shown(query: str) -> list[str | None]:
+        page.goto(f"/topics/{name}/messages?{query}")
+        return [r.get_attribute("data-offset") for r in page.locator("#records tr[data-offset]").all()]
+
+    assert shown("seek=latest&limit=20&filter=needle") == ["7", "21"]
+    assert cell(page, "#scanned") == "0 to 29"
+    assert shown("seek=latest&limit=1&filter=needle") == ["21"]
+    assert shown("seek=offset&value=10&filter=needle") == ["21"]
+    assert shown("seek=offset&value=0&filter=pin") == ["12"]  # a header value
+
+
 def test_seek_by_timestamp_lands_on_the_first_record_at_or_after_it(page, console):
     name = f"times-{console.name}"
     make_topic(console, name)
