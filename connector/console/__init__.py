@@ -14,7 +14,9 @@ charts. Screens, one module each:
   value as text, pretty JSON or hex, headers, timestamp; produce;
 * :mod:`.groups` ``/groups``: state, protocol, members and assignments, lag (:mod:`.lag`)
   and its history (:mod:`.lag_history`, sampled in the background); reset offsets,
-  previewed before they are committed.
+  previewed before they are committed;
+* :mod:`.transactions` ``/transactions``, :mod:`.security` ``/acls`` and ``/users``:
+  read-only lists.
 
 An error from the cluster or a bad form value is rendered in the page (:mod:`.app`),
 naming what was refused; nothing is changed by a request that fails.

@@ -427,6 +427,36 @@ def test_basic_auth_keeps_out_a_browser_without_the_password(browser, console):
         in out.stderr
 
 
+def test_transactions_users_and_acls_are_listed(page, console):
+    from broker_sim.security.acl import AclBinding, Operation, PatternType, Permission, ResourceType
+
+    name, txn = f"audited-{console.name}", f"console-txn-{console.name}"
+    make_topic(console, name)
+    with Producer({"bootstrap.servers": console.bootstrap, "transactional.id": txn}) as p:
+        p.init_transactions()
+        p.begin_transaction()
+        p.send(name, b"committed", partition=0)
+        p.commit_transaction()
+    page.goto("/transactions")
+    assert cell(page, f'#transactions tr[data-transactional-id="{txn}"] .state') == "CompleteCommit"
+    shot(page, console, "transactions")
+    user = f"carol-{console.name}"
+    with admin(console) as a:
+        a.upsert_user(user, "carol-secret", "SCRAM-SHA-512", iterations=8192)
+    page.goto("/users")
+    assert cell(page, f'#users tr[data-user="{user}"] .mechanisms') == "SCRAM-SHA-512 (8192)"
+    if console.name == "kafka":  # its StandardAuthorizer stores ACLs
+        with admin(console) as a:
+            a.create_acls([AclBinding.create(ResourceType.TOPIC, name, PatternType.LITERAL,
+                                             f"User:{user}", "*", Operation.READ, Permission.ALLOW)])
+        page.goto("/acls")
+        assert f"TOPIC {name}" in cell(page, f'#acls tr[data-principal="User:{user}"]')
+        shot(page, console, "acls")
+    else:  # no authorizer: the broker's answer, in the page
+        page.goto("/acls")
+        assert "SecurityDisabled" in cell(page, "#error")
+
+
 def test_an_option_the_client_refuses_stops_pyq_console_naming_it(console):
     out = pyq("console", "--bootstrap-server", console.bootstrap, "--port", "0",
               "-X", "request.timeout.ms=-5")
