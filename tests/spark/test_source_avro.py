@@ -17,12 +17,12 @@ from collections.abc import Iterator
 import pytest
 from chispa import assert_df_equality
 from confluent_kafka.schema_registry import SchemaRegistryClient
-from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from connector.client import Admin, Fetcher, Producer
 from connector.cluster import EmbeddedCluster
-from connector.functions import from_confluent_avro
+from connector.functions import from_confluent_avro, to_confluent_avro
 from tests.wire import wait_for
 
 pytestmark = pytest.mark.integration
@@ -229,3 +229,29 @@ def test_refused_options(spark, cluster, options, message):
     with pytest.raises(Exception) as refused:
         reader.load()
     assert message in str(refused.value)
+
+
+def test_to_confluent_avro_written_by_the_sink_read_by_avro_deserializer(spark, cluster, registry):
+    source, target = "clicks-in", "clicks-out"
+    send(cluster, source, serialize(registry, CLICK_V1, source, [datum(i) for i in range(3)]))
+    send(cluster, target, [])
+    decoded = read(spark, cluster, source).select("value")
+    encoded = decoded.select(to_confluent_avro(
+        "value", schemaRegistryUrl=cluster.schema_registry_url, subject=f"{target}-value",
+        schema=CLICK_V1).alias("value"))
+    (encoded.write.format("pyq").option("kafka.bootstrap.servers", cluster.bootstrap_servers)
+     .option("topic", target).mode("append").save())
+    with Fetcher({"bootstrap.servers": cluster.bootstrap_servers}) as fetcher:
+        written = list(fetcher.iter_records(target, 0, 0, 3))
+    deserializer = AvroDeserializer(registry)
+    ctx = SerializationContext(target, MessageField.VALUE)
+    got = sorted((deserializer(r.value, ctx) for r in written), key=lambda d: d["id"])
+    assert got == [datum(i) for i in range(3)]
+    assert registry.get_latest_version(f"{target}-value").schema_id == \
+        int.from_bytes(written[0].value[1:5], "big")
+
+    incompatible = click({"name": "score", "type": "int"})  # no default: old data unreadable
+    with pytest.raises(Exception) as refused:
+        to_confluent_avro("value", schemaRegistryUrl=cluster.schema_registry_url,
+                          subject=f"{target}-value", schema=incompatible)
+    assert "409" in str(refused.value) and f"{target}-value" in str(refused.value)
