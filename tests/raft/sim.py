@@ -88,13 +88,17 @@ class Network:
         self.blocked: set[tuple[int, int]] = set()
         self._queue: list[tuple[int, int, Message]] = []
         self._seq = 0
-        self.sent = 0
+        self._last_seq: dict[tuple[int, int], int] = {}
+        # what the faults did, for the tests to show they happened
+        self.sent = self.dropped = self.duplicated = self.reordered = 0
 
     def send(self, msg: Message, now: int) -> None:
         self.sent += 1
         copies = 2 if self.rng.random() < self.duplicate else 1
+        self.duplicated += copies - 1
         for _ in range(copies):
             if (msg.src, msg.dst) in self.blocked or self.rng.random() < self.drop:
+                self.dropped += 1
                 continue
             self._seq += 1
             heapq.heappush(self._queue, (now + self.rng.randint(1, self.max_delay), self._seq,
@@ -103,9 +107,15 @@ class Network:
     def due(self, now: int) -> list[Message]:
         out = []
         while self._queue and self._queue[0][0] <= now:
-            msg = heapq.heappop(self._queue)[2]
-            if (msg.src, msg.dst) not in self.blocked:
-                out.append(msg)
+            _, seq, msg = heapq.heappop(self._queue)
+            link = (msg.src, msg.dst)
+            if link in self.blocked:
+                self.dropped += 1
+                continue
+            if seq < self._last_seq.get(link, 0):
+                self.reordered += 1  # overtaken by a message sent after it
+            self._last_seq[link] = max(seq, self._last_seq.get(link, 0))
+            out.append(msg)
         return out
 
     def heal(self) -> None:

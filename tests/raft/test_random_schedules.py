@@ -26,16 +26,24 @@ def shape(seed: int) -> tuple[int, int]:
 
 def test_random_schedules_keep_every_invariant() -> None:
     started = time.monotonic()
-    steps = elections = committed = 0
+    steps = elections = committed = dropped = duplicated = reordered = crashes = changes = 0
     for seed in range(SEEDS):
         sim = random_schedule(seed, *shape(seed))
         steps += sim.steps
         elections += len(sim.leaders)
         committed += len(sim.committed)
+        dropped += sim.net.dropped
+        duplicated += sim.net.duplicated
+        reordered += sim.net.reordered
+        crashes += sum("crash" in event for event in sim.trace)
+        changes += sum(" voter " in event and " at " in event for event in sim.trace)
     print(f"{SEEDS} seeds, {steps} steps, {elections} elections, {committed} committed "
-          f"entries, 0 violations in {time.monotonic() - started:.1f} s")
+          f"entries; {dropped} messages dropped, {duplicated} duplicated, {reordered} "
+          f"reordered, {crashes} crashes, {changes} voter changes; 0 violations in "
+          f"{time.monotonic() - started:.1f} s")
     assert elections > SEEDS  # the faults did force re-elections
     assert committed > 10 * SEEDS
+    assert min(dropped, duplicated, reordered, crashes, changes) > SEEDS // 10
 
 
 class GrantsWithoutLogCheck(RaftCore):
