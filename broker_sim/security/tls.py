@@ -1,4 +1,4 @@
-"""TLS contexts from Kafka's PEM options, built with Python's ``ssl`` module.
+"""TLS contexts from Kafka's store options, built with Python's ``ssl`` module.
 
 Broker side (``ssl.keystore.type=PEM``): ``ssl.keystore.location`` is one PEM file with the
 private key and the certificate chain, ``ssl.key.password`` its key's password (if
@@ -10,6 +10,9 @@ certificates, ``ssl.certificate.location``/``ssl.key.location`` a client certifi
 key (they may be the same file), ``ssl.key.password``, and
 ``ssl.endpoint.identification.algorithm`` https (check the host name, the default) or none.
 
+Either side may give Java's stores instead of PEM files: ``ssl.truststore.type`` /
+``ssl.keystore.type`` PKCS12 or JKS with their ``.password`` (read by :mod:`.stores`).
+
 TLS 1.2 is the minimum on both sides.
 """
 
@@ -17,31 +20,53 @@ from __future__ import annotations
 
 import ssl
 
+from .stores import key_entry, load_key_entry, trusted_pem
+
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 
 
 def server_context(keystore: str, key_password: str | None = None, truststore: str | None = None,
-                   client_auth: str = "none") -> ssl.SSLContext:
+                   client_auth: str = "none", *, keystore_type: str = "PEM",
+                   keystore_password: str | None = None, truststore_type: str = "PEM",
+                   truststore_password: str | None = None) -> ssl.SSLContext:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-    ctx.load_cert_chain(keystore, password=key_password)
+    _load_key(ctx, keystore, None, key_password, keystore_type, keystore_password)
     if truststore:
-        ctx.load_verify_locations(cafile=truststore)
+        _load_trust(ctx, truststore, truststore_type, truststore_password)
     ctx.verify_mode = CLIENT_AUTH[client_auth]
     return ctx
 
 
 def client_context(ca_location: str | None = None, certificate_location: str | None = None,
                    key_location: str | None = None, key_password: str | None = None,
-                   check_hostname: bool = True) -> ssl.SSLContext:
+                   check_hostname: bool = True, *, truststore_type: str = "PEM",
+                   truststore_password: str | None = None, keystore_type: str = "PEM",
+                   keystore_password: str | None = None) -> ssl.SSLContext:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     if ca_location:
-        ctx.load_verify_locations(cafile=ca_location)
+        _load_trust(ctx, ca_location, truststore_type, truststore_password)
     else:
         ctx.load_default_certs()
     ctx.check_hostname = check_hostname
     ctx.verify_mode = ssl.CERT_REQUIRED
     if certificate_location:
-        ctx.load_cert_chain(certificate_location, keyfile=key_location or None, password=key_password)
+        _load_key(ctx, certificate_location, key_location, key_password, keystore_type,
+                  keystore_password)
     return ctx
+
+
+def _load_trust(ctx: ssl.SSLContext, location: str, store_type: str, password: str | None) -> None:
+    if store_type == "PEM":
+        ctx.load_verify_locations(cafile=location)
+    else:
+        ctx.load_verify_locations(cadata=trusted_pem(location, store_type, password))
+
+
+def _load_key(ctx: ssl.SSLContext, location: str, key_location: str | None,
+              key_password: str | None, store_type: str, store_password: str | None) -> None:
+    if store_type == "PEM":
+        ctx.load_cert_chain(location, keyfile=key_location or None, password=key_password)
+    else:
+        load_key_entry(ctx, key_entry(location, store_type, store_password, key_password))

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import ssl
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -109,14 +110,23 @@ class Broker:
         self.embedded_controller = controller
         return LocalControllerClient(ControllerApis(controller))
 
+    def _server_context(self, client_auth: str) -> ssl.SSLContext:
+        cfg = self.config
+        assert cfg.ssl_keystore_location is not None  # checked by BrokerConfig
+        return server_context(cfg.ssl_keystore_location, cfg.ssl_key_password,
+                              cfg.ssl_truststore_location, client_auth,
+                              keystore_type=cfg.ssl_keystore_type,
+                              keystore_password=cfg.ssl_keystore_password,
+                              truststore_type=cfg.ssl_truststore_type,
+                              truststore_password=cfg.ssl_truststore_password)
+
     def _listeners(self) -> list[Listener]:
         cfg = self.config
         out = []
         for listener in cfg.effective_listeners:
             if listener.uses_tls:
                 assert cfg.ssl_keystore_location is not None  # checked by BrokerConfig
-                listener = dataclasses.replace(listener, ssl_context=server_context(
-                    cfg.ssl_keystore_location, cfg.ssl_key_password, cfg.ssl_truststore_location,
+                listener = dataclasses.replace(listener, ssl_context=self._server_context(
                     cfg.ssl_client_auth))
             out.append(listener)
         return out
@@ -211,8 +221,7 @@ class Broker:
         context = None
         if cfg.schema_registry_listener.uses_tls:
             assert cfg.ssl_keystore_location is not None  # checked by BrokerConfig
-            context = server_context(cfg.ssl_keystore_location, cfg.ssl_key_password,
-                                     cfg.ssl_truststore_location, "none")
+            context = self._server_context("none")
         inter = cfg.inter_broker_listener
         return SchemaRegistryServer.for_broker(
             cfg.schema_registry_listener, (inter.host, self._inter_broker_port()), cfg.broker_id,

@@ -30,6 +30,7 @@ from ..registry.listener import RegistryListener, parse_authentication, parse_re
 from ..security.oauthbearer import OPTIONS as OAUTHBEARER_OPTIONS
 from ..security.oauthbearer import OAuthBearerConfig
 from ..security.sasl_server import DEFAULT_MECHANISMS, SUPPORTED_MECHANISMS
+from ..security.stores import STORE_TYPES, StoreError, key_entry, trusted_pem
 from ..security.tls import CLIENT_AUTH
 
 
@@ -72,10 +73,10 @@ def _parse_client_auth(text: str) -> str:
     return value
 
 
-def _parse_pem(text: str) -> str:
-    if text.strip().upper() != "PEM":
-        raise ValueError("must be PEM (pyq reads PEM files only)")
-    return "PEM"
+def _parse_store_type(text: str) -> str:
+    if text.strip().upper() not in STORE_TYPES:
+        raise ValueError("must be one of " + ", ".join(STORE_TYPES))
+    return text.strip().upper()
 
 
 def _parse_bool(text: str) -> bool:
@@ -114,11 +115,13 @@ SIMPLE_PROPERTIES: dict[str, tuple[str, Any]] = {
     "log.cleaner.dedupe.buffer.size": ("log_cleaner_dedupe_buffer_size", int),
     "cluster.id": ("cluster_id", str),
     "inter.broker.listener.name": ("inter_broker_listener_name", lambda v: v.strip().upper()),
-    "ssl.keystore.type": ("ssl_keystore_type", _parse_pem),
+    "ssl.keystore.type": ("ssl_keystore_type", _parse_store_type),
     "ssl.keystore.location": ("ssl_keystore_location", str),
+    "ssl.keystore.password": ("ssl_keystore_password", str),
     "ssl.key.password": ("ssl_key_password", str),
-    "ssl.truststore.type": ("ssl_truststore_type", _parse_pem),
+    "ssl.truststore.type": ("ssl_truststore_type", _parse_store_type),
     "ssl.truststore.location": ("ssl_truststore_location", str),
+    "ssl.truststore.password": ("ssl_truststore_password", str),
     "ssl.client.auth": ("ssl_client_auth", _parse_client_auth),
     "sasl.enabled.mechanisms": ("sasl_enabled_mechanisms", _parse_mechanisms),
     "connections.max.idle.ms": ("connections_max_idle_ms", int),
@@ -137,7 +140,8 @@ SIMPLE_PROPERTIES: dict[str, tuple[str, Any]] = {
 LOG_PROPERTIES: dict[str, str] = BROKER_LOG_PROPERTIES
 
 #: Options whose value DescribeConfigs never shows.
-SENSITIVE_PROPERTIES = frozenset({"ssl.key.password"})
+SENSITIVE_PROPERTIES = frozenset({"ssl.key.password", "ssl.keystore.password",
+                                  "ssl.truststore.password"})
 
 
 def _format(value: Any) -> str | None:
@@ -186,11 +190,15 @@ class BrokerConfig:
     listener_security_protocol_map: dict[str, str] = field(default_factory=dict)
     #: The PLAINTEXT listener replicas fetch from; None: the one named PLAINTEXT, else the first.
     inter_broker_listener_name: str | None = None
+    #: PEM, PKCS12 or JKS (:mod:`broker_sim.security.stores`); a PKCS12 or JKS store is
+    #: opened at construction, so a wrong password or type fails there.
     ssl_keystore_type: str = "PEM"
     ssl_keystore_location: str | None = None
-    ssl_key_password: str | None = None
+    ssl_keystore_password: str | None = field(default=None, repr=False)
+    ssl_key_password: str | None = field(default=None, repr=False)
     ssl_truststore_type: str = "PEM"
     ssl_truststore_location: str | None = None
+    ssl_truststore_password: str | None = field(default=None, repr=False)
     ssl_client_auth: str = "none"
     sasl_enabled_mechanisms: tuple[str, ...] = DEFAULT_MECHANISMS
     #: ``sasl.oauthbearer.*``: how OAUTHBEARER tokens are validated (no JWKS URL: unsecured
@@ -274,11 +282,35 @@ class BrokerConfig:
             if not self.ssl_keystore_location:
                 tls = [lst.name for lst in listeners if lst.uses_tls]
                 raise ConfigError(f"ssl.keystore.location=None is not allowed: listeners {tls} use TLS "
-                                  "and need a PEM file with the broker's key and certificate chain")
+                                  "and need the broker's key and certificate chain (a PEM file, "
+                                  "or a PKCS12 or JKS store with ssl.keystore.type)")
             for name, path in (("ssl.keystore.location", self.ssl_keystore_location),
                                ("ssl.truststore.location", self.ssl_truststore_location)):
                 if path is not None and not Path(path).is_file():
                     raise ConfigError(f"{name}={path} is not allowed: no such file")
+            self._check_stores()
+
+    def _check_stores(self) -> None:
+        for prefix, kind, location, password in (
+                ("ssl.keystore", self.ssl_keystore_type, self.ssl_keystore_location,
+                 self.ssl_keystore_password),
+                ("ssl.truststore", self.ssl_truststore_type, self.ssl_truststore_location,
+                 self.ssl_truststore_password)):
+            if kind == "PEM":
+                if password is not None:
+                    raise ConfigError(f"{prefix}.type=PEM is not allowed with {prefix}.password: "
+                                      "PEM files have no store password (a PEM key's password is "
+                                      "ssl.key.password)")
+                continue
+            if location is None:
+                raise ConfigError(f"{prefix}.type={kind} is not allowed without {prefix}.location")
+            try:
+                if prefix == "ssl.keystore":
+                    key_entry(location, kind, password, self.ssl_key_password)
+                else:
+                    trusted_pem(location, kind, password)
+            except StoreError as e:
+                raise ConfigError(str(e)) from None
 
     @property
     def effective_listeners(self) -> tuple[Listener, ...]:

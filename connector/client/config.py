@@ -26,7 +26,10 @@ Options (producer and fetcher options add to the common ones)::
               ssl.ca.location, ssl.certificate.location, ssl.key.location, ssl.key.password,
               ssl.endpoint.identification.algorithm https ("none" or "" skips the host name
               check); Java's ssl.truststore.location / ssl.keystore.location with
-              ssl.truststore.type / ssl.keystore.type PEM; sasl.mechanism (PLAIN,
+              ssl.truststore.type / ssl.keystore.type PEM, PKCS12 or JKS and
+              ssl.truststore.password / ssl.keystore.password (a PKCS12 or JKS store is
+              opened at construction: a wrong password or type fails there; see
+              :mod:`broker_sim.security.stores`); sasl.mechanism (PLAIN,
               SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER), sasl.username, sasl.password, or Java's
               sasl.jaas.config with PlainLoginModule / ScramLoginModule / OAuthBearerLoginModule;
               OAUTHBEARER: sasl.oauthbearer.method (default, oidc),
@@ -72,6 +75,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from broker_sim.protocol.records.compression import CODEC_IDS
+from broker_sim.security.stores import STORE_TYPES, StoreError, key_entry, trusted_pem
 
 from .errors import ConfigError
 from .oauthbearer import OAuthBearerSettings, one_spelling, settings
@@ -184,10 +188,11 @@ def _choice(allowed: tuple[str, ...]) -> Callable[[Any], str | None]:
     return parse
 
 
-def _parse_pem(value: Any) -> str:
-    if str(value).strip().upper() != "PEM":
+def _parse_store_type(value: Any) -> str:
+    text = str(value).strip().upper()
+    if text not in STORE_TYPES:
         raise ValueError
-    return "PEM"
+    return text
 
 
 def _parse_endpoint_id(value: Any) -> str:
@@ -248,7 +253,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "servers": _parse_servers, "acks": _parse_acks, "compression": _parse_compression,
     "optional_bool": _parse_optional_bool, "optional_str": _parse_optional_str,
     "path": _parse_path, "security_protocol": _choice(SECURITY_PROTOCOLS),
-    "sasl_mechanism": _choice(SASL_MECHANISMS), "pem": _parse_pem,
+    "sasl_mechanism": _choice(SASL_MECHANISMS), "store_type": _parse_store_type,
     "endpoint_id": _parse_endpoint_id,
     "offset_reset": _parse_offset_reset, "assignor": _parse_assignor,
     "optional_int": _parse_optional_int, "remote_assignor": _parse_remote_assignor,
@@ -295,8 +300,8 @@ def _allowed(meta: Mapping[str, Any]) -> str:
         return "one of " + ", ".join(SECURITY_PROTOCOLS)
     if kind == "sasl_mechanism":
         return "one of " + ", ".join(SASL_MECHANISMS) + " (pyq has no GSSAPI)"
-    if kind == "pem":
-        return "PEM (pyq reads PEM files; convert a JKS store with keytool and openssl)"
+    if kind == "store_type":
+        return "one of " + ", ".join(STORE_TYPES)
     if kind == "endpoint_id":
         return 'https or none (or "")'
     if kind == "offset_reset":
@@ -335,9 +340,13 @@ class ClientConfig:
     ssl_endpoint_identification_algorithm: str = option(
         "ssl.endpoint.identification.algorithm", "https", "endpoint_id")
     ssl_truststore_location: str | None = option("ssl.truststore.location", None, "path")
-    ssl_truststore_type: str = option("ssl.truststore.type", "PEM", "pem")
+    ssl_truststore_type: str = option("ssl.truststore.type", "PEM", "store_type")
+    ssl_truststore_password: str | None = option(
+        "ssl.truststore.password", None, "optional_str", secret=True)
     ssl_keystore_location: str | None = option("ssl.keystore.location", None, "path")
-    ssl_keystore_type: str = option("ssl.keystore.type", "PEM", "pem")
+    ssl_keystore_type: str = option("ssl.keystore.type", "PEM", "store_type")
+    ssl_keystore_password: str | None = option(
+        "ssl.keystore.password", None, "optional_str", secret=True)
     sasl_mechanism: str | None = option("sasl.mechanism", None, "sasl_mechanism")
     sasl_username: str | None = option("sasl.username", None, "optional_str")
     sasl_password: str | None = option("sasl.password", None, "optional_str", secret=True)
@@ -402,6 +411,33 @@ class ClientConfig:
     def uses_sasl(self) -> bool:
         return self.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
 
+    def _check_stores(self) -> None:
+        """A PKCS12 or JKS store is opened here, so a wrong password, type or file fails at
+        construction; PEM files are read by ``ssl`` when the first connection is made."""
+        for prefix, location, kind, other in (
+                ("ssl.truststore", self.ssl_truststore_location, self.ssl_truststore_type,
+                 "ssl.ca.location"),
+                ("ssl.keystore", self.ssl_keystore_location, self.ssl_keystore_type,
+                 "ssl.certificate.location")):
+            password = getattr(self, prefix.replace(".", "_") + "_password")
+            if kind == "PEM":
+                if password is not None:
+                    raise ConfigError(f"Invalid value PEM for configuration {prefix}.type: "
+                                      f"{prefix}.password is set but PEM files have no store "
+                                      "password (a PEM key's password is ssl.key.password)")
+                continue
+            if location is None:
+                raise ConfigError(f"Invalid value {kind} for configuration {prefix}.type: a "
+                                  f"{kind} store needs {prefix}.location (or leave {prefix}.type "
+                                  f"PEM and give {other})")
+            try:
+                if prefix == "ssl.truststore":
+                    trusted_pem(location, kind, self.ssl_truststore_password)
+                else:
+                    key_entry(location, kind, self.ssl_keystore_password, self.ssl_key_password)
+            except StoreError as e:
+                raise ConfigError(str(e)) from None
+
     def _check_security(self) -> None:
         protocol = self.security_protocol
         unused = []
@@ -411,7 +447,9 @@ class ClientConfig:
                                       ("ssl.key.location", self.ssl_key_location),
                                       ("ssl.key.password", self.ssl_key_password),
                                       ("ssl.truststore.location", self.ssl_truststore_location),
-                                      ("ssl.keystore.location", self.ssl_keystore_location)]
+                                      ("ssl.truststore.password", self.ssl_truststore_password),
+                                      ("ssl.keystore.location", self.ssl_keystore_location),
+                                      ("ssl.keystore.password", self.ssl_keystore_password)]
                        if v is not None]
         if not self.uses_sasl:
             unused += [n for n, v in [("sasl.mechanism", self.sasl_mechanism),
@@ -428,6 +466,8 @@ class ClientConfig:
         if self.ssl_certificate_location and self.ssl_keystore_location:
             raise ConfigError("Invalid value for configuration ssl.keystore.location: "
                               "ssl.certificate.location is set too; give the client certificate once")
+        if self.uses_tls:
+            self._check_stores()
         if not self.uses_sasl:
             return
         if self.sasl_mechanism is None:

@@ -26,8 +26,11 @@ from .oauthbearer import OAuthBearerClient, token_source
 
 @functools.lru_cache(maxsize=16)
 def _context(ca: str | None, cert: str | None, key: str | None, password: str | None,
-             check_hostname: bool) -> ssl.SSLContext:
-    return client_context(ca, cert, key, password, check_hostname)
+             check_hostname: bool, stores: tuple[str, str | None, str, str | None]) -> ssl.SSLContext:
+    truststore_type, truststore_password, keystore_type, keystore_password = stores
+    return client_context(ca, cert, key, password, check_hostname,
+                          truststore_type=truststore_type, truststore_password=truststore_password,
+                          keystore_type=keystore_type, keystore_password=keystore_password)
 
 
 def tls_context(config: ClientConfig) -> ssl.SSLContext:
@@ -36,7 +39,11 @@ def tls_context(config: ClientConfig) -> ssl.SSLContext:
     return _context(config.ssl_ca_location or config.ssl_truststore_location,
                     config.ssl_certificate_location or config.ssl_keystore_location,
                     config.ssl_key_location, config.ssl_key_password,
-                    config.ssl_endpoint_identification_algorithm == "https")
+                    config.ssl_endpoint_identification_algorithm == "https",
+                    (config.ssl_truststore_type if config.ssl_truststore_location else "PEM",
+                     config.ssl_truststore_password,
+                     config.ssl_keystore_type if config.ssl_keystore_location else "PEM",
+                     config.ssl_keystore_password))
 
 
 class PlainClient:
