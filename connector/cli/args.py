@@ -38,6 +38,8 @@ import os
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from connector.client.properties import read_properties
+
 from .errors import EXIT_USAGE
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
@@ -119,36 +121,9 @@ def properties_file(path: str) -> dict[str, str]:
     """An option type: a Java properties file (``name=value`` or ``name: value`` lines,
     ``#``/``!`` comments, a trailing backslash continues the line)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        return read_properties(path)
     except OSError as e:
         raise argparse.ArgumentTypeError(f"{path!r}: {e.strerror or e}") from None
-    return parse_properties(text)
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    r"""Java properties text -> {name: value}.
-
-    >>> parse_properties("# secured\nsecurity.protocol = SASL_SSL\nsasl.jaas.config=a \\\n  b;\n")
-    {'security.protocol': 'SASL_SSL', 'sasl.jaas.config': 'a b;'}
-    """
-    out: dict[str, str] = {}
-    logical = ""
-    for raw in text.splitlines():
-        line = raw.strip() if not logical else raw.lstrip()
-        if not logical and (not line or line[0] in "#!"):
-            continue
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            logical += line[:-1]
-            continue
-        logical += line
-        sep = min((i for i in (logical.find("="), logical.find(":")) if i >= 0), default=-1)
-        if sep < 0:
-            out[logical.strip()] = ""
-        else:
-            out[logical[:sep].strip()] = logical[sep + 1:].strip()
-        logical = ""
-    return out
 
 
 def client_options(args: argparse.Namespace) -> dict[str, Any]:
