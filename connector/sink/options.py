@@ -10,7 +10,8 @@
 | includeHeaders | listed among the sink options of Spark's guide, but Spark's sink never reads it: a ``headers`` column is written whenever the input has one. pyq does the same (the value must be true or false) | ``false`` |
 | kafka.* | the client options of the table in :mod:`connector.kafka_options`: security and timeouts for every connection, and ``kafka.acks`` (``all`` only), ``kafka.partitioner.class`` (Kafka's default partitioner only: :mod:`connector.kafka_options`), ``kafka.linger.ms``, ``kafka.batch.size``, ``kafka.delivery.timeout.ms``, ``kafka.transaction.timeout.ms`` (exactlyOnce: longer than a micro-batch from its first task to the driver's commit; default 60000) | |
 
-Every write uses acks=all. Input schema: ``value`` (string or binary) is required;
+Every write uses acks=all. ``valueFormat``/``keyFormat=avro`` and their registry options:
+:mod:`connector.sink.formats`. Input schema: ``value`` (string or binary) is required;
 ``key`` (string or binary), ``topic`` (string), ``partition`` (int) and ``headers``
 (array<struct<key string, value binary>>) are optional; any other column is an error.
 """
@@ -23,6 +24,8 @@ from typing import Any
 
 from ..kafka_options import SINK_DEFAULT_BATCH_BYTES, KafkaOptions, parse_kafka_options
 from ..option_values import OptionError, parse_bool
+from .formats import OPTIONS as FORMAT_OPTIONS
+from .formats import parse_sink_formats
 
 TEXT_OR_BINARY = ("string", "binary")
 
@@ -40,6 +43,8 @@ class SinkOptions:
     batch_bytes: int = SINK_DEFAULT_BATCH_BYTES
     delivery_timeout_ms: int = 120_000
     transaction_timeout_ms: int = 60_000
+    #: valueFormat/keyFormat=avro: a :class:`.formats.SinkFormats`
+    formats: Any = None
 
     def client(self) -> dict[str, object]:
         """Options for the sink's connections: bootstrap servers plus the connection
@@ -50,7 +55,7 @@ class SinkOptions:
 
 
 KNOWN = {"kafka.bootstrap.servers", "topic", "exactlyOnce", "queryName", "compression.type",
-         "checkpointLocation", "path", "includeHeaders"}
+         "checkpointLocation", "path", "includeHeaders", *FORMAT_OPTIONS}
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
@@ -84,7 +89,8 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
         linger_ms=int(specific["linger.ms"]) if "linger.ms" in specific else None,
         batch_bytes=int(specific.get("batch.size", SINK_DEFAULT_BATCH_BYTES)),
         delivery_timeout_ms=int(specific.get("delivery.timeout.ms", 120_000)),
-        transaction_timeout_ms=int(specific.get("transaction.timeout.ms", 60_000)))
+        transaction_timeout_ms=int(specific.get("transaction.timeout.ms", 60_000)),
+        formats=parse_sink_formats(opts, opts.get("topic")))
 
 
 def check_schema(schema: Any, options: SinkOptions) -> None:
@@ -94,7 +100,14 @@ def check_schema(schema: Any, options: SinkOptions) -> None:
         raise ValueError(f"pyq sink: the input has no 'value' column (columns: {sorted(types)})")
     rules = {"value": TEXT_OR_BINARY, "key": TEXT_OR_BINARY, "topic": ("string",), "partition": ("int",),
              "headers": ("array<struct<key:string,value:binary>>",)}
+    encoded = options.formats.writers if options.formats is not None else {}
     for name, type_ in types.items():
+        if name in encoded:
+            if not type_.startswith("struct<"):
+                raise ValueError(f"pyq sink: column {name!r} has type {type_}; with "
+                                 f"{name}Format=avro it must be a struct (its fields the "
+                                 f"record's, encoded with {encoded[name].description})")
+            continue
         if name not in rules:
             raise ValueError(f"pyq sink: column {name!r} is not one of {sorted(rules)}")
         if type_ not in rules[name]:

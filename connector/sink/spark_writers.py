@@ -44,6 +44,8 @@ def _task() -> tuple[int, int | None]:
 def _write(batches: Iterator[Any], options: SinkOptions, decided: Decision | None
            ) -> WriterCommitMessage:
     partition, batch = _task()
+    if options.formats is not None:  # valueFormat/keyFormat=avro: encode struct columns
+        batches = options.formats.encode(batches)
     message = write_batches(batches, options, partition, batch, decided)
     return _Commit(message.rows, message.topics, message.transaction, message.batch_id)
 

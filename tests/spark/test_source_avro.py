@@ -255,3 +255,38 @@ def test_to_confluent_avro_written_by_the_sink_read_by_avro_deserializer(spark, 
         to_confluent_avro("value", schemaRegistryUrl=cluster.schema_registry_url,
                           subject=f"{target}-value", schema=incompatible)
     assert "409" in str(refused.value) and f"{target}-value" in str(refused.value)
+
+
+def test_sink_writes_a_struct_column_as_avro(spark, cluster, registry):
+    source, target = "clicks-for-sink", "clicks-sunk"
+    send(cluster, source, serialize(registry, CLICK_V1, source, [datum(i) for i in range(3)]))
+    send(cluster, target, [])
+    decoded = read(spark, cluster, source).select("value")
+
+    def write(**options: str) -> None:
+        writer = (decoded.write.format("pyq").mode("append")
+                  .option("kafka.bootstrap.servers", cluster.bootstrap_servers)
+                  .option("topic", target).option("valueFormat", "avro")
+                  .option("schemaRegistry.url", cluster.schema_registry_url))
+        for k, v in options.items():
+            writer = writer.option(k, v)
+        writer.save()
+
+    write(valueSchema=CLICK_V1, valueSubjectNameStrategy="RecordNameStrategy")
+    with Fetcher({"bootstrap.servers": cluster.bootstrap_servers}) as fetcher:
+        written = list(fetcher.iter_records(target, 0, 0, 3))
+    deserializer = AvroDeserializer(registry)
+    ctx = SerializationContext(target, MessageField.VALUE)
+    assert sorted((deserializer(r.value, ctx) for r in written), key=lambda d: d["id"]) == \
+        [datum(i) for i in range(3)]
+    assert registry.get_latest_version("pyq.test.Click").schema_id == \
+        int.from_bytes(written[0].value[1:5], "big")  # RecordNameStrategy's subject
+
+    incompatible = click({"name": "score", "type": "int"})  # no default: old data unreadable
+    with pytest.raises(Exception) as refused:
+        write(valueSchema=incompatible, valueSubjectNameStrategy="RecordNameStrategy")
+    assert "subject pyq.test.Click" in str(refused.value) and "409" in str(refused.value)
+    with pytest.raises(Exception) as unknown:
+        write(valueSubjectNameStrategy="FancyStrategy")
+    assert ("valueSubjectNameStrategy='FancyStrategy' is not allowed: TopicNameStrategy, "
+            "RecordNameStrategy, TopicRecordNameStrategy") in str(unknown.value)

@@ -1,0 +1,126 @@
+"""``valueFormat`` / ``keyFormat`` of the sink: a struct column written as Confluent-framed
+Avro (magic byte 0, the schema id, the Avro binary encoding).
+
+| option | meaning | default |
+|---|---|---|
+| valueFormat / keyFormat | ``binary`` (a string or binary column, as it is) or ``avro`` (a struct column, encoded); ``protobuf`` and ``json-schema`` are not built yet and refused | ``binary`` |
+| schemaRegistry.url (and ``schemaRegistry.*``) | the registry: :mod:`connector.registry.settings` | required with avro |
+| valueSchema / keySchema | the writer schema (Avro JSON); without it, the subject's latest version | |
+| valueSubjectNameStrategy / keySubjectNameStrategy | the subject: ``TopicNameStrategy`` (``<topic>-value``), ``RecordNameStrategy`` (the record's full name) or ``TopicRecordNameStrategy`` (``<topic>-<full name>``); the last two need the schema | ``TopicNameStrategy`` |
+| autoRegisterSchemas | register the given schema under the subject (the registry answers the existing id when it is there); ``false``: it must be registered already | ``true`` |
+
+The writer schema is looked up or registered on the driver when the query starts, so a
+schema the subject's compatibility level refuses fails ``save()``/``start()`` — before any
+row is written — with the registry's message (it names the subject and the rule, error
+409). With avro the ``topic`` option is required (one subject for the query). Rows are
+encoded on the executors, one Arrow batch at a time; a row that does not match the schema
+fails its task naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from connector.registry.avro_encoding import AvroWriterSchema, writer_schema
+from connector.registry.client import RegistryError
+from connector.registry.settings import OPTIONS as REGISTRY_OPTIONS
+from connector.registry.settings import getter, parse_registry_settings
+
+from ..option_values import OptionError, parse_bool
+
+STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
+OPTIONS = ("valueFormat", "keyFormat", "valueSchema", "keySchema", "valueSubjectNameStrategy",
+           "keySubjectNameStrategy", "autoRegisterSchemas", *REGISTRY_OPTIONS)
+
+
+@dataclass(frozen=True)
+class SinkFormats:
+    """The columns the sink encodes (picklable: it travels to the executors)."""
+
+    writers: dict[str, AvroWriterSchema]
+
+    def encode(self, batches: Iterator[Any]) -> Iterator[Any]:
+        """Each Arrow batch with its encoded columns replaced by their binary encoding."""
+        import pyarrow as pa
+
+        for batch in batches:
+            columns = dict(zip(batch.schema.names, batch.columns, strict=True))
+            for name, writer in self.writers.items():
+                values = columns[name].to_pylist(maps_as_pydicts="strict")
+                out = []
+                for i, v in enumerate(values):
+                    try:
+                        out.append(None if v is None else writer.encode(v))
+                    except ValueError as e:
+                        raise ValueError(f"pyq sink: row {i} of a batch: the {name} {e}") from None
+                columns[name] = pa.array(out, pa.binary())
+            yield pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
+
+
+def _full_name(schema_text: str, option: str) -> str:
+    try:
+        schema = json.loads(schema_text)
+        name, namespace = schema["name"], schema.get("namespace")
+    except (ValueError, TypeError, KeyError):
+        raise OptionError(option, schema_text[:80], "an Avro record schema (JSON with a name)") from None
+    return name if "." in name or not namespace else f"{namespace}.{name}"
+
+
+def parse_sink_formats(opts: dict[str, str], topic: str | None) -> SinkFormats | None:
+    """The sink's encoded columns (None when both are binary); registers or looks up the
+    writer schemas."""
+    get = getter(opts)
+    avro = []
+    for column in ("key", "value"):
+        raw = get(f"{column}Format")
+        fmt = "binary" if raw is None else raw.strip().lower()
+        if fmt in ("protobuf", "json-schema"):
+            raise OptionError(f"{column}Format", raw, f"binary or avro ({fmt} is not supported "
+                              "yet by the pyq sink)")
+        if fmt not in ("binary", "avro"):
+            raise OptionError(f"{column}Format", raw, "binary or avro")
+        if fmt == "avro":
+            avro.append(column)
+        else:
+            for name in (f"{column}Schema", f"{column}SubjectNameStrategy"):
+                if get(name) is not None:
+                    raise OptionError(name, get(name)[:80], f"only with {column}Format=avro")
+    if not avro:
+        for name in ("autoRegisterSchemas", *REGISTRY_OPTIONS):
+            if get(name) is not None:
+                raise OptionError(name, "<hidden>" if "password" in name or "user.info" in name
+                                  else get(name), "only with valueFormat=avro or keyFormat=avro")
+        return None
+    if topic is None:
+        raise OptionError("topic", None, f"required with {avro[0]}Format=avro (the subject "
+                          "names the topic; a topic column is not supported with avro)")
+    registry = parse_registry_settings(get, f"{avro[0]}Format=avro")
+    auto = parse_bool("autoRegisterSchemas", get("autoRegisterSchemas") or "true")
+    writers = {}
+    for column in avro:
+        schema_text = get(f"{column}Schema")
+        raw = get(f"{column}SubjectNameStrategy")
+        strategy = next((s for s in STRATEGIES if raw is not None and
+                         s.lower() == raw.strip().split(".")[-1].lower()), None)
+        if raw is None:
+            strategy = "TopicNameStrategy"
+        if strategy is None:
+            raise OptionError(f"{column}SubjectNameStrategy", raw, ", ".join(STRATEGIES))
+        if strategy == "TopicNameStrategy":
+            subject = f"{topic}-{column}"
+        else:
+            if schema_text is None:
+                raise OptionError(f"{column}SubjectNameStrategy", raw,
+                                  f"TopicNameStrategy unless {column}Schema is given (the "
+                                  "subject is the record's name)")
+            name = _full_name(schema_text, f"{column}Schema")
+            subject = name if strategy == "RecordNameStrategy" else f"{topic}-{name}"
+        try:
+            writers[column] = writer_schema(registry, subject, schema_text, None, auto)
+        except RegistryError as e:
+            raise ValueError(f"pyq sink: the {column} schema of subject {subject} from "
+                             f"{registry.url}: {e}") from None
+    return SinkFormats(writers)
