@@ -290,3 +290,48 @@ def test_sink_writes_a_struct_column_as_avro(spark, cluster, registry):
         write(valueSubjectNameStrategy="FancyStrategy")
     assert ("valueSubjectNameStrategy='FancyStrategy' is not allowed: TopicNameStrategy, "
             "RecordNameStrategy, TopicRecordNameStrategy") in str(unknown.value)
+
+
+def test_key_format_avro_with_a_binary_value(spark, cluster, registry):
+    topic = "keyed"
+    key_schema = json.dumps({"type": "record", "name": "Key", "fields": [
+        {"name": "user", "type": "string"}, {"name": "shard", "type": ["null", "int"]}]})
+    serializer = AvroSerializer(registry, key_schema)
+    ctx = SerializationContext(topic, MessageField.KEY)
+    send(cluster, topic, [])
+    with Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"}) as producer:
+        for i in range(2):
+            producer.send(topic, b"v%d" % i, key=serializer({"user": f"u{i}", "shard": i or None},
+                                                           ctx), partition=0)
+        producer.flush()
+    df = (spark.read.format("pyq").option("kafka.bootstrap.servers", cluster.bootstrap_servers)
+          .option("subscribe", topic).option("keyFormat", "avro")
+          .option("schemaRegistry.url", cluster.schema_registry_url).load())
+    got = df.select("offset", "key.user", "key.shard", "value").orderBy("offset")
+    expected = spark.createDataFrame([(0, "u0", None, bytearray(b"v0")), (1, "u1", 1, bytearray(b"v1"))],
+                                     got.schema)
+    assert_df_equality(got, expected, ignore_nullable=True)
+
+
+def test_registry_over_https_with_basic_auth(spark):
+    """schemaRegistry.basic.auth.user.info and schemaRegistry.ssl.ca.location against the
+    registry of a SASL_SSL cluster (https, basic auth against its SCRAM users)."""
+    with EmbeddedCluster(brokers=1, security="SASL_SSL", users={"alice": "alice-secret"},
+                         schema_registry=True) as secured:
+        conf = secured.schema_registry_options()
+        options = {"schemaRegistry.ssl.ca.location": conf["ssl.ca.location"],
+                   "schemaRegistry.basic.auth.user.info": conf["basic.auth.user.info"]}
+        data = serialize(SchemaRegistryClient(conf), CLICK_V1, "secret", [datum(i) for i in range(2)])
+        df = spark.createDataFrame([(i, v) for i, v in enumerate(data)], "offset long, value binary")
+        decoded = df.select("offset", from_confluent_avro(
+            "value", schemaRegistryUrl=conf["url"], subject="secret-value", options=options)
+            .alias("click")).select("offset", "click.*")
+        expected = spark.createDataFrame([(o, *expected_row(o)) for o in range(2)], decoded.schema)
+        assert_df_equality(decoded.orderBy("offset"), expected.orderBy("offset"), ignore_nullable=True)
+        with pytest.raises(Exception) as refused:
+            from_confluent_avro("value", schemaRegistryUrl=conf["url"], subject="secret-value",
+                                options={**options, "schemaRegistry.basic.auth.user.info": "alice:wrong"})
+        assert "401" in str(refused.value)
+        with pytest.raises(Exception) as untrusted:
+            from_confluent_avro("value", schemaRegistryUrl=conf["url"], subject="secret-value")
+        assert "cannot reach the schema registry" in str(untrusted.value)
