@@ -72,7 +72,8 @@ def group_detail(group: str) -> str:
         rows = group_lag(c.admin, group, assigned)
     total = sum(r["lag"] for r in rows if r["lag"] is not None)
     history = history_of(current_app)
-    return render_template("group.html", group=d, rows=rows, total_lag=total,
+    fields = list(dict.fromkeys(name for r in rows for name in r["fields"]))
+    return render_template("group.html", group=d, rows=rows, total_lag=total, fields=fields,
                            interval_ms=history.interval_ms if history else None,
                            history_error=history.last_error if history else None,
                            chart={"labels": [f"{r['topic']}-{r['partition']}" for r in rows],

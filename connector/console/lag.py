@@ -1,13 +1,42 @@
 """A consumer group's lag per partition: the partition's high watermark minus the offset
 the group committed (the next one it will read), for every partition the group committed
-or is assigned; unknown (None) without a committed offset or a leader."""
+or is assigned; unknown (None) without a committed offset or a leader.
+
+A reader that keeps counters in its commit's metadata as a JSON object (the pyq Spark
+source stores ``{"query": ..., "skipped": n, "lost": n, "retried": n, "dead_lettered": n}``)
+gets them per partition as ``fields`` (nested objects flattened with dots), which the group
+page shows as columns: a pipeline's progress beside its lag.
+
+>>> metadata_fields('{"query": "q1", "skipped": 2, "sink": {"rows": 7}}')
+{'query': 'q1', 'skipped': 2, 'sink.rows': 7}
+>>> metadata_fields("batch 7")
+{}
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from connector.client import Admin, TopicPartition
+
+
+def metadata_fields(metadata: str) -> dict[str, Any]:
+    """Scalar fields of a JSON object in commit metadata ({} if it is not one)."""
+    try:
+        data = json.loads(metadata) if metadata else None
+    except ValueError:
+        return {}
+    return dict(_flatten(data, "")) if isinstance(data, dict) else {}
+
+
+def _flatten(data: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Any]]:
+    for name, value in data.items():
+        if isinstance(value, dict):
+            yield from _flatten(value, f"{prefix}{name}.")
+        elif not isinstance(value, list):
+            yield f"{prefix}{name}", value
 
 
 def group_lag(admin: Admin, group: str, assigned: Mapping[TopicPartition, str] | None = None
@@ -41,7 +70,8 @@ def group_lags(admin: Admin, groups: list[str],
             offset = om.offset if om is not None else None
             rows.append({"topic": tp.topic, "partition": tp.partition, "committed": offset,
                          "end": end, "member": owners.get(tp),
-                         "lag": end - offset if offset is not None and end is not None else None})
+                         "lag": end - offset if offset is not None and end is not None else None,
+                         "fields": metadata_fields(om.metadata) if om is not None else {}})
     return out
 
 

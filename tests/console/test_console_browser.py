@@ -19,7 +19,14 @@ from typing import NamedTuple
 import pytest
 
 from broker_sim.cluster import LocalCluster
-from connector.client import Admin, Consumer, NewTopic, Producer, TopicPartition
+from connector.client import (
+    Admin,
+    Consumer,
+    NewTopic,
+    OffsetAndMetadata,
+    Producer,
+    TopicPartition,
+)
 from tests.cli.support import pyq
 from tests.conftest import BrokerUnderTest
 from tests.wire import wait_for
@@ -292,8 +299,12 @@ def test_reset_offsets_previews_then_executes(page, console):
             p.send(name, f"r{i}".encode(), partition=i % 2)
         p.flush()
     tps = [TopicPartition(name, 0), TopicPartition(name, 1)]
-    with admin(console) as a:
-        a.commit_offsets(group, dict.fromkeys(tps, 5))
+    with admin(console) as a:  # as a pyq Spark source commits: counters in the metadata
+        a.commit_offsets(group, {tp: OffsetAndMetadata(5, json.dumps(
+            {"query": "q1", "dead_lettered": tp.partition + 1, "sink": {"rows": 9}})) for tp in tps})
+    page.goto(f"/groups/{group}")
+    assert [cell(page, f'#lag tr[data-tp="{name}-1"] td[data-field="{f}"]')
+            for f in ("query", "dead_lettered", "sink.rows")] == ["q1", "2", "9"]
     page.goto(f"/groups/{group}/reset")
     page.fill("#reset-form input[name=topic]", name)
     page.select_option("#reset-form select[name=strategy]", "offset")
