@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+from fastavro import schemaless_reader
 
 from .avro_types import avro_types, parse_registry_schema
 from .client import RegistryRefusal
@@ -105,8 +106,6 @@ class AvroDecoder:
 
     def decode_one(self, data: bytes) -> Any:
         """The datum of one framed value; raises ValueError with the reason."""
-        from fastavro import schemaless_reader
-
         if len(data) < 5 or data[0] != MAGIC:
             why = "too short for Confluent's 5-byte header" if data[:1] == bytes([MAGIC]) \
                 else "no magic byte 0"
@@ -122,7 +121,9 @@ class AvroDecoder:
         body = io.BytesIO(data)
         body.seek(5)
         try:
-            datum = schemaless_reader(body, writer, self.spec.reader)
+            # the reader's own records need no resolution (and skip its per-call cost)
+            datum = schemaless_reader(body, writer, None if schema_id == self.spec.reader_id
+                                      else self.spec.reader)
         except Exception as e:  # fastavro's errors: EOF, resolution, bad unicode, bad index
             raise ValueError(f"does not decode with writer schema {schema_id} into reader "
                              f"{self.spec.description}: {type(e).__name__}: {e}") from None
