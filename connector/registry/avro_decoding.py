@@ -32,7 +32,7 @@ from typing import Any
 import pyarrow as pa
 from fastavro import schemaless_reader
 
-from .avro_types import avro_types, parse_registry_schema
+from .avro_types import avro_types, parse_registry_schema, plain_converter
 from .client import RegistryRefusal
 from .settings import RegistrySettings
 
@@ -86,6 +86,7 @@ class AvroDecoder:
     def __init__(self, spec: AvroColumn) -> None:
         self.spec = spec
         self.arrow_type = spec.arrow_type
+        self._plain = plain_converter(spec.reader)
         self._client: Any = None
 
     def _writer(self, schema_id: int) -> Any:
@@ -130,7 +131,7 @@ class AvroDecoder:
         if body.tell() != len(data):
             raise ValueError(f"{len(data) - body.tell()} byte(s) left after the datum of writer "
                              f"schema {schema_id}")
-        return datum
+        return datum if self._plain is None or datum is None else self._plain(datum)
 
     def decode(self, values: Sequence[bytes | None]) -> tuple[pa.Array, list[str | None]]:
         """The Arrow column of ``values`` (null stays null) and, per value, the reason it

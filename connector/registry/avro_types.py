@@ -16,14 +16,21 @@ column and to the Arrow type the decoder builds, as Spark's own Avro support doe
 | timestamp-millis / timestamp-micros | timestamp |
 | local-timestamp-millis / local-timestamp-micros | timestamp_ntz |
 | decimal (bytes or fixed) | decimal(precision, scale) |
+| time-millis / time-micros | int (milliseconds) / bigint (microseconds) after midnight, as Spark's Avro reader |
+| uuid | string |
 
 Not mapped (refused naming the field, at construction): unions of several non-null types,
-recursive records, ``time-millis``/``time-micros`` and ``uuid`` logical types, a bare ``null``.
+recursive records, a bare ``null``.
+
+fastavro reads ``time-*`` as ``datetime.time`` and ``uuid`` as ``uuid.UUID``;
+:func:`plain_converter` turns those back into the numbers and text above (None when a
+schema has neither, so most schemas pay nothing).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -92,8 +99,12 @@ def _types(schema: Any, named: dict[str, Any], where: str, stack: tuple[str, ...
         return ddl, arrow, len(schema) > 1
     kind = schema["type"]
     logical = schema.get("logicalType")
-    if logical in ("time-millis", "time-micros", "uuid"):
-        raise UnsupportedAvro(f"{where}: logical type {logical} is not mapped to a Spark type yet")
+    if logical == "time-millis" and kind == "int":
+        return "int", pa.int32(), False
+    if logical == "time-micros" and kind == "long":
+        return "bigint", pa.int64(), False
+    if logical == "uuid" and kind in ("string", "fixed"):
+        return "string", pa.string(), False
     if logical == "date" and kind == "int":
         return "date", pa.date32(), False
     if logical in ("timestamp-millis", "timestamp-micros") and kind == "long":
@@ -131,6 +142,60 @@ def _types(schema: Any, named: dict[str, Any], where: str, stack: tuple[str, ...
             fields.append(pa.field(f["name"], arrow, True))
         return f"struct<{', '.join(ddls)}>", pa.struct(fields), False
     raise UnsupportedAvro(f"{where}: Avro type {kind} has no Spark column here")
+
+
+def plain_converter(schema: Any) -> Callable[[Any], Any] | None:
+    """A function making a datum of ``schema`` fit its Arrow type (see the module doc), or
+    None when the datum fits as fastavro reads it."""
+    return _converter(schema, {})
+
+
+def _time_millis(t: Any) -> int:
+    return ((t.hour * 60 + t.minute) * 60 + t.second) * 1000 + t.microsecond // 1000
+
+
+def _time_micros(t: Any) -> int:
+    return ((t.hour * 60 + t.minute) * 60 + t.second) * 1_000_000 + t.microsecond
+
+
+def _converter(schema: Any, named: dict[str, Any]) -> Callable[[Any], Any] | None:
+    if isinstance(schema, str):
+        return _converter(named[schema], named) if schema in named else None
+    if isinstance(schema, list):
+        members = [m for m in schema if m != "null"]
+        inner = _converter(members[0], named) if len(members) == 1 else None
+        if inner is None:
+            return None
+        return lambda v: None if v is None else inner(v)
+    logical, kind = schema.get("logicalType"), schema["type"]
+    if logical == "time-millis" and kind == "int":
+        return _time_millis
+    if logical == "time-micros" and kind == "long":
+        return _time_micros
+    if logical == "uuid" and kind in ("string", "fixed"):
+        return str
+    if kind in ("enum", "fixed"):
+        named[schema["name"]] = schema
+    if kind == "array":
+        item = _converter(schema["items"], named)
+        return None if item is None else (lambda v: [item(x) for x in v])
+    if kind == "map":
+        value = _converter(schema["values"], named)
+        return None if value is None else (lambda v: {k: value(x) for k, x in v.items()})
+    if kind == "record":
+        named[schema["name"]] = schema
+        fields = [(f["name"], c) for f in schema["fields"]
+                  if (c := _converter(f["type"], named)) is not None]
+        if not fields:
+            return None
+
+        def record(v: dict) -> dict:
+            out = dict(v)
+            for name, c in fields:
+                out[name] = c(v[name])
+            return out
+        return record
+    return None
 
 
 def _name(schema: Any) -> str:
