@@ -150,7 +150,7 @@ def main() -> int:
         env["SPARK_CONF_DIR"] = str(conf)
         bootstrap = cluster.bootstrap_servers
         print(f"started a controller and 3 brokers on {bootstrap}", flush=True)
-        out = _run([sys.executable, "jobs/generate_events.py", "--bootstrap-servers", bootstrap,
+        out = _run([sys.executable, "jobs/generate_events.py", "--bootstrap-server", bootstrap,
                     "--topic", TOPIC, "--count", str(COUNT), "--partitions", "3",
                     "--replication-factor", "3", "--malformed-fraction", "0.02"], env)
         words = out.strip().splitlines()[-1].split()
@@ -169,7 +169,7 @@ def main() -> int:
             for run in range(1, MAX_RUNS + 1):
                 out = _run([spark_submit, "--master", "local[2]", "--conf", "spark.ui.enabled=false",
                             "--conf", "spark.log.level=ERROR",
-                            "jobs/sessionize.py", "--bootstrap-servers", bootstrap,
+                            "jobs/sessionize.py", "--bootstrap-server", bootstrap,
                             "--input-topic", TOPIC, "--output-topic", OUTPUT,
                             "--dead-letter-topic", DLQ, "--group-id", GROUP, "--max-retries", "2",
                             "--max-offsets-per-trigger", "1000", "--parquet-dir", str(parquet),

@@ -12,8 +12,10 @@ own :class:`connector.client.Producer` at ``acks=all``; the topic is created if 
 
 Usage (it needs no Spark, but runs under spark-submit too)::
 
-    python jobs/generate_events.py --bootstrap-servers 127.0.0.1:9092 --topic clicks --count 10000
+    python jobs/generate_events.py --bootstrap-server 127.0.0.1:9092 --topic clicks --count 10000
     spark-submit jobs/generate_events.py --help
+
+A secured cluster: ``--command-config FILE`` and ``-X NAME=VALUE`` (:mod:`connection_options`).
 
 The last line on stdout is ``produced N events (M malformed)``.
 """
@@ -27,6 +29,9 @@ import random
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
+
+from connection_options import add_connection_options, client_options
 
 PAGES = ["/", "/search", "/cart", "/checkout", "/account", "/help"] + [
     f"/product/{i}" for i in range(40)]
@@ -42,7 +47,7 @@ MALFORMED = [
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="generate_events",
                                 description="Produce a synthetic clickstream (JSON, some malformed).")
-    p.add_argument("--bootstrap-servers", default="127.0.0.1:9092", help="host:port[,host:port...]")
+    add_connection_options(p)
     p.add_argument("--topic", default="clicks", help="target topic (created if missing)")
     p.add_argument("--count", type=int, default=None, help="how many events (default 10000)")
     p.add_argument("--rate", type=float, default=None,
@@ -105,11 +110,11 @@ class Progress:
             sys.stderr.flush()
 
 
-def ensure_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int) -> None:
+def ensure_topic(client: dict[str, Any], topic: str, partitions: int, replication_factor: int) -> None:
     from broker_sim.protocol.errors import TopicAlreadyExists
     from connector.client import Admin
 
-    with Admin({"bootstrap.servers": bootstrap}) as admin:
+    with Admin(client) as admin:
         if topic in admin.list_topics():
             return
         try:
@@ -119,7 +124,9 @@ def ensure_topic(bootstrap: str, topic: str, partitions: int, replication_factor
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    client = client_options(parser, args)
     if args.count is not None and (args.rate is not None or args.seconds is not None):
         build_parser().error("use either --count or --rate/--seconds")
     if (args.rate is None) != (args.seconds is None):
@@ -130,14 +137,14 @@ def main(argv: list[str] | None = None) -> int:
         int(args.rate * args.seconds) if args.rate is not None else 10_000)
     from connector.client import Producer
 
-    ensure_topic(args.bootstrap_servers, args.topic, args.partitions, args.replication_factor)
+    ensure_topic(client, args.topic, args.partitions, args.replication_factor)
     rng = random.Random(args.seed)
     start = dt.datetime(2026, 1, 1, 9, 0, tzinfo=dt.timezone.utc) + dt.timedelta(
         minutes=rng.randrange(600))
     progress = Progress(count, not args.no_progress)
     produced = malformed = 0
     t0 = time.monotonic()
-    with Producer({"bootstrap.servers": args.bootstrap_servers, "acks": "all",
+    with Producer({**client, "acks": "all",
                    "linger.ms": 5}) as producer:
         futures = []
         for i, (key, value, bad) in enumerate(events(rng, count, args.users,

@@ -4,7 +4,9 @@ Batch-reads the topic with ``spark.read.format("pyq")`` and ``includeHeaders=tru
 source copied each given-up record there with ``pyq.reason``, ``pyq.topic``,
 ``pyq.partition``, ``pyq.offset`` and ``pyq.failures`` headers::
 
-    spark-submit jobs/replay_dead_letters.py --bootstrap-servers 127.0.0.1:9092 --topic clicks-dlq
+    spark-submit jobs/replay_dead_letters.py --bootstrap-server 127.0.0.1:9092 --topic clicks-dlq
+
+A secured cluster: ``--command-config FILE`` and ``-X NAME=VALUE`` (:mod:`connection_options`).
 """
 
 from __future__ import annotations
@@ -13,27 +15,32 @@ import argparse
 import sys
 from typing import Any
 
+from connection_options import add_connection_options, client_options, spark_options
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="replay_dead_letters",
                                 description="Count and sample the records of a dead-letter topic.")
-    p.add_argument("--bootstrap-servers", default="127.0.0.1:9092")
+    add_connection_options(p)
     p.add_argument("--topic", default="clicks-dlq", help="the dead-letter topic")
     p.add_argument("--samples", type=int, default=5, help="how many records to show")
     p.add_argument("--master", default=None, help="Spark master when not set by spark-submit")
     return p
 
 
-def report(spark: Any, bootstrap: str, topic: str, samples: int = 5) -> dict[str, Any]:
-    """{"count": n, "by_reason": {reason: n}, "samples": [dict, ...]}."""
+def report(spark: Any, client: str | dict[str, Any], topic: str, samples: int = 5) -> dict[str, Any]:
+    """{"count": n, "by_reason": {reason: n}, "samples": [dict, ...]}; ``client``: the
+    client options (:func:`connection_options.client_options`) or just bootstrap servers."""
     from pyspark.sql import functions as F
 
     from connector.client import Admin
 
-    with Admin({"bootstrap.servers": bootstrap}) as admin:
+    if isinstance(client, str):
+        client = {"bootstrap.servers": client}
+    with Admin(client) as admin:
         if topic not in admin.list_topics():
             return {"count": 0, "by_reason": {}, "samples": []}
-    df = (spark.read.format("pyq").option("kafka.bootstrap.servers", bootstrap)
+    df = (spark.read.format("pyq").options(**spark_options(client))
           .option("subscribe", topic).option("includeHeaders", "true").load())
 
     def header(name: str) -> Any:
@@ -54,14 +61,16 @@ def report(spark: Any, bootstrap: str, topic: str, samples: int = 5) -> dict[str
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    client = client_options(parser, args)
     own = spark is None
     if own:
         from connector.spark_session import build_session
 
         spark = build_session("pyq-replay-dead-letters", args.master)
     try:
-        result = report(spark, args.bootstrap_servers, args.topic, args.samples)
+        result = report(spark, client, args.topic, args.samples)
     finally:
         if own:
             spark.stop()

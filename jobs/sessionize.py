@@ -2,8 +2,12 @@
 
 Run with spark-submit (``--help`` lists every option)::
 
-    spark-submit jobs/sessionize.py --bootstrap-servers 127.0.0.1:9092 --input-topic clicks \\
+    spark-submit jobs/sessionize.py --bootstrap-server 127.0.0.1:9092 --input-topic clicks \\
         --output-topic user-counts --parquet-dir /tmp/events --checkpoint-dir /tmp/ck
+
+On a secured cluster add ``--command-config client.properties`` and/or ``-X NAME=VALUE``
+(:mod:`connection_options`): every client of the job (the source, the sink, failure
+reports, the output topic's creation) connects with them.
 
 Two streaming queries over the same input topic, each with its own checkpoint
 (``<checkpoint-dir>/ingest`` and ``<checkpoint-dir>/windows``):
@@ -56,6 +60,12 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from connection_options import (  # jobs/ is on sys.path
+    add_connection_options,
+    client_options,
+    spark_options,
+)
+
 EVENT_SCHEMA = ("user_id STRING, session_hint STRING, page STRING, event_type STRING, "
                 "event_time STRING")
 
@@ -65,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Stream clicks from pyq, dead-letter malformed "
                                             "records, write events to Parquet and per-user "
                                             "event-time window counts (watermarked) to pyq.")
-    p.add_argument("--bootstrap-servers", default="127.0.0.1:9092")
+    add_connection_options(p)
     p.add_argument("--input-topic", default="clicks")
     p.add_argument("--output-topic", default="user-window-counts",
                    help="created if missing (same partition count as the input)")
@@ -142,7 +152,8 @@ class Ingest:
                 if fresh:
                     c["malformed_reported"] += report_failed(
                         fresh, "malformed event: not JSON or no user_id/event_time",
-                        bootstrap_servers=a.bootstrap_servers, group_id=a.group_id)
+                        bootstrap_servers=a.client["bootstrap.servers"], group_id=a.group_id,
+                        client_options=a.client)
                     self.reported.update((r["topic"], r["partition"], r["offset"], r["attempt"])
                                          for r in fresh)
             if first_ok:
@@ -197,7 +208,7 @@ class WindowWriter:
             written = records.count()
             if written:
                 (records.write.format("pyq").mode("append")
-                 .option("kafka.bootstrap.servers", a.bootstrap_servers)
+                 .options(**spark_options(a.client))
                  .option("topic", a.output_topic)
                  .option("exactlyOnce", a.exactly_once).option("queryName", self.query_name)
                  .save())
@@ -214,11 +225,11 @@ def latest_totals(updates: Iterable[dict]) -> dict[tuple[str, str], int]:
             for u in sorted(updates, key=lambda u: u["batch_id"])}
 
 
-def ensure_output_topic(bootstrap: str, output: str, like: str) -> None:
+def ensure_output_topic(client: dict[str, Any], output: str, like: str) -> None:
     from broker_sim.protocol.errors import TopicAlreadyExists
     from connector.client import Admin, NewTopic
 
-    with Admin({"bootstrap.servers": bootstrap}) as admin:
+    with Admin(client) as admin:
         topics = admin.list_topics()
         if output in topics:
             return
@@ -231,7 +242,7 @@ def ensure_output_topic(bootstrap: str, output: str, like: str) -> None:
 
 def _reader(spark: Any, args: argparse.Namespace) -> Any:
     reader = (spark.readStream.format("pyq")
-              .option("kafka.bootstrap.servers", args.bootstrap_servers)
+              .options(**spark_options(args.client))
               .option("subscribe", args.input_topic)
               .option("startingOffsets", "earliest"))
     if args.max_offsets_per_trigger:
@@ -241,7 +252,7 @@ def _reader(spark: Any, args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace, spark: Any) -> dict[str, int]:
     """Run both queries to their end; returns the counters."""
-    ensure_output_topic(args.bootstrap_servers, args.output_topic, args.input_topic)
+    ensure_output_topic(args.client, args.output_topic, args.input_topic)
     checkpoint = (args.checkpoint_dir or f"{args.parquet_dir.rstrip('/')}_checkpoint").rstrip("/")
     # every progress report of a run is kept (late_dropped is summed from them)
     spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
@@ -282,7 +293,9 @@ def run(args: argparse.Namespace, spark: Any) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.client = client_options(parser, args)
     own = spark is None
     if own:
         from connector.spark_session import build_session
