@@ -9,6 +9,8 @@ construction, naming the option and the value, never the password.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,7 +28,7 @@ from connector.client import Admin, Fetcher, Producer
 from connector.client.config import ClientConfig
 from connector.client.errors import ConfigError
 from tests.keytool_stores import keystore, truststore
-from tests.security.secured_broker import LISTENERS, SCRAM_SPECS, SecuredBroker
+from tests.security.secured_broker import ALICE, LISTENERS, SCRAM_SPECS, SecuredBroker
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -113,6 +115,23 @@ def test_pyq_client_with_stores_over_sasl_ssl_and_ssl(broker: SecuredBroker, sto
     _round_trip_pyq({**base, **store_options(stores, "JKS", "PKCS12")}, "pyq-sasl-ssl")
     base = {k: v for k, v in broker.pyq("SSL").items() if k != "ssl.ca.location"}
     _round_trip_pyq({**base, **store_options(stores, "PKCS12", "JKS")}, "pyq-ssl")
+
+
+def test_pyq_command_with_stores_in_its_command_config(broker: SecuredBroker, stores: Stores,
+                                                       tmp_path: Path) -> None:
+    """The pyq command reads stores through the client's options: a Java client.properties."""
+    with Admin(broker.pyq("SASL_SSL", "SCRAM-SHA-512", client_cert=True)) as admin:
+        admin.create_topic("listed-by-pyq", num_partitions=1)
+    props = tmp_path / "client.properties"
+    props.write_text("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
+                     f"sasl.username={ALICE[0]}\nsasl.password={ALICE[1]}\n" +
+                     "".join(f"{k}={v}\n" for k, v in store_options(stores, "PKCS12", "JKS").items()))
+    done = subprocess.run([str(Path(sys.executable).parent / "pyq"), "topics", "list",
+                           "--bootstrap-server", broker.address("SASL_SSL"),
+                           "--command-config", str(props)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "listed-by-pyq" in done.stdout.split()
 
 
 def test_librdkafka_and_kafka_python_on_a_store_served_listener(broker: SecuredBroker) -> None:
