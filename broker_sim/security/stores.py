@@ -6,8 +6,10 @@
 * ``PKCS12``: read with ``cryptography`` (``pkcs12.load_key_and_certificates``), opened with
   ``ssl.truststore.password`` / ``ssl.keystore.password`` (``ssl.key.password``, if given,
   must equal the store password: PKCS12 has one);
-* ``JKS``: read with ``pyjks``; the store password checks the store's integrity, the key
-  entry is decrypted with ``ssl.key.password`` (default: the store password), as Java does.
+* ``JKS``: read with ``pyjks`` (the ``[jks]`` extra: it needs a C compiler for twofish;
+  without it a JKS store is refused naming PKCS12 and the keytool command converting to it);
+  the store password checks the store's integrity, the key entry is decrypted with
+  ``ssl.key.password`` (default: the store password), as Java does.
 
 A trust store becomes in-memory PEM text for ``load_verify_locations(cadata=...)``. A key
 store's key and chain are handed to ``load_cert_chain``, which only reads a file: they are
@@ -79,7 +81,14 @@ def _pkcs12(data: bytes, location: str, prefix: str, password: str | None) -> tu
 
 
 def _jks(data: bytes, location: str, prefix: str, password: str | None) -> Any:
-    import jks  # pyjks ships no type stubs (ignore_missing_imports)
+    try:
+        import jks  # pyjks ships no type stubs (ignore_missing_imports)
+    except ImportError:
+        raise StoreError(f"{prefix}.type", "JKS", "JKS stores need pyjks (pip install "
+                         "'pyq-stream[jks]'; it builds the twofish C extension); or convert the "
+                         "store to PKCS12, which pyq reads as it is: keytool -importkeystore "
+                         f"-srckeystore {location} -destkeystore <new file> "
+                         "-deststoretype PKCS12") from None
 
     if password is None:
         raise StoreError(f"{prefix}.password", None, f"a JKS {prefix.rsplit('.', 1)[-1]} needs "
@@ -132,9 +141,8 @@ def key_entry(location: str, store_type: str, password: str | None, key_password
         return KeyEntry(key, (cert, *extra))
     if store_type != "JKS":
         raise StoreError(f"{prefix}.type", store_type, "key_entry reads PKCS12 or JKS")
-    import jks
-
     store = _jks(data, location, prefix, password)
+    import jks  # present: _jks read the store with it
     entries = list(store.private_keys.values())
     if not entries:
         raise StoreError(f"{prefix}.location", location, "the store holds no private key entry "

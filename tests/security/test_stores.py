@@ -226,6 +226,21 @@ def test_client_store_errors_name_the_option_and_value(stores: Stores, tmp_path:
         stores, **{"ssl.truststore.type": "PEM", "ssl.truststore.location": str(stores.ca.ca_path)})
 
 
+def test_jks_without_pyjks_is_refused_naming_pkcs12(stores: Stores) -> None:
+    """pyjks is the optional [jks] extra: without it, a JKS store fails at construction."""
+    code = ("import sys; sys.modules['jks'] = None\n"  # as if pyjks were not installed
+            "from connector.client.config import ClientConfig\n"
+            "ClientConfig.from_options({'bootstrap.servers': '127.0.0.1:1', "
+            "'security.protocol': 'SSL', 'ssl.truststore.type': 'JKS', "
+            f"'ssl.truststore.location': {str(stores.trust['JKS'])!r}, "
+            f"'ssl.truststore.password': {TRUST_PASS!r}}})\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert ("ConfigError: Invalid value JKS for configuration ssl.truststore.type: JKS stores need "
+            "pyjks (pip install 'pyq-stream[jks]'") in done.stderr
+    assert "-deststoretype PKCS12" in done.stderr and TRUST_PASS not in done.stderr
+
+
 def test_broker_store_errors_name_the_option_and_value(stores: Stores, tmp_path: Path) -> None:
     base = {"listeners": "SSL://127.0.0.1:0", "log.dirs": str(tmp_path),
             "ssl.keystore.type": "JKS", "ssl.keystore.location": str(stores.broker_keys["JKS"]),
