@@ -70,7 +70,7 @@ def from_confluent_avro(col: Any, schemaRegistryUrl: str | None = None, subject:
     permissive = mode == "PERMISSIVE"
     decoders: dict[str, AvroDecoder] = {}  # one per Python worker, made there
 
-    def decode(data: bytes | None) -> Any:
+    def decode(data):  # no hints: PySpark would read them as a pandas UDF's
         if data is None:
             return None
         decoder = decoders.get("d")
@@ -112,7 +112,7 @@ def to_confluent_avro(col: Any, schemaRegistryUrl: str | None = None, subject: s
     sid = None if schemaId is None else parse_positive_int("schemaId", str(schemaId), 0)
     writer = writer_schema(registry, subject, schema, sid, autoRegisterSchemas)
 
-    def encode(value: Any) -> bytes | None:
+    def encode(value):  # no hints: PySpark would read them as a pandas UDF's
         if value is None:
             return None
         datum = value.asDict(recursive=True) if isinstance(value, Row) else value
