@@ -9,6 +9,7 @@ column and to the Arrow type the decoder builds, as Spark's own Avro support doe
 | record (nested too) | struct, fields in order |
 | array / map | array / map<string, ...> |
 | union of null and one type | that type, nullable |
+| union of several types | struct<member0, member1, ...>, the one matching set (``int``+``long`` is bigint, ``float``+``double`` double) |
 | enum | string |
 | boolean, int, long, float, double, string | boolean, int, long, float, double, string |
 | bytes, fixed | binary |
@@ -19,8 +20,8 @@ column and to the Arrow type the decoder builds, as Spark's own Avro support doe
 | time-millis / time-micros | int (milliseconds) / bigint (microseconds) after midnight, as Spark's Avro reader |
 | uuid | string |
 
-Not mapped (refused naming the field, at construction): unions of several non-null types,
-recursive records, a bare ``null``.
+Not mapped (refused naming the field, at construction): unions whose members read as the
+same Python type (two records, a record and a map), recursive records, a bare ``null``.
 
 fastavro reads ``time-*`` as ``datetime.time`` and ``uuid`` as ``uuid.UUID``;
 :func:`plain_converter` turns those back into the numbers and text above (None when a
@@ -29,7 +30,10 @@ schema has neither, so most schemas pay nothing).
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -90,13 +94,22 @@ def _types(schema: Any, named: dict[str, Any], where: str, stack: tuple[str, ...
             return _types(named[schema], named, where, stack)
         raise UnsupportedAvro(f"{where}: unknown named type {schema}")
     if isinstance(schema, list):
-        members = [m for m in schema if m != "null"]
-        if len(members) != 1:
+        members = _members(schema)
+        if len(members) == 1:
+            ddl, arrow, _ = _types(members[0], named, where, stack)
+            return ddl, arrow, len(schema) > 1
+        kinds = [_python_kind(m, named) for m in members]
+        if len(set(kinds)) != len(kinds):
             raise UnsupportedAvro(f"{where}: a union of {len(members)} non-null types "
-                                  f"({', '.join(str(_name(m)) for m in members)}) has no Spark "
-                                  "column here; only a union of null and one type")
-        ddl, arrow, _ = _types(members[0], named, where, stack)
-        return ddl, arrow, len(schema) > 1
+                                  f"({', '.join(str(_name(m)) for m in members)}) has members "
+                                  "that read as the same Python type (two records, a record "
+                                  "and a map, two strings...): no Spark column tells them apart")
+        ddls, fields = [], []
+        for i, m in enumerate(members):
+            ddl, arrow, _ = _types(m, named, f"{where}.member{i}", stack)
+            ddls.append(f"`member{i}`: {ddl}")
+            fields.append(pa.field(f"member{i}", arrow, True))
+        return f"struct<{', '.join(ddls)}>", pa.struct(fields), True
     kind = schema["type"]
     logical = schema.get("logicalType")
     if logical == "time-millis" and kind == "int":
@@ -162,8 +175,10 @@ def _converter(schema: Any, named: dict[str, Any]) -> Callable[[Any], Any] | Non
     if isinstance(schema, str):
         return _converter(named[schema], named) if schema in named else None
     if isinstance(schema, list):
-        members = [m for m in schema if m != "null"]
-        inner = _converter(members[0], named) if len(members) == 1 else None
+        members = _members(schema)
+        if len(members) > 1:
+            return _union_converter(members, named)
+        inner = _converter(members[0], named)
         if inner is None:
             return None
         return lambda v: None if v is None else inner(v)
@@ -196,6 +211,63 @@ def _converter(schema: Any, named: dict[str, Any]) -> Callable[[Any], Any] | Non
             return out
         return record
     return None
+
+
+def _members(union: list[Any]) -> list[Any]:
+    """The non-null members of a union; ``int``+``long`` reads as ``long`` and
+    ``float``+``double`` as ``double``, as Spark's Avro reader widens them."""
+    members = [m for m in union if m != "null"]
+    if sorted(map(str, members)) == ["int", "long"]:
+        return ["long"]
+    if sorted(map(str, members)) == ["double", "float"]:
+        return ["double"]
+    return members
+
+
+_KINDS: dict[str, type] = {"boolean": bool, "int": int, "long": int, "float": float,
+                           "double": float, "string": str, "bytes": bytes, "enum": str,
+                           "fixed": bytes, "array": list, "map": dict, "record": dict}
+_LOGICAL_KINDS: dict[str, type] = {
+    "date": datetime.date, "timestamp-millis": datetime.datetime,
+    "timestamp-micros": datetime.datetime, "local-timestamp-millis": datetime.datetime,
+    "local-timestamp-micros": datetime.datetime, "decimal": decimal.Decimal,
+    "time-millis": datetime.time, "time-micros": datetime.time, "uuid": uuid.UUID}
+
+
+def _python_kind(schema: Any, named: dict[str, Any]) -> type:
+    """The Python type fastavro reads data of ``schema`` as."""
+    if isinstance(schema, str):
+        return _KINDS[schema] if schema in _KINDS else _python_kind(named[schema], named)
+    if schema.get("logicalType") in _LOGICAL_KINDS:
+        return _LOGICAL_KINDS[schema["logicalType"]]
+    return _KINDS[schema["type"]]
+
+
+def _is_kind(value: Any, kind: type) -> bool:
+    if kind is int:  # bool is an int too
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is datetime.date:  # a datetime is a date too
+        return isinstance(value, datetime.date) and not isinstance(value, datetime.datetime)
+    if kind is float:
+        return isinstance(value, float)
+    return isinstance(value, kind)
+
+
+def _union_converter(members: list[Any], named: dict[str, Any]) -> Callable[[Any], Any]:
+    """A union of several types -> {memberN: value} with the member it is (the others null),
+    Spark's Avro reader's struct."""
+    kinds = [(f"member{i}", _python_kind(m, named), _converter(m, named))
+             for i, m in enumerate(members)]
+
+    def member(v: Any) -> Any:
+        if v is None:
+            return None
+        out: dict[str, Any] = {}
+        for name, kind, convert in kinds:
+            hit = _is_kind(v, kind)
+            out[name] = (convert(v) if convert is not None else v) if hit else None
+        return out
+    return member
 
 
 def _name(schema: Any) -> str:

@@ -71,8 +71,9 @@ def test_bad_values_are_null_with_their_reason() -> None:
 
 
 @pytest.mark.parametrize(("schema", "message"), [
-    ({"type": "record", "name": "U", "fields": [{"name": "u", "type": ["int", "string"]}]},
-     "value.u: a union of 2 non-null types (int, string) has no Spark column here"),
+    ({"type": "record", "name": "U", "fields": [{"name": "u", "type": [
+        {"type": "map", "values": "int"}, {"type": "record", "name": "R", "fields": []}]}]},
+     "value.u: a union of 2 non-null types (map, R) has members that read as the same Python type"),
     ({"type": "record", "name": "Node", "fields": [{"name": "next", "type": ["null", "Node"]}]},
      "value.next: record Node is recursive"),
     ("null", "value: a null type alone has no Spark column"),
@@ -85,3 +86,27 @@ def test_unmapped_schemas_are_refused_naming_the_field(schema, message) -> None:
 def test_a_batch_is_one_arrow_column() -> None:
     column, _ = decoder().decode([framed(DATUM)] * 1000)
     assert isinstance(column, pa.StructArray) and len(column) == 1000
+
+
+def test_a_union_of_several_types_is_a_struct_of_members() -> None:
+    schema = fastavro.parse_schema({"type": "record", "name": "U", "fields": [
+        {"name": "u", "type": ["null", "string", "long", {"type": "array", "items": "int"},
+                               {"type": "int", "logicalType": "date"}]},
+        {"name": "n", "type": ["int", "long"]}]})
+    ddl, _, _ = avro_types(schema)
+    assert ddl == ("struct<`u`: struct<`member0`: string, `member1`: bigint, `member2`: array<int>, "
+                   "`member3`: date>, `n`: bigint>")
+    spec = AvroColumn("value", RegistrySettings("http://127.0.0.1:1"), schema, 3, "id 3")
+    values = []
+    for u in ("x", 5, [1, 2], datetime.date(2026, 1, 2), None):
+        out = io.BytesIO()
+        out.write(struct.pack(">bI", 0, 3))
+        fastavro.schemaless_writer(out, schema, {"u": u, "n": 7})
+        values.append(out.getvalue())
+    column, reasons = AvroDecoder(spec).decode(values)
+    assert reasons == [None] * 5
+    none = {"member0": None, "member1": None, "member2": None, "member3": None}
+    assert [row["u"] for row in column.to_pylist()] == [
+        {**none, "member0": "x"}, {**none, "member1": 5}, {**none, "member2": [1, 2]},
+        {**none, "member3": datetime.date(2026, 1, 2)}, None]
+    assert column.to_pylist()[0]["n"] == 7
