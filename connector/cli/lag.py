@@ -16,20 +16,17 @@ gets each of its fields as an extra column (nested objects flattened with dots):
 
 ``-`` means unknown: no committed offset, no leader, or no such field. With ``--topic``
 every partition of that topic is listed; without it, every partition the group has
-committed an offset for or is assigned.
-
->>> metadata_fields('{"query": "q1", "skipped": 2, "sink": {"rows": 7}}')
-{'query': 'q1', 'skipped': 2, 'sink.rows': 7}
->>> metadata_fields("batch 7")      # not JSON: no extra columns
-{}
+committed an offset for or is assigned. The extra columns come from
+:func:`connector.client.commit_metadata.metadata_fields`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
+
+from connector.client.commit_metadata import metadata_fields
 
 from .args import client_options, client_parent
 from .errors import CommandError
@@ -55,23 +52,6 @@ def register(commands: Any) -> None:
     lag.add_argument("--topic", metavar="T", help="only this topic, every partition of it")
     add_output_options(lag)
     lag.set_defaults(run=show_lag)
-
-
-def metadata_fields(metadata: str) -> dict[str, Any]:
-    """Scalar fields of a JSON object in commit metadata ({} if it is not one)."""
-    try:
-        data = json.loads(metadata) if metadata else None
-    except ValueError:
-        return {}
-    return dict(_flatten(data, "")) if isinstance(data, dict) else {}
-
-
-def _flatten(data: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Any]]:
-    for name, value in data.items():
-        if isinstance(value, dict):
-            yield from _flatten(value, f"{prefix}{name}.")
-        elif not isinstance(value, list):
-            yield f"{prefix}{name}", value
 
 
 def lag_table(partitions: Iterable[TopicPartition],

@@ -4,39 +4,17 @@ or is assigned; unknown (None) without a committed offset or a leader.
 
 A reader that keeps counters in its commit's metadata as a JSON object (the pyq Spark
 source stores ``{"query": ..., "skipped": n, "lost": n, "retried": n, "dead_lettered": n}``)
-gets them per partition as ``fields`` (nested objects flattened with dots), which the group
-page shows as columns: a pipeline's progress beside its lag.
-
->>> metadata_fields('{"query": "q1", "skipped": 2, "sink": {"rows": 7}}')
-{'query': 'q1', 'skipped': 2, 'sink.rows': 7}
->>> metadata_fields("batch 7")
-{}
+gets them per partition as ``fields`` (:mod:`connector.client.commit_metadata`), which the
+group page shows as columns: a pipeline's progress beside its lag.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from connector.client import Admin, TopicPartition
-
-
-def metadata_fields(metadata: str) -> dict[str, Any]:
-    """Scalar fields of a JSON object in commit metadata ({} if it is not one)."""
-    try:
-        data = json.loads(metadata) if metadata else None
-    except ValueError:
-        return {}
-    return dict(_flatten(data, "")) if isinstance(data, dict) else {}
-
-
-def _flatten(data: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Any]]:
-    for name, value in data.items():
-        if isinstance(value, dict):
-            yield from _flatten(value, f"{prefix}{name}.")
-        elif not isinstance(value, list):
-            yield f"{prefix}{name}", value
+from connector.client.commit_metadata import metadata_fields
 
 
 def group_lag(admin: Admin, group: str, assigned: Mapping[TopicPartition, str] | None = None

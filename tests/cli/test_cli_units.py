@@ -11,15 +11,17 @@ import pytest
 
 from broker_sim.common import ManualClock
 from connector.cli.consume import consume
-from connector.cli.lag import lag_table, metadata_fields
+from connector.cli.lag import lag_table
 from connector.cli.produce import separator, split_line
 from connector.cli.table import format_table
 from connector.client import OffsetAndMetadata, TopicPartition
+from connector.client.commit_metadata import metadata_fields
 
 
-@pytest.mark.parametrize("name", ["table", "produce", "lag", "record_output"])
+@pytest.mark.parametrize("name", ["connector.cli.table", "connector.cli.produce",
+                                  "connector.client.commit_metadata", "connector.cli.record_output"])
 def test_docstring_examples(name):
-    module = importlib.import_module(f"connector.cli.{name}")
+    module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
 
