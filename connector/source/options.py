@@ -311,4 +311,4 @@ def formats_of(options: Mapping[str, str]) -> Formats | None:
             topics = tuple(json.loads(lower["assign"]))
         except (ValueError, TypeError):
             topics = None
-    return parse_formats(opts, topics, None, None, {})
+    return parse_formats(opts, topics, lower.get("groupid"), lower.get("deadlettertopic"), {})

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 from chispa import assert_df_equality
-from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
@@ -215,8 +215,15 @@ def test_from_confluent_avro_over_a_binary_read(spark, cluster, registry):
                                                          "not with valueSchemaId"),
     ({"keySchemaId": "1"}, "keySchemaId='1' is not allowed: only with keyFormat=avro"),
     ({"subscribe": "no-such-topic"}, "subject no-such-topic-value version latest"),
+    ({"columnNameOfCorruptRecord": "why"}, "columnNameOfCorruptRecord='why' is not allowed: only "
+                                           "with mode=PERMISSIVE"),
+    ({"mode": "PERMISSIVE", "groupId": "g", "deadLetterTopic": "d"},
+     "mode='PERMISSIVE' is not allowed: unset when groupId and deadLetterTopic are set"),
+    ({"valueFormat": "binary", "schemaRegistry.url": "http://127.0.0.1:1"},
+     "schemaRegistry.url='http://127.0.0.1:1' is not allowed: only with valueFormat=avro or keyFormat=avro"),
 ])
-def test_refused_options(spark, cluster, options, message):
+def test_refused_options(spark, cluster, registry, options, message):
+    registry.register_schema("clicks-value", Schema(CLICK_V1, "AVRO"))  # as the first test did
     reader = (spark.read.format("pyq").option("kafka.bootstrap.servers", cluster.bootstrap_servers)
               .option("subscribe", "clicks").option("valueFormat", "avro")
               .option("schemaRegistry.url", cluster.schema_registry_url))
