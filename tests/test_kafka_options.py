@@ -96,7 +96,7 @@ def test_the_sink_honours_batch_size_linger_and_compression(shared_broker) -> No
     assert _batches(bootstrap, "opt-linger", 40) == 4
 
 
-@pytest.mark.parametrize("name", ["connector.cli.args",
+@pytest.mark.parametrize("name", ["connector.client.properties",
                                   "connector.client.config", "broker_sim.network.listener",
                                   "broker_sim.controller.scram_credentials"])
 def test_docstring_examples(name: str) -> None:

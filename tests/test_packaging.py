@@ -54,6 +54,35 @@ def test_installs_without_spark_or_a_compiler(installed: Path) -> None:
     assert no_c == "True"
 
 
+#: What the extras bring: a module that needs one of these may fail to import without it.
+EXTRAS_ONLY = ("pyspark", "pandas", "py4j", "jks")
+
+IMPORT_EVERY_MODULE = """
+import importlib, pkgutil, sys
+import broker_sim, connector
+failed = []
+for package in (broker_sim, connector):
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        if info.name.endswith(".__main__"):  # runs a command when imported
+            continue
+        try:
+            importlib.import_module(info.name)
+        except ImportError as e:
+            if (e.name or "").split(".")[0] not in sys.argv[1:]:
+                failed.append(f"{info.name}: {e}")
+print("\\n".join(failed))
+"""
+
+
+def test_every_module_imports_with_the_declared_dependencies(installed: Path) -> None:
+    """A dependency the code imports but pyproject.toml does not declare fails here (it
+    would fail for a user who installed the package), extras' modules aside."""
+    done = subprocess.run([str(installed / "python"), "-c", IMPORT_EVERY_MODULE, *EXTRAS_ONLY],
+                          capture_output=True, text=True, cwd="/", timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "", done.stdout
+
+
 @pytest.fixture
 def broker(installed: Path, tmp_path: Path) -> Iterator[str]:
     """``pyq-broker`` of the fresh install on an ephemeral port; its bootstrap address."""
