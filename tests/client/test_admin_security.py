@@ -71,8 +71,16 @@ def allow(kind: ResourceType, name: str, principal: str, op: Operation,
 def test_scram_users_are_created_changed_and_deleted(broker_under_test: Secured) -> None:
     user = "admin-sec-carol"
     with Admin(broker_under_test.options("admin")) as admin:
+
+        def described() -> dict | None:
+            try:
+                return admin.describe_users([user])
+            except ResourceNotFound:
+                return None
+
         admin.upsert_user(user, "first-pw", MECHANISM, iterations=8192)
-        assert admin.describe_users([user]) == {user: {MECHANISM: 8192}}
+        # on Kafka a broker's image has the change once it catches up with the controller
+        wait_for(lambda: described() == {user: {MECHANISM: 8192}}, 30, what=f"{user} described")
         assert {user, "admin", "alice", "bob"} <= set(admin.describe_users())
         # credentials reach the listener through the controller: wait until they are there
         wait_for(lambda: logs_in(as_user(broker_under_test, user, "first-pw")), 30,
@@ -80,14 +88,14 @@ def test_scram_users_are_created_changed_and_deleted(broker_under_test: Secured)
         assert not logs_in(as_user(broker_under_test, user, "wrong-pw"))
 
         admin.upsert_user(user, "second-pw", MECHANISM)  # the default 4096 iterations
-        assert admin.describe_users([user]) == {user: {MECHANISM: 4096}}
+        wait_for(lambda: described() == {user: {MECHANISM: 4096}}, 30,
+                 what=f"{user} described with 4096 iterations")
         wait_for(lambda: logs_in(as_user(broker_under_test, user, "second-pw")), 30,
                  what=f"{user} logs in with the new password")
         assert not logs_in(as_user(broker_under_test, user, "first-pw"))
 
         admin.delete_user(user, MECHANISM)
-        with pytest.raises(ResourceNotFound):
-            admin.describe_users([user])
+        wait_for(lambda: described() is None, 30, what=f"{user} no longer described")
         with pytest.raises(ResourceNotFound):
             admin.delete_user(user, MECHANISM)
         wait_for(lambda: not logs_in(as_user(broker_under_test, user, "second-pw")), 30,

@@ -438,7 +438,14 @@ def test_basic_auth_keeps_out_a_browser_without_the_password(browser, console):
 
 
 def test_transactions_users_and_acls_are_listed(page, console):
-    from broker_sim.security.acl import AclBinding, Operation, PatternType, Permission, ResourceType
+    from broker_sim.security.acl import (
+        AclBinding,
+        AclFilter,
+        Operation,
+        PatternType,
+        Permission,
+        ResourceType,
+    )
 
     name, txn = f"audited-{console.name}", f"console-txn-{console.name}"
     make_topic(console, name)
@@ -453,12 +460,16 @@ def test_transactions_users_and_acls_are_listed(page, console):
     user = f"carol-{console.name}"
     with admin(console) as a:
         a.upsert_user(user, "carol-secret", "SCRAM-SHA-512", iterations=8192)
+        # Kafka's brokers describe it once their image caught up with the controller
+        wait_for(lambda: user in a.describe_users(), 30, what=f"{user} described")
     page.goto("/users")
     assert cell(page, f'#users tr[data-user="{user}"] .mechanisms') == "SCRAM-SHA-512 (8192)"
     if console.name == "kafka":  # its StandardAuthorizer stores ACLs
         with admin(console) as a:
             a.create_acls([AclBinding.create(ResourceType.TOPIC, name, PatternType.LITERAL,
                                              f"User:{user}", "*", Operation.READ, Permission.ALLOW)])
+            wait_for(lambda: a.describe_acls(AclFilter(principal=f"User:{user}")), 30,
+                     what=f"the ACL of {user} described")
         page.goto("/acls")
         assert f"TOPIC {name}" in cell(page, f'#acls tr[data-principal="User:{user}"]')
         shot(page, console, "acls")
