@@ -75,3 +75,12 @@ def print_table(args: argparse.Namespace, columns: Sequence[str],
         print_json(records(columns, rows))
     elif rows or empty_text:
         print(format_table(columns, rows))
+
+
+def print_list(args: argparse.Namespace, items: Sequence[object]) -> None:
+    """One item a line as text, or the items as one JSON list."""
+    if wants_json(args):
+        print_json(list(items))
+    else:
+        for item in items:
+            print(item)

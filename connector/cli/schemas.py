@@ -41,7 +41,7 @@ from connector.registry.client import RegistryClient, RegistryRefusal
 
 from .args import Parser, at_least
 from .errors import EXIT_FAILURE
-from .output import FORMATS, add_output_options, print_json, wants_json
+from .output import FORMATS, add_output_options, print_list, wants_json
 
 DEFAULT_REGISTRY = "http://127.0.0.1:8081"
 SCHEMA_TYPES = ("AVRO", "PROTOBUF", "JSON")
@@ -234,11 +234,7 @@ def list_schemas(args: argparse.Namespace) -> int:
     client = client_of(args)
     names: list[Any] = (client.subjects(args.deleted) if args.subject is None
                         else client.versions(args.subject, args.deleted))
-    if wants_json(args):
-        print_json(names)
-    else:
-        for name in names:
-            print(name)
+    print_list(args, names)
     return 0
 
 

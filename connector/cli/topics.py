@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from .args import at_least, client_options, client_parent, name_value
 from .errors import EXIT_USAGE, CommandError
-from .output import add_output_options, print_json, print_table, wants_json
+from .output import add_output_options, print_list, print_table
 from .table import format_table
 
 if TYPE_CHECKING:
@@ -138,11 +138,7 @@ def create_topic(args: argparse.Namespace) -> int:
 def list_topics(args: argparse.Namespace) -> int:
     with _admin(args) as admin:
         names = sorted(admin.list_topics())
-    if wants_json(args):
-        print_json(names)
-    else:
-        for name in names:
-            print(name)
+    print_list(args, names)
     return 0
 
 
