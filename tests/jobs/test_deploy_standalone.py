@@ -32,6 +32,7 @@ import pyspark
 import pytest
 
 from connector.client import Admin, Fetcher, Producer
+from reference.kafka_cluster import die_with_parent
 from tests.cli.support import pid_alive
 from tests.sources import copy_tracked_sources
 from tests.wire import wait_for
@@ -96,7 +97,8 @@ def executor_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A Spark standalone master and one worker (2 cores, 1 GiB) on loopback; the master URL."""
+    """A Spark standalone master and one worker (2 cores, 1 GiB) on loopback; the master URL.
+    Stopped by pid at teardown, and killed by the kernel if this process dies first."""
     base = tmp_path_factory.mktemp("standalone")
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
            "SPARK_WORKER_DIR": str(base / "work"), "SPARK_LOG_DIR": str(base)}
@@ -105,7 +107,8 @@ def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with master_log.open("wb") as out:
         master = subprocess.Popen([spark_class, "org.apache.spark.deploy.master.Master",
                                    "--host", "127.0.0.1", "--port", "0", "--webui-port", "0"],
-                                  stdout=out, stderr=subprocess.STDOUT, env=env)
+                                  stdout=out, stderr=subprocess.STDOUT, env=env,
+                                  preexec_fn=die_with_parent)
     worker: subprocess.Popen[bytes] | None = None
     try:
         url = wait_for(lambda: re.search(r"Starting Spark master at (spark://[\d.]+:\d+)",
@@ -116,7 +119,8 @@ def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             worker = subprocess.Popen([spark_class, "org.apache.spark.deploy.worker.Worker",
                                        "--host", "127.0.0.1", "--port", "0", "--webui-port", "0",
                                        "--cores", "2", "--memory", "1g", url],
-                                      stdout=out, stderr=subprocess.STDOUT, env=env)
+                                      stdout=out, stderr=subprocess.STDOUT, env=env,
+                                      preexec_fn=die_with_parent)
         wait_for(lambda: "Successfully registered with master" in worker_log.read_text(), 60,
                  what="the worker registered")
         yield url
