@@ -71,6 +71,7 @@ from .messages.describe_cluster import DescribeClusterRequest, DescribeClusterRe
 from .messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from .messages.describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResponse
 from .messages.describe_producers import DescribeProducersRequest, DescribeProducersResponse
+from .messages.describe_quorum import DescribeQuorumRequest, DescribeQuorumResponse
 from .messages.describe_topic_partitions import (
     DescribeTopicPartitionsRequest,
     DescribeTopicPartitionsResponse,
@@ -84,6 +85,7 @@ from .messages.describe_transactions import (
 from .messages.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
 from .messages.end_txn import EndTxnRequest, EndTxnResponse
 from .messages.fetch import FetchRequest, FetchResponse
+from .messages.fetch_snapshot import FetchSnapshotRequest, FetchSnapshotResponse
 from .messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from .messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from .messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
@@ -100,6 +102,22 @@ from .messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochResponse,
 )
 from .messages.produce import ProduceRequest, ProduceResponse
+from .messages.quorum_epoch import (
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    VoteRequest,
+    VoteResponse,
+)
+from .messages.raft_voters import (
+    AddRaftVoterRequest,
+    AddRaftVoterResponse,
+    RemoveRaftVoterRequest,
+    RemoveRaftVoterResponse,
+    UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
+)
 from .messages.sasl import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
@@ -160,7 +178,12 @@ class ApiKey:
     OFFSET_DELETE = 47
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
+    VOTE = 52
+    BEGIN_QUORUM_EPOCH = 53
+    END_QUORUM_EPOCH = 54
+    DESCRIBE_QUORUM = 55
     UPDATE_FEATURES = 57
+    FETCH_SNAPSHOT = 59
     DESCRIBE_CLUSTER = 60
     DESCRIBE_PRODUCERS = 61
     DESCRIBE_TRANSACTIONS = 65
@@ -168,6 +191,9 @@ class ApiKey:
     CONSUMER_GROUP_HEARTBEAT = 68
     CONSUMER_GROUP_DESCRIBE = 69
     DESCRIBE_TOPIC_PARTITIONS = 75
+    ADD_RAFT_VOTER = 80
+    REMOVE_RAFT_VOTER = 81
+    UPDATE_RAFT_VOTER = 82
     # pyq-internal control plane (controller listener only; never advertised)
     BROKER_HEARTBEAT = 10001
     ALTER_PARTITION = 10002
@@ -203,7 +229,7 @@ def _spec(name: str, request: Message, response: Message, cap: int | None = None
 
 APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("Produce", ProduceRequest, ProduceResponse),
-    _spec("Fetch", FetchRequest, FetchResponse),
+    _spec("Fetch", FetchRequest, FetchResponse, cap=11),  # v12+: KRaft's (RAFT_APIS)
     _spec("ListOffsets", ListOffsetsRequest, ListOffsetsResponse),
     _spec("Metadata", MetadataRequest, MetadataResponse),
     _spec("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse),
@@ -279,6 +305,24 @@ CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
 ]}
 
 
+#: KRaft's RPCs between controllers (KIP-595, KIP-630, KIP-853): elections, the metadata
+#: log's replication by Fetch (every declared version, KRaft's fields from v12) and
+#: FetchSnapshot, and voter changes. Codecs only: a controller that serves them adds them
+#: to what its listener decodes and advertises (``CONTROLLER_APIS | RAFT_APIS``); a broker
+#: never advertises them.
+RAFT_APIS: dict[int, ApiSpec] = {s.key: s for s in [
+    _spec("Fetch", FetchRequest, FetchResponse),
+    _spec("Vote", VoteRequest, VoteResponse),
+    _spec("BeginQuorumEpoch", BeginQuorumEpochRequest, BeginQuorumEpochResponse),
+    _spec("EndQuorumEpoch", EndQuorumEpochRequest, EndQuorumEpochResponse),
+    _spec("DescribeQuorum", DescribeQuorumRequest, DescribeQuorumResponse),
+    _spec("FetchSnapshot", FetchSnapshotRequest, FetchSnapshotResponse),
+    _spec("AddRaftVoter", AddRaftVoterRequest, AddRaftVoterResponse),
+    _spec("RemoveRaftVoter", RemoveRaftVoterRequest, RemoveRaftVoterResponse),
+    _spec("UpdateRaftVoter", UpdateRaftVoterRequest, UpdateRaftVoterResponse),
+]}
+
+
 class UnknownApiKey(MalformedFrame):
     def __init__(self, api_key: int) -> None:
         super().__init__(f"unknown api key {api_key}")
@@ -294,8 +338,8 @@ class UnsupportedApiVersion(MalformedFrame):
 
 def spec_for(api_key: int, apis: dict[int, ApiSpec] | None = None) -> ApiSpec:
     spec = (APIS if apis is None else apis).get(api_key)
-    if spec is None and apis is None:
-        spec = CONTROLLER_APIS.get(api_key)  # a client of the controller encodes these
+    if spec is None and apis is None:  # a client of the controller encodes these
+        spec = CONTROLLER_APIS.get(api_key) or RAFT_APIS.get(api_key)
     if spec is None:
         raise UnknownApiKey(api_key)
     return spec

@@ -28,6 +28,7 @@ from .errors import MalformedFrame
 _I8 = struct.Struct(">b")
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
+_U16 = struct.Struct(">H")
 _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
 _F64 = struct.Struct(">d")
@@ -299,6 +300,7 @@ class Array(Type):
 
 Int8 = _Fixed(_I8)
 Int16 = _Fixed(_I16)
+UInt16 = _Fixed(_U16)
 Int32 = _Fixed(_I32)
 UInt32 = _Fixed(_U32)
 Int64 = _Fixed(_I64)
@@ -313,6 +315,6 @@ Records = NullableBytes
 
 __all__ = [
     "Array", "Boolean", "Bytes", "ExternalBytes", "Float64", "Int8", "Int16", "Int32", "Int64", "NullableBytes",
-    "NullableString", "Records", "SplicedBuffer", "String", "Type", "UInt32", "Uuid", "read_uvarint",
+    "NullableString", "Records", "SplicedBuffer", "String", "Type", "UInt16", "UInt32", "Uuid", "read_uvarint",
     "read_varint", "write_uvarint", "write_varint",
 ]

@@ -108,7 +108,8 @@ class _CompiledStruct(Type):
             present = []
             for tag, name, t, default in self.tagged:
                 v = get(name, default)
-                if v is not None and v != default:
+                # Left out when default, as Kafka does; an empty array is a default one.
+                if v is not None and v != default and (v or not isinstance(default, tuple)):
                     present.append((tag, t, v))
             write_uvarint(out, len(present))
             for tag, t, v in present:

@@ -27,6 +27,7 @@ from broker_sim.protocol.primitives import (
     NullableString,
     String,
     Type,
+    UInt16,
     UInt32,
     Uuid,
 )
@@ -49,6 +50,8 @@ def _scalar(t: Type, default: Any, k: int, nulls: bool) -> Any:
         return 1000 + k
     if t is Int32:
         return 100_000 + k
+    if t is UInt16:
+        return 40_000 + k
     if t is UInt32:
         return 3_000_000_000 + k
     if t is Int64:
@@ -105,6 +108,8 @@ def plain(value: Any, t: Any, version: int) -> Any:
     if isinstance(t, NullableStruct):
         return None if value is None else plain(value, t.inner, version)
     if isinstance(t, Struct):
+        if value is None:  # a tagged struct left out
+            return None
         return {f.name: plain(value.get(f.name, f.default), f.type, version)
                 for f in t.fields if f.present_in(version)}
     if isinstance(t, Array):
