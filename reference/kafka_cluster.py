@@ -259,8 +259,13 @@ class KafkaCluster:
             raise
         return self
 
+    def _launcher(self, node: KafkaNode) -> list[str]:
+        """What the node's JVM command line is prefixed with (e.g. ``ip netns exec NS``, an
+        exec-ing wrapper: the node's pid stays the JVM's); nothing here."""
+        return []
+
     def _spawn(self, node: KafkaNode) -> None:
-        cmd = [self.java, *self.jvm_options,
+        cmd = [*self._launcher(node), self.java, *self.jvm_options,
                f"-Dlog4j2.configurationFile={node.directory / 'log4j2.properties'}",
                f"-Dpyq.kafka.log={node.log_path}",
                "-cp", self.jars.classpath, "kafka.Kafka", str(node.directory / "server.properties")]
