@@ -296,6 +296,12 @@ class Admin:
         without a committed offset are left out."""
         return self._groups.fetch_offsets(group_id, partitions, timeout_ms)
 
+    def fetch_offsets_of_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None
+                                ) -> dict[str, dict[TopicPartition, OffsetAndMetadata]]:
+        """Every committed offset of each group, as :meth:`fetch_offsets` gives one
+        group's, in one OffsetFetch per coordinator (v8+ batches groups)."""
+        return self._groups.fetch_offsets_of_groups(group_ids, timeout_ms)
+
     def delete_offsets(self, group_id: str, partitions: Iterable[TopicPartition | tuple[str, int]],
                        timeout_ms: float | None = None) -> None:
         """Forget ``group_id``'s committed offsets of ``partitions`` (OffsetDelete)."""

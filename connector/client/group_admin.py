@@ -7,6 +7,14 @@ COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS (a coordinator moving 
 loading), until the call's deadline. ListGroups asks every broker, since each lists only
 the groups it coordinates.
 
+Coordinators are cached per key (group or transactional id): a request goes to the cached
+one, and the entry is dropped when the answer is NOT_COORDINATOR or
+COORDINATOR_NOT_AVAILABLE (or COORDINATOR_LOAD_IN_PROGRESS), or when the request to it
+fails, so the retry asks FindCoordinator again. :meth:`GroupAdmin.fetch_offsets_of_groups`
+reads many groups' offsets in one FindCoordinator (v4 batches the keys) and one OffsetFetch
+per coordinator (v8+ batches the groups; sent to all coordinators at once), falling back to
+one OffsetFetch per group on a connection that negotiated v7 or older.
+
 Offsets are committed as a *simple* group (generation -1, member id ""), as a consumer
 without group membership does: accepted while the group has no members.
 
@@ -126,10 +134,27 @@ def raise_for(code: int, what: str, message: str | None = None) -> None:
         raise error_for_code(code)(f"{what}: {message}" if message else what)
 
 
+def _committed(group_id: str, answer: Any) -> dict[TopicPartition, OffsetAndMetadata]:
+    """One group's OffsetFetch answer (``topics`` and ``error_code``) as its committed
+    offsets; a group or partition error raised by its Kafka name."""
+    raise_for(answer.error_code, f"offset fetch for group {group_id!r}")
+    out = {}
+    for t in answer.topics:
+        for p in t.partitions:
+            raise_for(p.error_code, f"offset fetch of {t.name}-{p.partition_index} "
+                                    f"for group {group_id!r}")
+            if p.committed_offset >= 0:
+                out[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
+                    p.committed_offset, p.metadata or "", p.committed_leader_epoch)
+    return out
+
+
 class GroupAdmin:
     def __init__(self, sync: SyncClient, config: AdminConfig) -> None:
         self._sync = sync
         self.config = config
+        #: (key type, key) -> the node id last found coordinating it (see the module doc).
+        self._coordinators: dict[tuple[int, str], int] = {}
 
     # ---- offsets ------------------------------------------------------------------------
     def commit_offsets(self, group_id: str,
@@ -163,15 +188,76 @@ class GroupAdmin:
             topics = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
         response = group_answer(self._group_request(group_id, ApiKey.OFFSET_FETCH,
                                                     offset_fetch_body(group_id, topics), timeout_ms))
-        raise_for(response.error_code, f"offset fetch for group {group_id!r}")
-        out = {}
-        for t in response.topics:
-            for p in t.partitions:
-                raise_for(p.error_code, f"offset fetch of {t.name}-{p.partition_index} "
-                                        f"for group {group_id!r}")
-                if p.committed_offset >= 0:
-                    out[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
-                        p.committed_offset, p.metadata or "", p.committed_leader_epoch)
+        return _committed(group_id, response)
+
+    def fetch_offsets_of_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None
+                                ) -> dict[str, dict[TopicPartition, OffsetAndMetadata]]:
+        """Every committed offset of each group in ``group_ids``, as :meth:`fetch_offsets`
+        gives one group's: one batched FindCoordinator for the coordinators not cached,
+        then one OffsetFetch v8+ per coordinator for all its groups, sent to every
+        coordinator before any answer is awaited. A group whose coordinator moved is
+        fetched again on its own; on a connection older than v8, one request per group."""
+        groups = list(dict.fromkeys(group_ids))
+        deadline = self._sync.deadline(timeout_ms)
+        nodes = self.find_coordinators(groups, deadline)
+        by_node: dict[int, list[str]] = {}
+        for g in groups:
+            by_node.setdefault(nodes[g], []).append(g)
+        out: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
+        alone: list[str] = []
+        sent = []
+        for node, members in sorted(by_node.items()):
+            try:
+                self._sync.await_ready(node, deadline)
+                batched = self._sync.client.api_version(node, ApiKey.OFFSET_FETCH) >= 8
+            except Exception:
+                self._forget(members)
+                raise
+            if not batched:
+                alone.extend(members)
+                continue
+            body = {"group_id": "", "topics": None, "require_stable": False,
+                    "groups": [{"group_id": g, "member_id": None, "member_epoch": -1,
+                                "topics": None} for g in members]}
+            sent.append((members, self._sync.client.send(node, ApiKey.OFFSET_FETCH, body,
+                                                          self._sync.now())))
+        for members, future in sent:
+            try:
+                response = self._sync.wait(future, deadline)
+            except Exception:
+                self._forget(members)
+                raise
+            for answer in response.groups:
+                if answer.error_code in MOVING:
+                    self._forget([answer.group_id])
+                    alone.append(answer.group_id)
+                else:
+                    out[answer.group_id] = _committed(answer.group_id, answer)
+        for g in alone:
+            out[g] = self.fetch_offsets(g, timeout_ms=max(0.0, deadline - self._sync.now()))
+        return {g: out[g] for g in groups}
+
+    def _forget(self, keys: Iterable[str], key_type: int = GROUP_KEY) -> None:
+        for key in keys:
+            self._coordinators.pop((key_type, key), None)
+
+    def find_coordinators(self, keys: list[str], deadline: float,
+                          key_type: int = GROUP_KEY) -> dict[str, int]:
+        """The coordinator of each key: cached ones as they are, the others found in one
+        FindCoordinator v4 (or one request per key on an older connection)."""
+        out = {k: self._coordinators[(key_type, k)] for k in keys
+               if (key_type, k) in self._coordinators}
+        missing = [k for k in keys if k not in out]
+        if missing:
+            response = self._sync.request_any(ApiKey.FIND_COORDINATOR, {
+                "key": missing[0], "key_type": key_type, "coordinator_keys": missing}, deadline)
+            for c in response.coordinators or []:  # v4+: one answer per key asked for
+                if c.error_code == 0:
+                    self._sync.client.add_node(c.node_id, c.host, c.port)
+                    out[c.key] = self._coordinators[(key_type, c.key)] = int(c.node_id)
+            for k in missing:  # older versions, and keys answered with an error: one by one
+                if k not in out:
+                    out[k] = self.find_coordinator(k, deadline=deadline, key_type=key_type)
         return out
 
     def delete_offsets(self, group_id: str, partitions: Iterable[TopicPartition | tuple[str, int]],
@@ -305,11 +391,22 @@ class GroupAdmin:
                     error_of: Any) -> tuple[int, Any]:
         deadline = self._sync.deadline(timeout_ms)
         while True:
-            node = self.find_coordinator(group_id, deadline=deadline)
-            response = self._sync.request(node, api_key, body, deadline)
+            node = self._coordinator(group_id, deadline)
+            try:
+                response = self._sync.request(node, api_key, body, deadline)
+            except Exception:
+                self._forget([group_id])
+                raise
             if error_of(response) not in MOVING:
                 return node, response
+            self._forget([group_id])
             self._backoff(deadline, f"the coordinator of group {group_id!r}")
+
+    def _coordinator(self, key: str, deadline: float, key_type: int = GROUP_KEY) -> int:
+        """The cached coordinator of ``key``, or a newly found one."""
+        node = self._coordinators.get((key_type, key))
+        return node if node is not None else self.find_coordinator(key, deadline=deadline,
+                                                                   key_type=key_type)
 
     def _backoff(self, deadline: float, what: str) -> None:
         if self._sync.now() + self.config.retry_backoff_ms >= deadline:
@@ -318,7 +415,8 @@ class GroupAdmin:
 
     def find_coordinator(self, group_id: str, timeout_ms: float | None = None,
                          deadline: float | None = None, key_type: int = GROUP_KEY) -> int:
-        """The id of the broker coordinating ``group_id`` (retried while none is known);
+        """The id of the broker coordinating ``group_id`` (retried while none is known),
+        asked of the cluster now (and cached for the group requests that follow);
         ``key_type=TRANSACTION_KEY``: the coordinator of a transactional id."""
         if deadline is None:
             deadline = self._sync.deadline(timeout_ms)
@@ -329,6 +427,7 @@ class GroupAdmin:
                 response = response.coordinators[0]
             if response.error_code == 0:
                 self._sync.client.add_node(response.node_id, response.host, response.port)
+                self._coordinators[(key_type, group_id)] = int(response.node_id)
                 return int(response.node_id)
             error: KafkaError = error_for_code(response.error_code)(
                 f"coordinator of group {group_id!r}: {response.error_message}")

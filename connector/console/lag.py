@@ -27,10 +27,11 @@ def group_lag(admin: Admin, group: str, assigned: Mapping[TopicPartition, str] |
 def group_lags(admin: Admin, groups: list[str],
                assigned: Mapping[str, Mapping[TopicPartition, str]] | None = None
                ) -> dict[str, list[dict[str, Any]]]:
-    """:func:`group_lag` of many groups: one OffsetFetch per group, then one Metadata and
-    one ListOffsets (per leader) for all their partitions together."""
+    """:func:`group_lag` of many groups: one OffsetFetch per coordinator (v8+ batches the
+    groups), then one Metadata and one ListOffsets (per leader) for all their partitions
+    together."""
     assigned = assigned or {}
-    committed = {g: admin.fetch_offsets(g) for g in groups}
+    committed = admin.fetch_offsets_of_groups(groups)
     partitions = {g: sorted(set(committed[g]) | set(assigned.get(g, {}))) for g in groups}
     wanted = {tp for tps in partitions.values() for tp in tps}
     topics = sorted({tp.topic for tp in wanted})

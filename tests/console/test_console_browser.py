@@ -505,3 +505,28 @@ def test_the_brokers_errors_are_shown_and_change_nothing(page, console):
     assert "InvalidConfig" in cell(page, "#error")
     with admin(console) as a:
         assert f"misconfigured-{console.name}" not in a.list_topics()
+
+
+def test_many_groups_offsets_come_batched_per_coordinator_and_follow_a_moved_one(console):
+    """What the groups page reads: every group's committed offsets in one OffsetFetch (v8+)
+    per coordinator; a cached coordinator that answers NOT_COORDINATOR (here: a broker
+    that never coordinated the group) is dropped and the group found again."""
+    name = f"batched-{console.name}"
+    make_topic(console, name, 3)
+    groups = [f"batched-{console.name}-{i}" for i in range(12)]
+    with admin(console) as a:
+        for i, g in enumerate(groups):
+            a.commit_offsets(g, {(name, p): OffsetAndMetadata(i + p, f"m{i}") for p in range(3)})
+        expected = {g: a.fetch_offsets(g) for g in groups}
+        assert expected[groups[5]][TopicPartition(name, 2)] == OffsetAndMetadata(7, "m5", -1)
+        assert a.fetch_offsets_of_groups(groups) == expected
+        coordinators = {g: a.find_coordinator(g) for g in groups}
+        brokers = sorted(b.node_id for b in a.describe_cluster().brokers)
+        cache = a._groups._coordinators
+        if console.name == "pyq":  # 3 brokers (the Kafka fixture is one node)
+            assert len(set(coordinators.values())) > 1
+            for g in groups[:4]:  # as if each coordinator had moved since it was cached
+                cache[(0, g)] = next(b for b in brokers if b != coordinators[g])
+        assert a.fetch_offsets_of_groups(groups) == expected
+        assert a.fetch_offsets(groups[0]) == expected[groups[0]]
+        assert {g: cache[(0, g)] for g in groups} == coordinators
