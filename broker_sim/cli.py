@@ -34,6 +34,12 @@ does: on a single broker, on ``controller`` and on ``cluster``.
 ``connector.console``) on 127.0.0.1:N as a child process by its module name (nothing of the
 connector is imported here), over the cluster's bootstrap servers, and prints
 ``console pid P on URL``; it stops before the brokers (output: ``DATA_DIR/console.log``).
+On a secured cluster (:func:`console_client`) the console connects to the SASL listener
+(SASL_SSL before SASL_PLAINTEXT) as the admin user: the first ``super.users`` user given an
+``--add-scram`` credential, else the first ``--add-scram`` user, with that credential's
+mechanism (SCRAM-SHA-512 when both), trusting the brokers' ``ssl.truststore.*`` for TLS;
+the options reach it in ``DATA_DIR/console.properties`` (mode 0600, ``--command-config``),
+never on its command line.
 """
 
 from __future__ import annotations
@@ -260,9 +266,9 @@ def run_cluster(argv: list[str]) -> int:
     p.add_argument("--add-scram", action="append", default=[], metavar="SPEC", help=_ADD_SCRAM_HELP)
     p.add_argument("--console-port", type=int, metavar="N",
                    help="also serve pyq console (the web console) on 127.0.0.1:N, 0 for any "
-                        "free port, as a child process over the bootstrap servers (no client "
-                        "options: on a secured cluster run 'pyq console --command-config' "
-                        "instead)")
+                        "free port, as a child process over the bootstrap servers; on a "
+                        "SASL listener as the admin user (the first super.users user with an "
+                        "--add-scram credential), trusting ssl.truststore.location")
     _add_log_options(p)
     args = p.parse_args(argv)
     _logging(args.log_level, args.log_format, role="cluster")
@@ -277,6 +283,12 @@ def run_cluster(argv: list[str]) -> int:
     if _scram(args.add_scram, "pyq-broker cluster") is None:
         return 2
     overrides = dict(item.split("=", 1) for item in args.override)
+    if args.console_port is not None:
+        try:
+            console_listener, console_options = console_client(overrides, args.add_scram)
+        except ValueError as e:
+            print(f"pyq-broker cluster: --console-port: {e}", file=sys.stderr)
+            return 2
     from .cluster import LocalCluster
     cluster = LocalCluster(args.data_dir, args.brokers, overrides, add_scram=args.add_scram,
                            log_level=args.log_level, log_format=args.log_format).start()
@@ -299,7 +311,9 @@ def run_cluster(argv: list[str]) -> int:
     console = None
     try:
         if args.console_port is not None:
-            console = _start_console(args.data_dir, cluster.bootstrap_servers, args.console_port)
+            bootstrap = cluster.listener_bootstrap(console_listener) if console_listener \
+                else cluster.bootstrap_servers
+            console = _start_console(args.data_dir, bootstrap, args.console_port, console_options)
             print(f"console pid {console.pid} on http://{console.host}:{console.port}/", flush=True)
         wait_for_stop()
     finally:
@@ -310,15 +324,80 @@ def run_cluster(argv: list[str]) -> int:
     return 0
 
 
-def _start_console(data_dir: Path, bootstrap_servers: str, port: int) -> ManagedProcess:
+SASL_FIRST = ("SASL_SSL", "SASL_PLAINTEXT")
+
+
+def console_client(overrides: dict[str, str], scram_specs: list[str]
+                   ) -> tuple[str | None, dict[str, str]]:
+    """(listener name or None for the bootstrap servers, client options) of the console
+    ``cluster --console-port`` starts (see the module doc); ValueError says what is
+    missing.
+
+    >>> console_client({"listeners": "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+    ...                 "ssl.truststore.location": "/ca.pem", "super.users": "User:root"},
+    ...                ["SCRAM-SHA-256=[name=alice,password=a]",
+    ...                 "SCRAM-SHA-512=[name=root,password=r]"])[1]["sasl.username"]
+    'root'
+    >>> console_client({}, [])
+    (None, {})
+    """
+    names = [item.split("://", 1)[0].strip() for item in
+             overrides.get("listeners", "").split(",") if "://" in item]
+    mapping = dict(pair.split(":", 1) for pair in
+                   overrides.get("listener.security.protocol.map", "").split(",") if ":" in pair)
+    protocol = {n: mapping.get(n, n).upper() for n in names}
+    sasl = [n for p in SASL_FIRST for n in names if protocol[n] == p]
+    if not sasl:
+        if names and "PLAINTEXT" not in protocol.values():
+            raise ValueError("the console connects over a PLAINTEXT or SASL listener, "
+                             f"and listeners={overrides['listeners']!r} has neither")
+        return None, {}
+    listener = sasl[0]
+    users: dict[str, dict[str, str]] = {}
+    for spec in scram_specs:
+        mechanism, _, rest = spec.partition("=")
+        attrs = dict(item.strip().partition("=")[::2] for item in
+                     rest.strip().strip("[]").split(",") if "=" in item)
+        users.setdefault(attrs["name"], {})[mechanism.strip().upper()] = \
+            attrs["password"].strip('"')
+    if not users:
+        raise ValueError(f"listener {listener} ({protocol[listener]}) needs a user to connect "
+                         "as: give one with --add-scram 'SCRAM-SHA-512=[name=admin,"
+                         "password=...]' (and super.users=User:admin)")
+    supers = [u.strip().removeprefix("User:") for u in overrides.get("super.users", "").split(";")]
+    user = next((u for u in supers if u in users), next(iter(users)))
+    mechanism = "SCRAM-SHA-512" if "SCRAM-SHA-512" in users[user] else next(iter(users[user]))
+    options = {"security.protocol": protocol[listener], "sasl.mechanism": mechanism,
+               "sasl.username": user, "sasl.password": users[user][mechanism]}
+    if protocol[listener] == "SASL_SSL":
+        if "ssl.truststore.location" not in overrides:
+            raise ValueError(f"listener {listener} (SASL_SSL) needs the CA the console trusts: "
+                             "give the brokers ssl.truststore.location")
+        for name in ("ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password"):
+            if name in overrides:
+                options[name] = overrides[name]
+    return listener, options
+
+
+def _start_console(data_dir: Path, bootstrap_servers: str, port: int,
+                   options: dict[str, str]) -> ManagedProcess:
     """``pyq console`` as a child process (the broker imports nothing of the connector: the
     console is started by its module name), holding a lifeline to this process; its output
-    goes to ``console.log`` in the data directory."""
+    goes to ``console.log`` in the data directory. ``options`` (the client's, secrets among
+    them) go in ``console.properties``, readable by this user only."""
     from .process import ManagedProcess
 
-    return ManagedProcess(data_dir, [sys.executable, "-m", "connector.cli", "console",
-                                     "--bootstrap-server", bootstrap_servers,
-                                     "--port", str(port)], "console.log").start()
+    argv = [sys.executable, "-m", "connector.cli", "console",
+            "--bootstrap-server", bootstrap_servers, "--port", str(port)]
+    if options:
+        path = data_dir / "console.properties"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as out:
+            for name, value in options.items():
+                out.write(f"{name}={value.replace(chr(92), chr(92) * 2)}\n")
+        argv += ["--command-config", str(path)]
+    return ManagedProcess(data_dir, argv, "console.log").start()
 
 
 def main(argv: list[str] | None = None) -> int:

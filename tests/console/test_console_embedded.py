@@ -1,7 +1,7 @@
 """The web console started beside a local cluster and stopped with it:
 ``EmbeddedCluster(console_port=N)`` (a client of it as the cluster's first user, here over
 SASL_SSL) and ``pyq cluster start --console-port N`` (``pyq-broker cluster``'s, a child
-process)."""
+process; on a SASL_SSL cluster with ACLs, a client of it as the admin user)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 
 from connector.client import Admin
 from connector.cluster import EmbeddedCluster
+from connector.local_security import LocalSecurity
 from tests.cli.support import PYQ, pid_alive
 from tests.wire import wait_for
 
@@ -49,6 +50,64 @@ def test_a_console_port_out_of_range_is_refused_naming_it(port):
     with pytest.raises(ValueError, match=f"console_port={port} is not allowed: must be a port "
                                          r"0\.\.65535"):
         EmbeddedCluster(console_port=port)
+
+
+PYQ_BROKER_CLUSTER = [*PYQ[:2], "broker_sim.cli", "cluster"]
+
+
+def start_with_console(tmp_path, *options: str
+                       ) -> tuple[subprocess.Popen[str], int, str, str]:
+    """``pyq-broker cluster --console-port 0 OPTIONS``: the process, the console's pid and
+    URL, and what the command printed before."""
+    proc = subprocess.Popen([*PYQ_BROKER_CLUSTER, "--brokers", "1", "--data-dir",
+                             str(tmp_path), "--console-port", "0", *options],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        found = re.match(r"console pid (\d+) on (http://127\.0\.0\.1:\d+/)$", line.strip())
+        if found:
+            return proc, int(found.group(1)), found.group(2), "".join(lines)
+    proc.wait(30)
+    raise AssertionError("".join(lines))
+
+
+def test_pyq_broker_cluster_console_on_a_sasl_ssl_cluster_reads_as_the_admin(tmp_path):
+    """ACLs on, SCRAM users admin (a super user) and alice: the console connects to the
+    SASL_SSL listener as admin trusting the brokers' CA, and lists a topic alice may not
+    see; a SASL listener with no user to connect as is refused at start."""
+    security = LocalSecurity(tmp_path / "security", "SASL_SSL",
+                             users={"alice": "alice-secret", "admin": "admin-secret"})
+    overrides = {**security.broker_overrides(), "authorizer.class.name": "acl",
+                 "super.users": "User:admin", "auto.create.topics.enable": "false"}
+    flags = [f for name, value in overrides.items() for f in ("--override", f"{name}={value}")]
+    refused = subprocess.run([*PYQ_BROKER_CLUSTER, "--data-dir", str(tmp_path / "none"),
+                              "--console-port", "0", *flags], capture_output=True, text=True,
+                             timeout=60)
+    assert refused.returncode == 2
+    assert "--console-port: listener SASL_SSL (SASL_SSL) needs a user to connect as" in \
+        refused.stderr
+    scram = [f for spec in security.scram_specs() for f in ("--add-scram", spec)]
+    proc, console_pid, url, printed = start_with_console(tmp_path / "cluster", *flags, *scram)
+    try:
+        properties = tmp_path / "cluster" / "console.properties"
+        assert properties.stat().st_mode & 0o777 == 0o600
+        assert "sasl.username=admin" in properties.read_text()
+        found = re.search(r"listener SASL_SSL://(127\.0\.0\.1:\d+)", printed)
+        assert found, printed
+        bootstrap = found.group(1)
+        with Admin(security.client_options(bootstrap, "admin")) as admin:
+            admin.create_topic("guarded", 2)
+        status, page = get(url + "topics")
+        assert status == 200 and 'data-topic="guarded"' in page, page
+        status, page = get(url + "topics/guarded")
+        assert status == 200 and "guarded" in page
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        if pid_alive(console_pid):
+            os.kill(console_pid, signal.SIGKILL)
 
 
 def test_pyq_cluster_start_serves_the_console_as_a_child_and_stops_it(tmp_path):
