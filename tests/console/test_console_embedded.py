@@ -5,6 +5,7 @@ process; on a SASL_SSL cluster with ACLs, a client of it as the admin user)."""
 
 from __future__ import annotations
 
+import doctest
 import os
 import re
 import signal
@@ -14,6 +15,7 @@ import urllib.request
 
 import pytest
 
+import broker_sim.cli
 from connector.client import Admin
 from connector.cluster import EmbeddedCluster
 from connector.local_security import LocalSecurity
@@ -143,3 +145,8 @@ def test_a_console_port_out_of_range_is_refused_by_pyq_broker_cluster(tmp_path):
                           "--console-port", "70000"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert "--console-port 70000 is not allowed: must be a port 0..65535" in out.stderr
+
+
+def test_the_console_client_examples_hold():
+    result = doctest.testmod(broker_sim.cli)
+    assert result.attempted >= 2 and result.failed == 0
