@@ -42,6 +42,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "broker_sim.common": set(),  # the floor: Clock, TopicPartition, ShutdownableThread
     "broker_sim.protocol": set(),  # the codec: no sockets, files, logs, threads of ours
     "broker_sim.raft": set(),  # the sans-I/O Raft core: no sockets, disks, threads, clocks
+    "broker_sim.quorum": {"broker_sim.common", "broker_sim.protocol", "broker_sim.raft"},
     "broker_sim.timer": {"broker_sim.common"},
     "broker_sim.purgatory": {"broker_sim.common", "broker_sim.timer"},
     "broker_sim.security": {"broker_sim.common", "broker_sim.protocol"},
@@ -54,7 +55,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "broker_sim.registry": {"broker_sim.common", "broker_sim.protocol", "broker_sim.network"},
     "broker_sim.controller": {"broker_sim.common", "broker_sim.protocol", "broker_sim.timer",
                               "broker_sim.purgatory", "broker_sim.log", "broker_sim.coordinator",
-                              "broker_sim.network", "broker_sim.security", "broker_sim.metrics"},
+                              "broker_sim.network", "broker_sim.security", "broker_sim.metrics",
+                              "broker_sim.raft", "broker_sim.quorum"},
     "broker_sim.server": _BROKER_BELOW_SERVER - {"broker_sim.server"},
     # ---- the broker's processes: launchers on top of the server
     "broker_sim.lifeline": set(),

@@ -140,6 +140,13 @@ class RaftCore:
     def is_voter(self) -> bool:
         return self.node_id in self.voters
 
+    def replica_states(self) -> dict[int, tuple[int, int]]:
+        """The leader's view of each replica that fetched from it in this epoch: node ->
+        ``(end offset it has, time of its last fetch)``; empty on a non-leader."""
+        if self.role != LEADER:
+            return {}
+        return {node: (f.end_offset, f.last_fetch) for node, f in self._fetchers.items()}
+
     def _majority(self, voters: frozenset[int]) -> int:
         return len(voters) // 2 + 1
 
