@@ -1,13 +1,24 @@
-"""Faults injected into a running cluster on a seeded schedule: pause a node (SIGSTOP, the
-garbage-collection pause or stalled VM of Jepsen's reports) and resume it, or kill it
-(SIGKILL, nothing flushed) and start it again on the same ports and data. One node at a
-time, so a topic with replication factor 3 and ``min.insync.replicas=2`` keeps a quorum.
+"""Faults injected into a running cluster on a seeded schedule, one at a time, each healed
+before the next (so a topic with replication factor 3 and ``min.insync.replicas=2`` keeps a
+quorum once it is healed):
+
+- ``pause``: SIGSTOP a node, SIGCONT it later (the garbage-collection pause or stalled VM of
+  Jepsen's reports);
+- ``kill``: SIGKILL a node (nothing flushed), start it again on the same ports and data;
+- ``partition-leader``: the leader of a partition of the workload's topic cut off from every
+  other node of the cluster (a minority of one against the majority; the clients still reach
+  both sides);
+- ``partition-controller``: the active controller cut off from the other nodes (pyq's
+  controller process from every broker; Kafka's KRaft leader from the other nodes);
+- ``asymmetric``: a partition leader cannot reach one other broker, which still reaches it.
+
+The three network faults need the cluster in network namespaces (:mod:`tests.faults.netns`).
 
 :class:`Nodes` is what the nemesis needs of a cluster; :class:`PyqNodes` and
 :class:`KafkaNodes` adapt pyq's :class:`~broker_sim.cluster.LocalCluster` (its brokers:
-pyq's single controller is not a target until the controller quorum exists) and Apache
-Kafka's :class:`~reference.kafka_cluster.KafkaCluster` (every node is broker and KRaft
-controller, so Kafka's active controller is a target too).
+pyq's single controller is paused or killed by no fault until the controller quorum exists;
+it is partitioned) and Apache Kafka's :class:`~reference.kafka_cluster.KafkaCluster` (every
+node is broker and KRaft controller, so Kafka's active controller is a target too).
 """
 
 from __future__ import annotations
@@ -16,26 +27,37 @@ import os
 import random
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 from broker_sim.cluster import LocalCluster
 from reference.kafka_cluster import KafkaCluster
+from tests.faults.clusters import NetnsKafkaCluster, NetnsPyqCluster
+from tests.faults.netns import Network
+
+PROCESS_FAULTS = ("pause", "kill")
+NETWORK_FAULTS = ("partition-leader", "partition-controller", "asymmetric")
 
 
 class Nodes(Protocol):
     ids: list[int]
+    network: Network | None
 
     def pause(self, node: int) -> None: ...
     def resume(self, node: int) -> None: ...
     def kill(self, node: int) -> None: ...
     def restart(self, node: int) -> None: ...
+    def namespace(self, node: int) -> str: ...
+    def controller_namespace(self) -> str: ...
+    def namespaces(self) -> list[str]: ...
 
 
 class PyqNodes:
     def __init__(self, cluster: LocalCluster) -> None:
         self.cluster = cluster
         self.ids = [b.broker_id for b in cluster.brokers]
+        self.network = cluster.network if isinstance(cluster, NetnsPyqCluster) else None
 
     def pause(self, node: int) -> None:
         self.cluster.broker(node).pause()
@@ -49,11 +71,25 @@ class PyqNodes:
     def restart(self, node: int) -> None:
         self.cluster.broker(node).start()
 
+    def _netns(self) -> NetnsPyqCluster:
+        assert isinstance(self.cluster, NetnsPyqCluster), "this cluster is not in namespaces"
+        return self.cluster
+
+    def namespace(self, node: int) -> str:
+        return self._netns().broker_ns[node]
+
+    def controller_namespace(self) -> str:
+        return self._netns().controller_ns
+
+    def namespaces(self) -> list[str]:
+        return [self._netns().controller_ns, *self._netns().broker_ns]
+
 
 class KafkaNodes:
     def __init__(self, cluster: KafkaCluster) -> None:
         self.cluster = cluster
         self.ids = [n.node_id for n in cluster.nodes]
+        self.network = cluster.network if isinstance(cluster, NetnsKafkaCluster) else None
 
     def pause(self, node: int) -> None:
         os.kill(self.cluster.node(node).pid, signal.SIGSTOP)
@@ -67,36 +103,94 @@ class KafkaNodes:
     def restart(self, node: int) -> None:
         self.cluster.restart(node)
 
+    def _netns(self) -> NetnsKafkaCluster:
+        assert isinstance(self.cluster, NetnsKafkaCluster), "this cluster is not in namespaces"
+        return self.cluster
+
+    def namespace(self, node: int) -> str:
+        return self._netns().namespace[node]
+
+    def controller_namespace(self) -> str:
+        return self.namespace(self._netns().active_controller())
+
+    def namespaces(self) -> list[str]:
+        return list(self._netns().namespace.values())
+
 
 @dataclass(frozen=True)
 class Fault:
-    kind: str  # "pause" or "kill"
-    node: int
-    seconds: float  # how long the node stays paused or down
+    kind: str  # one of PROCESS_FAULTS or NETWORK_FAULTS
+    node: int  # pause/kill: the node's index; partitions: the workload partition's number
+    seconds: float  # how long the fault lasts
 
 
 def schedule(seed: int, nodes: list[int], rounds: int) -> list[Fault]:
-    """The same faults for the same seed, whichever cluster runs them."""
+    """Pauses and kills: the same faults for the same seed, whichever cluster runs them."""
     rng = random.Random(seed)
     return [Fault(rng.choice(["pause", "kill"]), rng.choice(nodes), rng.uniform(3.0, 6.0))
             for _ in range(rounds)]
 
 
-def run(nodes: Nodes, faults: list[Fault], gap_s: float = 2.0) -> list[str]:
-    """Inject each fault, heal it, wait ``gap_s``; what happened, one line per fault."""
+def mixed_schedule(seed: int, nodes: int, partitions: int, rounds: int,
+                   kinds: tuple[str, ...] = PROCESS_FAULTS + NETWORK_FAULTS,
+                   seconds: tuple[float, float] = (3.0, 5.0)) -> list[Fault]:
+    """Every kind of ``kinds`` once in a seeded order, then more drawn at random up to
+    ``rounds``; ``node`` indexes the nodes for a pause or kill, the partitions for a
+    partition."""
+    rng = random.Random(seed)
+    order = rng.sample(kinds, len(kinds)) + [rng.choice(kinds) for _ in range(rounds - len(kinds))]
+    return [Fault(kind, rng.randrange(nodes if kind in PROCESS_FAULTS else partitions),
+                  rng.uniform(*seconds)) for kind in order]
+
+
+def _cut(nodes: Nodes, fault: Fault, leader: Callable[[int], int]) -> str:
+    """Apply a network fault; what was cut, for the log."""
+    network = nodes.network
+    assert network is not None, f"{fault.kind} needs the cluster in network namespaces"
+    everyone = nodes.namespaces()
+    if fault.kind == "partition-controller":
+        isolated = nodes.controller_namespace()
+        network.isolate([isolated], [ns for ns in everyone if ns != isolated])
+        return f"controller {isolated} cut off"
+    lead = leader(fault.node)
+    if fault.kind == "partition-leader":
+        isolated = nodes.namespace(lead)
+        network.isolate([isolated], [ns for ns in everyone if ns != isolated])
+        return f"leader {lead} of partition {fault.node} cut off"
+    others = [n for n in nodes.ids if n != lead]
+    peer = others[fault.node % len(others)]
+    network.block(nodes.namespace(lead), nodes.namespace(peer))
+    return f"leader {lead} of partition {fault.node} cannot reach {peer} (which reaches it)"
+
+
+def run(nodes: Nodes, faults: list[Fault], gap_s: float = 2.0,
+        phase: Callable[[str], None] = lambda _: None,
+        leader: Callable[[int], int] | None = None) -> list[str]:
+    """Inject each fault, heal it, wait ``gap_s``; what happened, one line per fault.
+    ``phase(kind)`` is called as each fault starts (the workload tags its writes with it);
+    ``leader(partition)`` names a partition's leader for the network faults."""
     log = []
     for fault in faults:
-        node = nodes.ids[fault.node % len(nodes.ids)]
+        phase(fault.kind)
         start = time.monotonic()
-        if fault.kind == "pause":
-            nodes.pause(node)
-            time.sleep(fault.seconds)  # the fault's length: this sleep *is* the pause
-            nodes.resume(node)
+        if fault.kind in NETWORK_FAULTS:
+            assert leader is not None, f"{fault.kind} needs leader()"
+            what = _cut(nodes, fault, leader)
+            time.sleep(fault.seconds)  # the fault's length: this sleep *is* the partition
+            assert nodes.network is not None
+            nodes.network.heal()
         else:
-            nodes.kill(node)
-            time.sleep(fault.seconds)  # the time the node stays down
-            nodes.restart(node)
-        log.append(f"{fault.kind} node {node} for {fault.seconds:.1f} s "
+            node = nodes.ids[fault.node % len(nodes.ids)]
+            what = f"node {node}"
+            if fault.kind == "pause":
+                nodes.pause(node)
+                time.sleep(fault.seconds)  # the fault's length: this sleep *is* the pause
+                nodes.resume(node)
+            else:
+                nodes.kill(node)
+                time.sleep(fault.seconds)  # the time the node stays down
+                nodes.restart(node)
+        log.append(f"{fault.kind} {what} for {fault.seconds:.1f} s "
                    f"(healed after {time.monotonic() - start:.1f} s)")
         time.sleep(gap_s)  # the cluster runs healthy between faults
     return log
