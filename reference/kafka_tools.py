@@ -30,6 +30,7 @@ TOOLS = {
     "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
     "kafka-features": "org.apache.kafka.tools.FeatureCommand",
     "kafka-cluster": "org.apache.kafka.tools.ClusterTool",
+    "kafka-metadata-quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
     "kafka-producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
     "kafka-consumer-perf-test": "org.apache.kafka.tools.ConsumerPerformance",
     "kafka-verifiable-producer": "org.apache.kafka.tools.VerifiableProducer",

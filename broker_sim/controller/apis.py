@@ -42,6 +42,7 @@ from .configs import (
 from .controller import Controller
 from .legacy_group_offsets import LegacyGroupOffsets
 from .propagation import APPLIED, IMAGE, DelayedMetadataFetch, DelayedPropagation
+from .quorum_status import QuorumStatus
 from .scram_credentials import Deletion, Upsertion
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,8 @@ class ControllerApis:
         self.controller = controller
         self.channel = channel
         self.legacy_offsets = LegacyGroupOffsets(controller.data_dir / "group-offsets.jsonl")
+        #: DescribeQuorum and a controller's DescribeCluster (see :mod:`.quorum_status`)
+        self.quorum = QuorumStatus(controller)
         #: Over the wire only: parked metadata polls and answers awaiting propagation.
         self.purgatory: DelayedOperationPurgatory[Any] | None = None
         if channel is not None:
@@ -110,6 +113,7 @@ class ControllerApis:
         """In process: a broker's metadata poll, answered when the image moves past what it
         knows or after ``max_wait_ms``."""
         self.controller.metadata_fetch(body.broker_id, body.broker_epoch, body.known_metadata_version)
+        self.quorum.observer_fetched(body.broker_id, body.known_metadata_version)
         version, image = self.controller.await_version(body.known_metadata_version,
                                                        max(0, body.max_wait_ms) / 1000)
         return Data(error_code=0, metadata_version=version, metadata=image)
@@ -118,6 +122,7 @@ class ControllerApis:
         assert self.purgatory is not None
         body = request.body
         self.controller.metadata_fetch(body.broker_id, body.broker_epoch, body.known_metadata_version)
+        self.quorum.observer_fetched(body.broker_id, body.known_metadata_version)
         op = DelayedMetadataFetch(
             self.controller, body.known_metadata_version, max(0, body.max_wait_ms),
             lambda version, image: self._send(request, Data(error_code=0, metadata_version=version,
@@ -163,6 +168,7 @@ class ControllerApis:
         endpoints = json.loads(body.endpoints) if body.get("endpoints") else None
         epoch = self.controller.heartbeat(body.broker_id, body.host, body.port, body.incarnation_id,
                                           endpoints, body.known_metadata_version)
+        self.quorum.observer_fetched(body.broker_id, body.known_metadata_version)
         version, image = self.controller.snapshot(body.known_metadata_version)
         return Data(error_code=0, broker_epoch=epoch, metadata_version=version, metadata=image)
 
@@ -334,6 +340,10 @@ class ControllerApis:
                 body = self.list_groups_body(request.body)
             elif key == ApiKey.OFFSET_FETCH:
                 body = self.offset_fetch_body(request.body)
+            elif key == ApiKey.DESCRIBE_QUORUM:
+                body = self.quorum.describe_quorum_body(request.body)
+            elif key == ApiKey.DESCRIBE_CLUSTER:
+                body = self.quorum.describe_cluster_body(request.body)
             else:  # ApiVersions
                 body = Data(error_code=0, api_keys=api.supported_versions(api.CONTROLLER_APIS),
                             throttle_time_ms=0)

@@ -1,8 +1,14 @@
 """The controller: broker liveness, replica assignment, leader election, ISR changes.
 
-One controller serves the cluster (in its own process for a cluster; inside the broker's
-process for a single broker). Its whole state is a :class:`ClusterImage`, persisted
-atomically after every change so a restarted controller resumes exactly where it was.
+The active controller serves the cluster (in its own process for a cluster; inside the
+broker's process for a single broker). Its whole state is a :class:`ClusterImage`; every
+change is a metadata record committed to the controller quorum (:mod:`.metadata_log`,
+``DATA_DIR/__cluster_metadata-0/``) before it is published or answered, so a restarted
+controller resumes exactly where it was and a standby holds the same image. Only the
+quorum's leader is active (once its epoch's first entry has committed, it takes the
+committed image and gives every registered broker a full session timeout: a pause or an
+election is not a death); a standby refuses heartbeats and changes with NOT_CONTROLLER,
+and a change that cannot commit puts the last committed image back and fails.
 
 Liveness: a broker registers with its first heartbeat and keeps heartbeating; each
 heartbeat re-arms a session-expiry task on the hierarchical timing wheel (cancel + add,
@@ -59,8 +65,8 @@ notified on every commit and every acknowledgement, for in-process waiters
 
 from __future__ import annotations
 
+import json
 import logging
-import os
 import threading
 import uuid
 from collections.abc import Callable
@@ -77,11 +83,13 @@ from ..protocol.errors import (
     InvalidRequest,
     InvalidTopic,
     KafkaError,
+    NotController,
     NotLeaderOrFollower,
     PreferredLeaderNotAvailable,
     TopicAlreadyExists,
     UnknownTopicOrPartition,
 )
+from ..quorum import MetadataQuorum
 from ..security.acl import AclBinding, AclFilter
 from ..security.scram import ScramCredential
 from ..timer import SystemTimer, TimerTask
@@ -96,11 +104,15 @@ from .configs import (
 )
 from .image import BrokerInfo, ClusterImage, PartitionInfo, TopicInfo
 from .leader_balance import KAFKA_DEFAULTS, LeaderBalanceConfig, imbalanced_partitions
+from .metadata_log import MetadataLog
 from .scram_credentials import Deletion, Upsertion, apply_changes
 
 log = logging.getLogger(__name__)
 
+#: Before the quorum a controller kept its image here; read once into an empty log.
 STATE_FILE = "controller-state.json"
+#: A lone controller's node id (as the quorum status reports it).
+SINGLE_CONTROLLER_ID = 3000
 
 T = TypeVar("T")
 
@@ -156,7 +168,10 @@ def _new_partition(replicas: list[int], alive: list[int]) -> PartitionInfo:
 class Controller:
     def __init__(self, data_dir: Path, timer: SystemTimer, session_timeout_ms: int = 3000,
                  default_replication_factor: int = 3, default_min_isr: int = DEFAULT_MIN_ISR,
-                 leader_balance: LeaderBalanceConfig = KAFKA_DEFAULTS) -> None:
+                 leader_balance: LeaderBalanceConfig = KAFKA_DEFAULTS,
+                 quorum: MetadataQuorum | None = None, snapshot_every: int = 1000) -> None:
+        """``quorum``: this controller's member of the metadata quorum (not started); None
+        makes a lone voter in ``data_dir``, which is active when this returns."""
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.timer = timer
@@ -173,29 +188,80 @@ class Controller:
         #: called after every commit and acknowledgement, under the lock (see above)
         self._listeners: list[Callable[[], None]] = []
         self._wakeups = 0  # bumped by wake_fetchers(): in-process long polls return at once
-        path = self.data_dir / STATE_FILE
-        self.image = ClusterImage.from_json(path.read_text()) if path.exists() else ClusterImage()
-        self.published = Published(self.image.version, self.image.to_json(),
-                                   frozenset(self.image.alive_brokers()))
-        # After a restart every known live broker gets a fresh session: if it is really
-        # gone, it expires one timeout from now.
-        for broker_id, info in self.image.brokers.items():
-            if info.alive:
-                self._arm_session(broker_id, info.epoch)
+        self.image = ClusterImage()
+        self._committed_raw: dict[str, object] = json.loads(self.image.to_json())
+        self.published = Published(0, self.image.to_json(), frozenset())
+        self._active_epoch = -1  # the quorum epoch this controller is active in
+        self._activated = threading.Event()
+        lone = quorum is None
+        if quorum is None:
+            quorum = MetadataQuorum(SINGLE_CONTROLLER_ID, self.data_dir,
+                                    {SINGLE_CONTROLLER_ID: ("127.0.0.1", 0)})
+        self.metadata = MetadataLog(quorum, self._activate, snapshot_every)
+        quorum.start()
+        if lone and not self._activated.wait(30):
+            raise RuntimeError(f"controller in {self.data_dir}: its lone quorum voter did not "
+                               "become active")
         self.schedule_leader_balance()
+
+    # ---- the quorum --------------------------------------------------------------------
+    @property
+    def is_active(self) -> bool:
+        """This controller leads the metadata quorum and holds the committed image."""
+        return self._active_epoch >= 0 and self.metadata.quorum.is_active(self._active_epoch)
+
+    def _require_active(self) -> None:
+        if not self.is_active:
+            leader, epoch = self.metadata.leader
+            error = NotController(f"controller {self.metadata.quorum.node_id} is not the active "
+                                  f"controller (leader: {leader}, epoch {epoch})")
+            error.leader_id = leader  # type: ignore[attr-defined]
+            raise error
+
+    def _activate(self, epoch: int) -> None:
+        """The quorum made this controller its leader in ``epoch``: take the committed
+        image, give every live broker a fresh session, publish (the metadata log's thread)."""
+        with self._lock:
+            if self._closed or not self.metadata.quorum.is_active(epoch):
+                return
+            self.image = self.metadata.committed_image()
+            self._committed_raw = json.loads(self.image.to_json())
+            self._active_epoch = epoch
+            for task in self._sessions.values():
+                task.cancel()
+            self._sessions = {}
+            # After a restart or an election every known live broker gets a fresh session:
+            # if it is really gone, it expires one timeout from now.
+            for broker_id, info in self.image.brokers.items():
+                if info.alive:
+                    self._arm_session(broker_id, info.epoch)
+            log.info("controller %d active in epoch %d (image v%d)",
+                     self.metadata.quorum.node_id, epoch, self.image.version)
+            legacy = self.data_dir / STATE_FILE
+            if self.image.version == 0 and legacy.exists():
+                self.image = ClusterImage.from_json(legacy.read_text())
+                self._commit()
+                log.info("controller: %s read into the metadata log (image v%d)", legacy,
+                         self.image.version)
+            self.published = Published(self.image.version, self.image.to_json(),
+                                       frozenset(self.image.alive_brokers()))
+            self._changed()
+        self._activated.set()
 
     # ---- persistence -----------------------------------------------------------------
     def _commit(self) -> None:
-        """Bump the version and persist the image (temporary file, fsync, rename)."""
+        """Bump the version, commit the change to the quorum as one record (lock held), and
+        publish. If it does not commit, the last committed image is put back and the error
+        (NotController, RequestTimedOut) raised."""
         self.image.version += 1
-        path = self.data_dir / STATE_FILE
-        tmp = path.with_suffix(".tmp")
+        record, raw = self.image.record(self._committed_raw)
+        try:
+            self.metadata.commit(record, self._active_epoch)
+        except KafkaError:
+            self.image = ClusterImage.from_json(json.dumps(self._committed_raw))
+            raise
+        self._committed_raw = raw
         text = self.image.to_json()
-        with open(tmp, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
         self.published = Published(self.image.version, text, frozenset(self.image.alive_brokers()))
         self._changed()
 
@@ -240,6 +306,10 @@ class Controller:
         self._broker_versions = versions
         self._changed()
 
+    def applied_versions(self) -> dict[int, int]:
+        """Each broker's last acknowledged image version (do not change it). Lock-free."""
+        return self._broker_versions
+
     def metadata_fetch(self, broker_id: int, broker_epoch: int, applied_version: int) -> None:
         """A broker's metadata poll arrived: it has applied ``applied_version``. Counted only
         from the broker's current registration (a fenced one's word is worth nothing)."""
@@ -281,8 +351,10 @@ class Controller:
                   endpoints: dict[str, list[object]] | None = None, applied_version: int = -1) -> int:
         """Register or refresh a broker; returns its broker epoch. ``endpoints`` maps each
         listener name to its [host, port] (``host:port`` is the inter-broker listener);
-        ``applied_version`` is the image version the broker has applied."""
+        ``applied_version`` is the image version the broker has applied. NotController
+        on a standby."""
         with self._lock:
+            self._require_active()
             info = self.image.brokers.get(broker_id)
             if info is not None and info.incarnation == incarnation and info.alive:
                 self._record_applied(broker_id, applied_version)
@@ -305,7 +377,7 @@ class Controller:
     def expire_session(self, broker_id: int, epoch: int) -> None:
         with self._lock:
             info = self.image.brokers.get(broker_id)
-            if info is None or info.epoch != epoch or not info.alive:
+            if info is None or info.epoch != epoch or not info.alive or not self.is_active:
                 return
             log.warning("broker %d session expired: fencing it and moving its leaderships", broker_id)
             self._fence(broker_id)
@@ -419,7 +491,7 @@ class Controller:
         """Elect the preferred replica of every partition :mod:`.leader_balance` finds
         misplaced (one commit for all); the partitions moved."""
         with self._lock:
-            if self._closed:
+            if self._closed or not self.is_active:
                 return []
             alive = set(self.image.alive_brokers())
             moved = [(name, index) for name, index in
@@ -615,6 +687,7 @@ class Controller:
         with self._lock:
             self._closed = True
             self._applied.notify_all()
+        self.metadata.close()
 
     # ---- SCRAM credentials -----------------------------------------------------------
     def alter_scram(self, deletions: list[Deletion], upsertions: list[Upsertion],

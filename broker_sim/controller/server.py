@@ -44,6 +44,7 @@ class ControllerServer:
         self.socket_server = SocketServer([Listener("CONTROLLER", "PLAINTEXT", host, port)], 1, 100,
                                           10 * 1024 * 1024, 1000, apis=CONTROLLER_APIS)
         self.apis = ControllerApis(self.controller, self.socket_server.channel)
+        self.apis.quorum.endpoint = lambda: (self.host, self.port)
         self.handlers = RequestHandlerPool(2, self.socket_server.channel, self.apis)
         self.reaper = TimerReaper(self.timer, "controller-session-reaper")
         self.metrics_port_requested = metrics_port

@@ -278,12 +278,14 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("ConsumerGroupHeartbeat", ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
     _spec("ConsumerGroupDescribe", ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
     _spec("DescribeTopicPartitions", DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse),
+    _spec("DescribeQuorum", DescribeQuorumRequest, DescribeQuorumResponse),  # forwarded
 ]}
 
 #: The controller's listener: the internal control plane plus what brokers forward to it
 #: (topic creation, growth and deletion, leader elections, config changes, SCRAM credential
-#: and ACL changes), the legacy offset journal (ListGroups, OffsetFetch up to v7, the last
-#: version with one group per request) and ApiVersions.
+#: and ACL changes, DescribeQuorum), the legacy offset journal (ListGroups, OffsetFetch up
+#: to v7, the last version with one group per request), ApiVersions, and DescribeCluster for
+#: an admin client bootstrapped from the controllers (``--bootstrap-controller``).
 CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("BrokerHeartbeat", BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     _spec("AlterPartition", AlterPartitionRequest, AlterPartitionResponse),
@@ -302,6 +304,8 @@ CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
           IncrementalAlterConfigsResponse),
     _spec("ElectLeaders", ElectLeadersRequest, ElectLeadersResponse),
     _spec("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
+    _spec("DescribeQuorum", DescribeQuorumRequest, DescribeQuorumResponse),
+    _spec("DescribeCluster", DescribeClusterRequest, DescribeClusterResponse),
 ]}
 
 

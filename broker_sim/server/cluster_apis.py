@@ -1,5 +1,5 @@
 """What a broker says about the cluster as a whole: ApiVersions with its features,
-DescribeCluster, ElectLeaders and UpdateFeatures.
+DescribeCluster, DescribeQuorum, ElectLeaders and UpdateFeatures.
 
 * **ApiVersions** lists exactly the versions the codec implements (:mod:`..protocol.api`)
   and, from v3, the cluster's features (:data:`FEATURES`): ``group.version`` 1, the
@@ -12,6 +12,9 @@ DescribeCluster, ElectLeaders and UpdateFeatures.
   pyq's one controller); with ``include_cluster_authorized_operations`` the bitfield of what
   the principal may do on the cluster. Asked for the controllers (``endpoint_type`` 2) it is
   MISMATCHED_ENDPOINT_TYPE, as on a Kafka broker.
+* **DescribeQuorum** needs Describe on the cluster (else CLUSTER_AUTHORIZATION_FAILED) and
+  is forwarded to the controller (:mod:`broker_sim.controller.quorum_status`), whose answer
+  is returned as it is; the request's version is answered, the controller asked at v2.
 * **ElectLeaders** needs Alter on the cluster (else every partition named, or the whole
   request when it names none, is CLUSTER_AUTHORIZATION_FAILED) and is forwarded to the
   controller (:meth:`~broker_sim.controller.controller.Controller.elect_leaders`), answered
@@ -97,6 +100,7 @@ class ClusterApis:
             ApiKey.API_VERSIONS: self.handle_api_versions,
             ApiKey.DESCRIBE_CLUSTER: self.handle_describe_cluster,
             ApiKey.ELECT_LEADERS: self.handle_elect_leaders,
+            ApiKey.DESCRIBE_QUORUM: self.handle_describe_quorum,
             ApiKey.UPDATE_FEATURES: self.handle_update_features,
         }
 
@@ -132,6 +136,14 @@ class ClusterApis:
             out.cluster_authorized_operations = self.apis.security.authorized_operations(
                 request, RT.CLUSTER)
         self.apis.respond(request, out)
+
+    def handle_describe_quorum(self, request: Request) -> None:
+        if not self.apis.authorized(request, Op.DESCRIBE, RT.CLUSTER):
+            self.apis.respond(request, Data(
+                error_code=ClusterAuthorizationFailed.code, topics=[], nodes=[],
+                error_message="Describe on the cluster is needed to describe the quorum"))
+            return
+        self.apis.respond(request, self.apis.controller.describe_quorum(request.body))
 
     def handle_elect_leaders(self, request: Request) -> None:
         body: Any = request.body

@@ -51,6 +51,7 @@ class ControllerClient(Protocol):
     def incremental_alter_configs(self, body: Any) -> Any: ...
     def delete_acls(self, body: Any) -> Any: ...
     def elect_leaders(self, body: Any) -> Any: ...
+    def describe_quorum(self, body: Any) -> Any: ...
     def close(self) -> None: ...
 
 
@@ -108,6 +109,9 @@ class LocalControllerClient:
     def elect_leaders(self, body: Any) -> Any:
         return self.apis.propagated(self.apis.elect_leaders_body, body)
 
+    def describe_quorum(self, body: Any) -> Any:
+        return self.apis.quorum.describe_quorum_body(body)
+
     def close(self) -> None:
         pass
 
@@ -124,6 +128,7 @@ class RemoteControllerClient:
     INCREMENTAL_ALTER_CONFIGS_VERSION = 0
     METADATA_FETCH_VERSION = 0
     ELECT_LEADERS_VERSION = 2
+    DESCRIBE_QUORUM_VERSION = 2
     #: An admin change may wait at the controller for a session timeout: a generous limit.
     ADMIN_TIMEOUT_S = 60.0
 
@@ -204,6 +209,9 @@ class RemoteControllerClient:
 
     def elect_leaders(self, body: Any) -> Any:
         return self._call_admin(ApiKey.ELECT_LEADERS, self.ELECT_LEADERS_VERSION, body)
+
+    def describe_quorum(self, body: Any) -> Any:
+        return self._call_admin(ApiKey.DESCRIBE_QUORUM, self.DESCRIBE_QUORUM_VERSION, body)
 
     def close(self) -> None:
         with self._lock:

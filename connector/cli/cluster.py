@@ -23,6 +23,17 @@ smaller than the replicas) and the offline ones (no live leader), each as a tabl
     TOPIC   PARTITION  LEADER  REPLICAS  ISR
     clicks  0          0       0,1,2     0,1
     offline partitions: 0
+    quorum: leader 3000, epoch 1, high watermark 14
+    NODE  ROLE      ENDPOINT                       LOG-END-OFFSET  LAG  LAST-FETCH-MS
+    3000  leader    CONTROLLER://127.0.0.1:40000   14              0    0
+    0     observer  -                              14              0    120
+
+then the controller quorum from DescribeQuorum (any broker forwards it to the active
+controller): its leader, epoch and high watermark, and each voter and observer with its
+log end offset, its lag behind the high watermark and how long ago it last fetched. A
+cluster that cannot describe its quorum (no Describe on the cluster, an older broker)
+says ``quorum: unavailable (why)``; ``--format json`` puts it under ``quorum`` (null, with
+``quorum_error``).
 
 It exits 0 whatever the health (1 only if the cluster cannot be reached).
 """
@@ -72,9 +83,11 @@ def register(commands: Any) -> None:
     start.set_defaults(run=start_cluster)
     status = actions.add_parser(
         "status", parents=[client_parent()], help="brokers, controller, under-replicated and "
-        "offline partitions",
+        "offline partitions, the controller quorum",
         description="Show the cluster's brokers (address, alive), its controller, and its "
-                    "under-replicated and offline partitions, from the brokers' Metadata.")
+                    "under-replicated and offline partitions, from the brokers' Metadata; "
+                    "then the controller quorum (leader, epoch, high watermark, each voter's "
+                    "and observer's log end offset, lag and last fetch) from DescribeQuorum.")
     add_output_options(status)
     status.set_defaults(run=cluster_status)
 
@@ -84,6 +97,7 @@ def cluster_status(args: argparse.Namespace) -> int:
 
     with Admin(client_options(args)) as admin:
         cluster = admin.cluster_metadata()  # one request: brokers and partitions agree
+        quorum, quorum_error = describe_quorum(admin)
     alive = cluster.brokers
     partitions = [p for t in sorted(cluster.topics) for p in cluster.partitions_for_topic(t)]
     known = sorted(set(alive) | {r for p in partitions for r in p.replicas})
@@ -109,7 +123,8 @@ def cluster_status(args: argparse.Namespace) -> int:
                     "controller_address": address(controller) if controller >= 0 else None,
                     "brokers": records(broker_columns, brokers),
                     "under_replicated": records(partition_columns, partition_rows(under)),
-                    "offline": records(partition_columns, partition_rows(offline))})
+                    "offline": records(partition_columns, partition_rows(offline)),
+                    "quorum": quorum_document(quorum), "quorum_error": quorum_error})
         return 0
     print(f"cluster id: {cluster.cluster_id or '-'}")
     print(f"controller: {controller} ({address(controller) or 'not alive'})"
@@ -119,7 +134,48 @@ def cluster_status(args: argparse.Namespace) -> int:
         print(f"{title} partitions: {len(rows)}")
         if rows:
             print(format_table(partition_columns, partition_rows(rows)))
+    print_quorum(quorum, quorum_error)
     return 0
+
+
+QUORUM_COLUMNS = ["NODE", "ROLE", "ENDPOINT", "LOG-END-OFFSET", "LAG", "LAST-FETCH-MS"]
+
+
+def describe_quorum(admin: Any) -> tuple[Any, str | None]:
+    """(QuorumInfo, None), or (None, why) when the cluster cannot describe its quorum."""
+    from broker_sim.protocol.errors import KafkaError
+
+    try:
+        return admin.describe_quorum(), None
+    except KafkaError as e:
+        return None, f"{type(e).__name__}: {e}"
+
+
+def quorum_rows(quorum: Any) -> list[list[object]]:
+    rows: list[list[object]] = []
+    for role, replicas in (("voter", quorum.voters), ("observer", quorum.observers)):
+        for r in replicas:
+            rows.append([r.node_id, "leader" if r.node_id == quorum.leader_id else role,
+                         quorum.endpoints.get(r.node_id) or None, r.log_end_offset, r.lag,
+                         r.last_fetch_age_ms])
+    return rows
+
+
+def quorum_document(quorum: Any) -> dict[str, Any] | None:
+    if quorum is None:
+        return None
+    return {"leader": quorum.leader_id, "epoch": quorum.leader_epoch,
+            "high_watermark": quorum.high_watermark,
+            "replicas": records(QUORUM_COLUMNS, quorum_rows(quorum))}
+
+
+def print_quorum(quorum: Any, error: str | None) -> None:
+    if quorum is None:
+        print(f"quorum: unavailable ({error})")
+        return
+    print(f"quorum: leader {quorum.leader_id}, epoch {quorum.leader_epoch}, "
+          f"high watermark {quorum.high_watermark}")
+    print(format_table(QUORUM_COLUMNS, quorum_rows(quorum)))
 
 
 def start_cluster(args: argparse.Namespace) -> int:

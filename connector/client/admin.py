@@ -67,6 +67,7 @@ from .group_admin import (
 from .log_dirs import describe_log_dirs
 from .metadata import Cluster, Node, PartitionInfo, TopicPartition
 from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, list_offsets
+from .quorum import QuorumInfo, describe_quorum
 from .sync_client import SyncClient
 
 log = logging.getLogger(__name__)
@@ -192,6 +193,11 @@ class Admin:
         cluster = self._metadata([], timeout_ms)
         return ClusterDescription(cluster.cluster_id, cluster.controller_id,
                                   sorted(cluster.brokers.values()))
+
+    def describe_quorum(self, timeout_ms: float | None = None) -> QuorumInfo:
+        """The controller quorum: leader, epoch, high watermark, voters and observers with
+        their lag (see :mod:`.quorum`)."""
+        return describe_quorum(self._sync, self._sync.deadline(timeout_ms))
 
     def cluster_metadata(self, timeout_ms: float | None = None) -> Cluster:
         """Brokers, controller and every topic's partitions from one Metadata request: a

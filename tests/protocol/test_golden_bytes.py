@@ -133,6 +133,7 @@ from broker_sim.protocol.messages.write_txn_markers import (
     WriteTxnMarkersResponse,
 )
 from broker_sim.protocol.schema import Message
+from tests.protocol.golden_kraft import CASES as KRAFT_CASES
 from tests.protocol.golden_topic_pages_and_features import CASES as TOPIC_PAGES_AND_FEATURES_CASES
 from tests.protocol.protocol_samples import plain
 
@@ -1914,6 +1915,8 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00                            # tagged fields
      """)),
     *TOPIC_PAGES_AND_FEATURES_CASES,
+    # DescribeQuorum (55): a broker forwards it to the controller
+    *(c for c in KRAFT_CASES if c[1].api_key == 55),
 ]
 
 

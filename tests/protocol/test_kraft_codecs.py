@@ -10,6 +10,7 @@ import pytest
 
 from broker_sim.protocol.api import (
     APIS,
+    CONTROLLER_APIS,
     RAFT_APIS,
     decode_response,
     encode_request,
@@ -20,7 +21,8 @@ from broker_sim.protocol.schema import Message
 from tests.protocol.golden_kraft import CASES
 from tests.protocol.protocol_samples import plain, sample
 
-RAFT_KEYS = {52, 53, 54, 55, 59, 80, 81, 82}
+#: Between controllers only; DescribeQuorum (55) a broker forwards to its controller.
+RAFT_KEYS = {52, 53, 54, 59, 80, 81, 82}
 
 
 @pytest.mark.parametrize(("msg", "version", "value", "golden"),
@@ -59,6 +61,8 @@ def test_every_version_round_trips(msg: Message, version: int, nulls: bool) -> N
 
 def test_brokers_do_not_advertise_the_quorum_apis() -> None:
     assert not RAFT_KEYS & set(APIS)
+    assert not RAFT_KEYS & set(CONTROLLER_APIS)  # until the controller quorum serves them
+    assert 55 in APIS and 55 in CONTROLLER_APIS
     assert (APIS[1].min_version, APIS[1].max_version) == (4, 11)
     assert RAFT_APIS[1].max_version == 18
 

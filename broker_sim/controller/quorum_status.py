@@ -1,0 +1,145 @@
+"""What the controller says about the metadata quorum: DescribeQuorum, and DescribeCluster
+asked of a controller (``kafka-metadata-quorum --bootstrap-controller``).
+
+A :class:`QuorumView` is the quorum as one moment's numbers, in KRaft's terms: the leader,
+its epoch, the high watermark, each voter's log end offset and when it last fetched and was
+last caught up, and the observers. :class:`QuorumStatus` answers both requests from the
+view its ``view_source`` gives. A controller quorum (``broker_sim/quorum/``) sets
+``view_source`` to its own; until then a controller is the quorum's only voter and leader
+(:meth:`QuorumStatus.single_controller_view`): its offsets are the cluster image's version
+(the number of committed changes), its epoch 1, and the observers are the brokers, each at
+the image version it last acknowledged, fetched when it last polled or heartbeat (the brokers
+follow the controller's metadata as KRaft's brokers follow the metadata log).
+
+A request that does not name exactly ``__cluster_metadata`` partition 0 is answered
+UNKNOWN_TOPIC_OR_PARTITION, as Kafka does. Asked for the brokers (endpoint type 1),
+DescribeCluster on a controller is MISMATCHED_ENDPOINT_TYPE, as on Kafka's controllers.
+
+Threading: request-handler threads (and, in a single broker, the broker's own) call every
+method at once; the observers' fetch times are one dict replaced under a lock, read without
+it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..protocol.errors import MismatchedEndpointType, UnknownTopicOrPartition
+from ..protocol.schema import Data
+from .controller import Controller
+
+METADATA_TOPIC = "__cluster_metadata"
+#: The node id of a cluster's only controller (Kafka's examples number controllers from 3000;
+#: pyq's brokers count from 0, so the two never meet).
+SINGLE_CONTROLLER_ID = 3000
+CONTROLLER_LISTENER = "CONTROLLER"
+BROKERS, CONTROLLERS = 1, 2
+UNKNOWN_OPERATIONS = -(2 ** 31)
+ZERO_UUID = uuid.UUID(int=0)
+
+
+@dataclass(frozen=True)
+class ReplicaView:
+    """One replica of the metadata log: times are wall-clock milliseconds, -1 unknown."""
+
+    replica_id: int
+    log_end_offset: int
+    last_fetch_timestamp: int = -1
+    last_caught_up_timestamp: int = -1
+    directory_id: uuid.UUID = ZERO_UUID
+
+
+@dataclass(frozen=True)
+class QuorumView:
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+    voters: tuple[ReplicaView, ...]
+    observers: tuple[ReplicaView, ...] = ()
+    #: node id -> (host, port) of its controller listener, for the voters that have one
+    endpoints: dict[int, tuple[str, int]] = field(default_factory=dict)
+
+
+class QuorumStatus:
+    def __init__(self, controller: Controller, node_id: int = SINGLE_CONTROLLER_ID,
+                 cluster_id: str = "pyq-cluster",
+                 endpoint: Callable[[], tuple[str, int] | None] = lambda: None,
+                 wall_ms: Callable[[], int] = lambda: int(time.time() * 1000)) -> None:
+        self.controller = controller
+        self.node_id = node_id
+        self.cluster_id = cluster_id
+        self.endpoint = endpoint
+        self.wall_ms = wall_ms
+        #: Where the view comes from: a Raft quorum's driver replaces it.
+        self.view_source: Callable[[], QuorumView] = self.single_controller_view
+        self._lock = threading.Lock()
+        #: broker id -> (last fetch, last caught up) in wall ms; replaced under the lock
+        self._fetches: dict[int, tuple[int, int]] = {}
+
+    # ---- observers ---------------------------------------------------------------------
+    def observer_fetched(self, broker_id: int, known_version: int) -> None:
+        """A broker polled or heartbeat, having applied image ``known_version``."""
+        now = self.wall_ms()
+        with self._lock:
+            previous = self._fetches.get(broker_id, (-1, -1))[1]
+            caught_up = now if known_version >= self.controller.version else previous
+            fetches = dict(self._fetches)
+            fetches[broker_id] = (now, caught_up)
+            self._fetches = fetches
+
+    def single_controller_view(self) -> QuorumView:
+        now = self.wall_ms()
+        version = self.controller.version
+        applied = self.controller.applied_versions()
+        alive = self.controller.read_image(lambda image: image.alive_brokers())
+        fetches = self._fetches
+        observers = tuple(
+            ReplicaView(b, max(applied.get(b, 0), 0), *fetches.get(b, (-1, -1))) for b in sorted(alive))
+        endpoint = self.endpoint()
+        return QuorumView(self.node_id, 1, version, (ReplicaView(self.node_id, version, now, now),),
+                          observers, {} if endpoint is None else {self.node_id: endpoint})
+
+    # ---- requests ----------------------------------------------------------------------
+    def describe_quorum_body(self, body: Any) -> Data:
+        topics = list(body.topics)
+        if not (len(topics) == 1 and topics[0].topic_name == METADATA_TOPIC
+                and [p.partition_index for p in topics[0].partitions] == [0]):
+            return Data(error_code=UnknownTopicOrPartition.code,
+                        error_message=f"DescribeQuorum describes {METADATA_TOPIC} partition 0 only",
+                        topics=[], nodes=[])
+        view = self.view_source()
+
+        def replica(r: ReplicaView) -> Data:
+            return Data(replica_id=r.replica_id, replica_directory_id=r.directory_id,
+                        log_end_offset=r.log_end_offset, last_fetch_timestamp=r.last_fetch_timestamp,
+                        last_caught_up_timestamp=r.last_caught_up_timestamp)
+
+        partition = Data(partition_index=0, error_code=0, error_message=None, leader_id=view.leader_id,
+                         leader_epoch=view.leader_epoch, high_watermark=view.high_watermark,
+                         current_voters=[replica(r) for r in view.voters],
+                         observers=[replica(r) for r in view.observers])
+        return Data(error_code=0, error_message=None,
+                    topics=[Data(topic_name=METADATA_TOPIC, partitions=[partition])],
+                    nodes=[Data(node_id=node, listeners=[Data(name=CONTROLLER_LISTENER, host=host, port=port)])
+                           for node, (host, port) in sorted(view.endpoints.items())])
+
+    def describe_cluster_body(self, body: Any) -> Data:
+        """The controllers (the voters with an endpoint) and the active one."""
+        out = Data(throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=body.endpoint_type,
+                   cluster_id=self.cluster_id, controller_id=-1, brokers=[],
+                   cluster_authorized_operations=UNKNOWN_OPERATIONS)
+        if body.endpoint_type != CONTROLLERS:
+            out.error_code = MismatchedEndpointType.code
+            out.error_message = (f"endpoint type {body.endpoint_type} asked of a controller; a "
+                                 f"controller describes the controllers (2), a broker the brokers (1)")
+            return out
+        view = self.view_source()
+        out.controller_id = view.leader_id
+        out.brokers = [Data(broker_id=node, host=host, port=port, rack=None)
+                       for node, (host, port) in sorted(view.endpoints.items())]
+        return out

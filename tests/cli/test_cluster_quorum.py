@@ -1,0 +1,119 @@
+"""The controller quorum shown to users: ``pyq cluster status`` (text and ``--format json``)
+and Kafka's own ``kafka-metadata-quorum describe --status`` / ``--replication`` (Kafka 4.4's
+jars) on a 2-broker pyq cluster, asked of the controller (``--bootstrap-controller``) and of a
+broker (``--bootstrap-server``, which forwards DescribeQuorum); then pyq's client on Apache
+Kafka's own quorum. pyq has one controller today: the quorum's only voter and leader
+(node 3000, epoch 1), its high watermark the cluster image's version, the brokers its
+observers."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from connector.client import Admin
+from connector.client.admin import NewTopic
+from connector.cluster import EmbeddedCluster
+from reference.kafka_tools import run_tool
+from tests.wire import wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.cluster]
+
+PYQ = str(Path(sys.executable).parent / "pyq")
+CONTROLLER_ID = 3000
+
+
+@pytest.fixture(scope="module")
+def pyq(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
+    cluster = EmbeddedCluster(brokers=2, data_dir=tmp_path_factory.mktemp("pyq-quorum"))
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+def controller_endpoint(cluster: EmbeddedCluster) -> str:
+    return f"127.0.0.1:{cluster.controller.port}"
+
+
+def caught_up_quorum(servers: str) -> int:
+    """Commit a change (a topic), wait until both brokers applied it; the high watermark."""
+    with Admin({"bootstrap.servers": servers}) as admin:
+        before = admin.describe_quorum().high_watermark
+        admin.create_topics([NewTopic(f"quorum-{before}", 1, 2)])
+        quorum = wait_for(lambda: (q := admin.describe_quorum()).high_watermark > before
+                          and all(r.lag == 0 for r in q.observers) and q)
+    assert quorum.high_watermark > before
+    return quorum.high_watermark
+
+
+def pyq_status(servers: str, *extra: str) -> str:
+    out = subprocess.run([PYQ, "cluster", "status", "--bootstrap-server", servers, *extra],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_pyq_cluster_status_shows_the_quorum(pyq: EmbeddedCluster) -> None:
+    hw = caught_up_quorum(pyq.bootstrap_servers)
+    text = pyq_status(pyq.bootstrap_servers)
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("quorum:"))
+    assert lines[start] == f"quorum: leader {CONTROLLER_ID}, epoch 1, high watermark {hw}"
+    assert lines[start + 1].split() == ["NODE", "ROLE", "ENDPOINT", "LOG-END-OFFSET", "LAG",
+                                        "LAST-FETCH-MS"]
+    rows = [line.split() for line in lines[start + 2:]]
+    assert [r[:5] for r in rows] == [
+        [str(CONTROLLER_ID), "leader", f"CONTROLLER://{controller_endpoint(pyq)}", str(hw), "0"],
+        ["0", "observer", "-", str(hw), "0"],
+        ["1", "observer", "-", str(hw), "0"]]
+    # the brokers poll the controller: each fetched within a poll's wait, not never
+    assert all(0 <= int(r[5]) < 10_000 for r in rows)
+
+    document = json.loads(pyq_status(pyq.bootstrap_servers, "--format", "json"))
+    assert document["quorum_error"] is None
+    quorum = document["quorum"]
+    assert (quorum["leader"], quorum["epoch"], quorum["high_watermark"]) == (CONTROLLER_ID, 1, hw)
+    assert [(r["node"], r["role"], r["log_end_offset"], r["lag"]) for r in quorum["replicas"]] == [
+        (CONTROLLER_ID, "leader", hw, 0), (0, "observer", hw, 0), (1, "observer", hw, 0)]
+    assert quorum["replicas"][0]["endpoint"] == [f"CONTROLLER://{controller_endpoint(pyq)}"]
+
+
+@pytest.mark.parametrize("bootstrap", ["--bootstrap-controller", "--bootstrap-server"])
+def test_kafka_metadata_quorum_describes_pyqs_quorum(pyq: EmbeddedCluster, bootstrap: str) -> None:
+    hw = caught_up_quorum(pyq.bootstrap_servers)
+    servers = controller_endpoint(pyq) if bootstrap == "--bootstrap-controller" else pyq.bootstrap_servers
+    status = run_tool("kafka-metadata-quorum", bootstrap, servers, "describe", "--status").stdout
+    fields = dict(re.findall(r"^(\w+):\s+(.*)$", status, re.MULTILINE))
+    assert (fields["ClusterId"], fields["LeaderId"], fields["LeaderEpoch"]) == (
+        "pyq-cluster", str(CONTROLLER_ID), "1")
+    assert int(fields["HighWatermark"]) == hw  # the topic's commit was the last change
+    assert json.loads(fields["CurrentVoters"]) == [
+        {"id": CONTROLLER_ID, "endpoints": [f"CONTROLLER://{controller_endpoint(pyq)}"]}]
+    assert sorted(o["id"] for o in json.loads(fields["CurrentObservers"])) == [0, 1]
+    assert fields["MaxFollowerLag"] == "0"
+
+    if bootstrap == "--bootstrap-controller":  # the same answer: one table is enough
+        replication = run_tool("kafka-metadata-quorum", bootstrap, servers, "describe",
+                               "--replication").stdout
+        rows = [line.split() for line in replication.splitlines()[1:] if line.strip()]
+        assert sorted((r[0], r[2], r[3], r[-1]) for r in rows) == [
+            ("0", str(hw), "0", "Observer"), ("1", str(hw), "0", "Observer"),
+            (str(CONTROLLER_ID), str(hw), "0", "Leader")]
+
+
+def test_pyqs_client_reads_kafkas_quorum(kafka) -> None:
+    """The same request on Apache Kafka (one node, broker and controller): its only voter
+    leads, is caught up, and names its controller listener."""
+    node = kafka.nodes[0]
+    with Admin(kafka.client_options("admin")) as admin:
+        quorum = admin.describe_quorum()
+    assert quorum.leader_id == node.node_id and quorum.leader_epoch >= 1
+    assert [(v.node_id, v.lag) for v in quorum.voters] == [(node.node_id, 0)]
+    assert quorum.high_watermark > 0 and quorum.voters[0].log_end_offset == quorum.high_watermark
+    assert f"CONTROLLER://127.0.0.1:{node.controller_port}" in quorum.endpoints[node.node_id]
