@@ -151,6 +151,8 @@ def parse_kafka_options(opts: Mapping[str, str], role: str) -> KafkaOptions:
             FetcherConfig.from_options({"bootstrap.servers": "127.0.0.1:9092", **connection, **specific})
         else:
             _check_sink(connection, specific)
+    except OptionError:
+        raise
     except ConfigError as e:
         key = next((k for k in given if k[len("kafka."):] in str(e)), next(iter(given)))
         raise OptionError(key, given[key], str(e)) from None

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import re
 
+from broker_sim.protocol.errors import ConfigError
 
-class OptionError(ValueError):
-    """An invalid source or sink option; the message names the option, value and rule."""
+
+class OptionError(ConfigError):
+    """An invalid source or sink option; the message names the option, value and rule.
+
+    A :class:`~broker_sim.protocol.errors.ConfigError` (so a ``ValueError``) that also keeps
+    ``option`` and ``value`` for a caller that re-raises it under another name."""
 
     def __init__(self, option: str, value: object, allowed: str) -> None:
         super().__init__(f"pyq option {option}={value!r} is not allowed: {allowed}")

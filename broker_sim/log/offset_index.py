@@ -32,6 +32,8 @@ from array import array
 from bisect import bisect_right
 from pathlib import Path
 
+from ..protocol.errors import PyqError
+
 ENTRY_SIZE = 8
 INDEX_SUFFIX = ".index"
 _ENTRY = struct.Struct(">ii")
@@ -43,7 +45,7 @@ def _position_of(key: int) -> int:
     return key & _LOW32
 
 
-class CorruptIndex(Exception):
+class CorruptIndex(PyqError):
     """An index file fails its sanity check; the owner rebuilds it from the log."""
 
 

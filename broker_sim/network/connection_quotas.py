@@ -5,8 +5,10 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 
+from ..protocol.errors import PyqError
 
-class TooManyConnections(Exception):
+
+class TooManyConnections(PyqError):
     def __init__(self, ip: str, limit: int) -> None:
         super().__init__(f"too many connections from {ip} (limit {limit})")
         self.ip = ip

@@ -1,6 +1,11 @@
 """One error hierarchy for broker and client, carrying Kafka's real error codes.
 
-Two families, kept apart on purpose (as h11 separates local and remote protocol errors):
+Every error pyq raises on purpose is a :class:`PyqError`, and every :class:`PyqError`
+carries ``retriable`` (trying the same thing again may succeed: Kafka's split between
+``RetriableException`` and the rest) and ``invalid_metadata`` (refresh metadata first).
+Callers ask :func:`is_retriable`, which is False for anything that is not a
+:class:`PyqError` (a ``TypeError`` is a bug, never worth a retry). Two families, kept apart
+on purpose (as h11 separates local and remote protocol errors):
 
 * :class:`KafkaError` subclasses are *protocol* errors with a Kafka ``code``: the broker
   answers with them, the client raises them when a response carries their code. Each has
@@ -9,17 +14,44 @@ Two families, kept apart on purpose (as h11 separates local and remote protocol 
 * :class:`MalformedFrame` is raised by the sans-I/O codec when bytes from the peer cannot
   be parsed; the network layer answers it by closing that one connection.
 
+Errors detected on this side of the wire derive from :class:`PyqError` too: the client's
+(:mod:`connector.client.errors`), :class:`ConfigError` (one class for a refused option of
+the broker, the client, the source and the sink) and the connector's.
+
 >>> error_for_code(6).__name__
 'NotLeaderOrFollower'
 >>> NotLeaderOrFollower.retriable, NotLeaderOrFollower.code
 (True, 6)
+>>> is_retriable(NotLeaderOrFollower()), is_retriable(ConfigError("x")), is_retriable(TypeError())
+(True, False, False)
 """
 
 from __future__ import annotations
 
 
 class PyqError(Exception):
-    """Base of every error pyq raises on purpose."""
+    """Base of every error pyq raises on purpose.
+
+    ``retriable``: the same request or operation may succeed if tried again (a leader
+    moved, a connection dropped, a wait ran out); ``invalid_metadata``: refresh metadata
+    before that retry. Both are class attributes, False unless a subclass says otherwise.
+    """
+
+    retriable: bool = False
+    invalid_metadata: bool = False
+
+
+def is_retriable(error: BaseException) -> bool:
+    """Whether ``error`` may succeed if tried again: the one predicate every retry loop asks.
+
+    False for anything that is not a :class:`PyqError`: an unexpected exception is a bug
+    or a local failure no retry mends."""
+    return isinstance(error, PyqError) and error.retriable
+
+
+class ConfigError(PyqError, ValueError):
+    """A configuration value is invalid; the message names the option, its value and what
+    is allowed. One class for the broker's, the client's and the connector's options."""
 
 
 class MalformedFrame(PyqError):
@@ -27,9 +59,9 @@ class MalformedFrame(PyqError):
 
 
 class KafkaError(PyqError):
+    """An error with a Kafka error ``code``, answered by a broker or read from a response."""
+
     code: int = -1
-    retriable: bool = False
-    invalid_metadata: bool = False
 
     def __init__(self, message: str = "") -> None:
         super().__init__(message or self.__class__.__name__)

@@ -9,6 +9,8 @@ clients written for it (confluent-kafka's ``SchemaRegistryClient`` raises
 
 from __future__ import annotations
 
+from ..protocol.errors import PyqError
+
 SUBJECT_NOT_FOUND = 40401
 VERSION_NOT_FOUND = 40402
 SCHEMA_NOT_FOUND = 40403
@@ -30,7 +32,7 @@ STORE_ERROR = 50001
 OPERATION_TIMEOUT = 50002
 
 
-class RegistryError(Exception):
+class RegistryError(PyqError):
     """A refusal with its HTTP status and registry error code (see the module docstring)."""
 
     def __init__(self, status: int, error_code: int, message: str) -> None:

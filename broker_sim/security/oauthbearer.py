@@ -42,7 +42,7 @@ from joserfc import errors as jose_errors
 from joserfc import jwk, jwt
 from joserfc.util import urlsafe_b64decode
 
-from ..protocol.errors import InvalidConfig, SaslAuthenticationFailed
+from ..protocol.errors import InvalidConfig, PyqError, SaslAuthenticationFailed
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ class OAuthBearerConfig:
                 SCOPE_CLAIM: self.scope_claim_name, REFRESH_MS: str(self.jwks_endpoint_refresh_ms)}
 
 
-class TokenRefused(Exception):
+class TokenRefused(PyqError):
     """A token that does not pass validation; the message says why."""
 
 

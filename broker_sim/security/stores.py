@@ -35,10 +35,12 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
+from ..protocol.errors import ConfigError
+
 STORE_TYPES = ("PEM", "PKCS12", "JKS")
 
 
-class StoreError(ValueError):
+class StoreError(ConfigError):
     """A store that cannot be used: ``option`` and ``value`` name what the user set."""
 
     def __init__(self, option: str, value: object, reason: str) -> None:

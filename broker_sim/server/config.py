@@ -7,7 +7,7 @@ error naming the option, the value given and what is allowed:
 >>> BrokerConfig.from_properties({"num.io.threads": "0"})
 Traceback (most recent call last):
 ...
-broker_sim.server.config.ConfigError: num.io.threads=0 is not allowed: must be at least 1
+broker_sim.protocol.errors.ConfigError: num.io.threads=0 is not allowed: must be at least 1
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from ..coordinator.transaction.config import PROPERTIES as TXN_PROPERTIES
 from ..coordinator.transaction.config import TransactionConfig
 from ..log.config import BROKER_LOG_PROPERTIES, LogConfig
 from ..network.listener import Listener, parse_listeners, parse_protocol_map
+from ..protocol.errors import ConfigError as ConfigError  # one class for every option
 from ..protocol.errors import KafkaError
 from ..registry.listener import RegistryListener, parse_authentication, parse_registry_listener
 from ..security.oauthbearer import OPTIONS as OAUTHBEARER_OPTIONS
@@ -32,10 +33,6 @@ from ..security.oauthbearer import OAuthBearerConfig
 from ..security.sasl_server import DEFAULT_MECHANISMS, SUPPORTED_MECHANISMS
 from ..security.stores import STORE_TYPES, StoreError, key_entry, trusted_pem
 from ..security.tls import CLIENT_AUTH
-
-
-class ConfigError(ValueError):
-    pass
 
 
 def _parse_overrides(text: str) -> dict[str, int]:

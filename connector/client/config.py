@@ -14,7 +14,7 @@ names or Python keywords::
     >>> ProducerConfig(bootstrap_servers="h:1", batch_size=-5)
     Traceback (most recent call last):
     ...
-    connector.client.errors.ConfigError: Invalid value -5 for configuration batch.size: must be an integer in [0, 2147483647]
+    broker_sim.protocol.errors.ConfigError: Invalid value -5 for configuration batch.size: must be an integer in [0, 2147483647]
 
 Options (producer and fetcher options add to the common ones)::
 

@@ -46,6 +46,7 @@ from broker_sim.protocol.errors import (
     KafkaError,
     StaleMemberEpoch,
     UnknownMemberId,
+    is_retriable,
 )
 
 from .config import ConsumerConfig
@@ -150,7 +151,7 @@ class ConsumerGroupMember(CoordinatorClient):
                                 now + self.config.request_timeout_ms)
         except Exception as e:  # the coordinator is found again next time
             membership.on_heartbeat_failed(self._sync.now())
-            if not (getattr(e, "retriable", False) or isinstance(e, KafkaTimeoutError)):
+            if not (is_retriable(e) or isinstance(e, KafkaTimeoutError)):
                 membership.state = MemberState.FATAL
                 membership.error = e if isinstance(e, KafkaError) else KafkaError(str(e))
                 self.fatal = membership.error

@@ -41,6 +41,7 @@ from broker_sim.protocol.errors import (
     KafkaError,
     NotCoordinator,
     error_for_code,
+    is_retriable,
 )
 
 from .config import ConsumerConfig
@@ -126,7 +127,7 @@ class CoordinatorClient:
             self._coordinator = None
             raise
         except Exception as e:
-            if getattr(e, "retriable", False):
+            if is_retriable(e):
                 self._coordinator = None
             raise
 

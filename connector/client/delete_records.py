@@ -18,7 +18,7 @@ import logging
 from collections.abc import Mapping
 
 from broker_sim.protocol.api import ApiKey
-from broker_sim.protocol.errors import KafkaError, error_for_code
+from broker_sim.protocol.errors import KafkaError, error_for_code, is_retriable
 
 from .errors import KafkaTimeoutError
 from .metadata import TopicPartition
@@ -62,7 +62,7 @@ def delete_records(sync: SyncClient, offsets: Mapping[TopicPartition, int],
             except KafkaTimeoutError:
                 raise
             except Exception as e:
-                if not getattr(e, "retriable", False):
+                if not is_retriable(e):
                     raise
                 log.debug("DeleteRecords to node %d failed, retrying: %s", node, e)
                 retry = True

@@ -11,11 +11,16 @@ client):
   configuration, an operation on a closed producer.
 
 Both families carry ``retriable`` (trying the same thing again may succeed) and
-``invalid_metadata`` (refresh metadata before retrying), so the sender and fetcher decide
-with one attribute lookup whatever the error's origin:
+``invalid_metadata`` (refresh metadata before retrying), declared on
+:class:`~broker_sim.protocol.errors.PyqError`, so the sender and fetcher decide with one
+predicate, :func:`~broker_sim.protocol.errors.is_retriable`, whatever the error's origin:
 
->>> DisconnectError("gone").retriable, ConfigError("x").retriable
+>>> is_retriable(DisconnectError("gone")), is_retriable(ConfigError("x"))
 (True, False)
+
+:class:`ConfigError` (a refused option) is the shared class of
+:mod:`broker_sim.protocol.errors`, re-exported here: the broker's and the client's options
+fail with the same class.
 
 :class:`OffsetOutOfRangeError` is the one remote error that is subclassed here: the
 fetcher attaches what a caller needs to recover (the partition's current log start and
@@ -24,18 +29,13 @@ end offsets) to Kafka's OFFSET_OUT_OF_RANGE (code 1).
 
 from __future__ import annotations
 
+from broker_sim.protocol.errors import ConfigError as ConfigError  # shared with the broker
 from broker_sim.protocol.errors import OffsetOutOfRange, PyqError
+from broker_sim.protocol.errors import is_retriable as is_retriable
 
 
 class ClientError(PyqError):
     """An error detected by the client itself (not an error code from a broker)."""
-
-    retriable: bool = False
-    invalid_metadata: bool = False
-
-
-class ConfigError(ClientError, ValueError):
-    """A configuration value is invalid; the message names the option, value and rule."""
 
 
 class KafkaTimeoutError(ClientError):

@@ -54,7 +54,7 @@ import pyarrow as pa
 
 from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.api import ApiKey
-from broker_sim.protocol.errors import OffsetOutOfRange, error_for_code
+from broker_sim.protocol.errors import OffsetOutOfRange, error_for_code, is_retriable
 from broker_sim.protocol.messages.fetch import FetchResponseView, PartitionDataView
 from broker_sim.protocol.records import BatchHeader, Record, decode_records
 from broker_sim.protocol.records.batch_header import peek_batch_size
@@ -160,7 +160,7 @@ class Fetcher:
             del in_flight[node]
             if future.exception is not None:
                 error = future.exception
-                if not getattr(error, "retriable", False):
+                if not is_retriable(error):
                     raise error
                 self._backoff(tps[min(asked)], error, deadline)
                 continue
@@ -240,7 +240,7 @@ class Fetcher:
             except KafkaTimeoutError:
                 raise
             except Exception as e:
-                if not getattr(e, "retriable", False):
+                if not is_retriable(e):
                     raise
                 self._backoff(tps[min(unfinished - asked)], e, deadline)
 

@@ -41,6 +41,7 @@ from broker_sim.protocol.errors import (
     RebalanceInProgress,
     UnknownMemberId,
     error_for_code,
+    is_retriable,
 )
 
 from .assignors import ASSIGNORS
@@ -146,7 +147,7 @@ class GroupMember(CoordinatorClient):
         except KafkaTimeoutError:
             return None
         except Exception as e:
-            if not getattr(e, "retriable", False):
+            if not is_retriable(e):
                 raise
             self._retry(e)
             return None
@@ -162,7 +163,7 @@ class GroupMember(CoordinatorClient):
 
     def _retry(self, error: BaseException) -> None:
         """A failed step: forget the coordinator if it moved, try again after a backoff."""
-        if getattr(error, "retriable", False) or isinstance(error, KafkaTimeoutError):
+        if is_retriable(error) or isinstance(error, KafkaTimeoutError):
             self._coordinator = None
         else:
             raise error

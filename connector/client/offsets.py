@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from broker_sim.protocol.api import ApiKey
-from broker_sim.protocol.errors import error_for_code
+from broker_sim.protocol.errors import error_for_code, is_retriable
 
 from .errors import KafkaTimeoutError
 from .metadata import TopicPartition
@@ -64,7 +64,7 @@ def list_offsets(sync: SyncClient, queries: Mapping[TopicPartition, int],
             except KafkaTimeoutError:
                 raise
             except Exception as e:
-                if not getattr(e, "retriable", False):
+                if not is_retriable(e):
                     raise
                 log.debug("ListOffsets to node %d failed, retrying: %s", node, e)
                 retry = True

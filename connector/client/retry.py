@@ -9,6 +9,8 @@ so a record handed to either gives up at the same moment for the same reasons.
 
 from __future__ import annotations
 
+from broker_sim.protocol.errors import is_retriable
+
 
 def delivery_expired(first_attempt_ms: float, delivery_timeout_ms: float, now_ms: float) -> bool:
     """True once ``delivery_timeout_ms`` has passed since ``first_attempt_ms`` (monotonic)."""
@@ -18,5 +20,5 @@ def delivery_expired(first_attempt_ms: float, delivery_timeout_ms: float, now_ms
 def may_retry(error: BaseException, first_attempt_ms: float, delivery_timeout_ms: float,
               now_ms: float) -> bool:
     """A retriable error, and time left before the delivery timeout."""
-    return bool(getattr(error, "retriable", False)) and not delivery_expired(
+    return is_retriable(error) and not delivery_expired(
         first_attempt_ms, delivery_timeout_ms, now_ms)

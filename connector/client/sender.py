@@ -247,7 +247,7 @@ class Sender(ShutdownableThread):
     def _handle_failure(self, by_tp: dict[TopicPartition, ProducerBatch],
                         error: BaseException) -> None:
         now = self.clock.monotonic_ms()
-        if getattr(error, "invalid_metadata", False):
+        if isinstance(error, PyqError) and error.invalid_metadata:
             self.metadata.request_update()
         for batch in by_tp.values():
             self._retry_or_fail(batch, error, now)

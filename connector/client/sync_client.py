@@ -24,7 +24,11 @@ from collections.abc import Callable
 from typing import Any
 
 from broker_sim.common import SYSTEM_CLOCK, Clock
-from broker_sim.protocol.errors import TopicAuthorizationFailed, UnknownTopicOrPartition
+from broker_sim.protocol.errors import (
+    TopicAuthorizationFailed,
+    UnknownTopicOrPartition,
+    is_retriable,
+)
 
 from .config import ClientConfig
 from .errors import KafkaTimeoutError, NodeNotReadyError
@@ -114,7 +118,7 @@ class SyncClient:
             except KafkaTimeoutError:
                 raise
             except Exception as e:
-                if not getattr(e, "retriable", False) or self.now() >= deadline_ms:
+                if not is_retriable(e) or self.now() >= deadline_ms:
                     raise
                 log.debug("request to node %d failed, trying again: %s", node, e)
                 self.client.poll(self.config.retry_backoff_ms, self.now())

@@ -37,6 +37,7 @@ from broker_sim.protocol.errors import (
     ProducerFenced,
     UnknownTopicOrPartition,
     error_for_code,
+    is_retriable,
 )
 
 from .errors import KafkaTimeoutError
@@ -135,7 +136,7 @@ class TransactionChannel:
             except KafkaTimeoutError:
                 raise
             except Exception as e:  # a connection failure: find it again
-                if not getattr(e, "retriable", True):
+                if not is_retriable(e):
                     raise
                 node = self.coordinator = None
                 self.backoff(deadline, what)

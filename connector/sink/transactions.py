@@ -54,7 +54,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from broker_sim.protocol.errors import KafkaError
+from broker_sim.protocol.errors import KafkaError, PyqError
 from connector.client.admin import Admin
 from connector.client.config import AdminConfig
 from connector.client.group_admin import OffsetAndMetadata
@@ -259,7 +259,10 @@ def _end_share(client: dict[str, Any], share: list[TaskTransaction], commit: boo
     return failed
 
 
-class TransactionNotCommitted(RuntimeError):
+class TransactionNotCommitted(PyqError, RuntimeError):
+    """A task's transaction could not be committed (most likely aborted by the coordinator
+    after ``transaction.timeout.ms``); not retriable: the query restarts from its checkpoint."""
+
     def __init__(self, txn: TaskTransaction, cause: BaseException) -> None:
         super().__init__(
             f"pyq sink: the transaction of Spark partition {txn.spark_partition} "

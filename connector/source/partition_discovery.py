@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from broker_sim.common import TopicPartition
-from broker_sim.protocol.errors import PyqError
+from broker_sim.protocol.errors import PyqError, is_retriable
 
 from .options import SourceOptions
 
@@ -45,7 +45,7 @@ def with_retries(lookup: Callable[[], T], retries: int, interval_ms: int,
         try:
             return lookup()
         except PyqError as e:
-            if attempt >= retries or not getattr(e, "retriable", False):
+            if attempt >= retries or not is_retriable(e):
                 raise
             attempt += 1
             log.warning("offset lookup failed (%s); attempt %d of %d in %d ms (if it keeps "
@@ -55,7 +55,7 @@ def with_retries(lookup: Callable[[], T], retries: int, interval_ms: int,
             sleep(interval_ms / 1000)
 
 
-class NoOffsetForTimestamp(ValueError):
+class NoOffsetForTimestamp(PyqError, ValueError):
     """startingOffsetsByTimestampStrategy=error and a partition has no record at or after
     the starting timestamp (Spark's message, with the option that changes it)."""
 

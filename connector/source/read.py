@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from broker_sim.protocol.errors import PyqError
+
 log = logging.getLogger(__name__)
 
 
@@ -52,8 +54,9 @@ class InputRange:
         return max(0, self.end - self.start) + len(self.retries)
 
 
-class DataLossDuringRead(RuntimeError):
-    pass
+class DataLossDuringRead(PyqError, RuntimeError):
+    """Records the query expected are gone (retention or a truncation passed them) and
+    ``failOnDataLoss`` is true; not retriable: reading again finds them gone again."""
 
 
 def _with_attempt(batch: Any, attempts: np.ndarray) -> Any:
