@@ -1,8 +1,11 @@
-"""notebooks/explore.ipynb runs top to bottom, headless, on this venv's interpreter."""
+"""notebooks/explore.ipynb runs top to bottom, headless, on this venv's interpreter: its
+Avro section (written by the sink through the schema registry, read with valueFormat=avro)
+and its live lag chart (connector.progress.LagListener, redrawn per progress) included."""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -40,3 +43,21 @@ def test_explore_notebook_runs_headless(tmp_path, monkeypatch):
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     assert not [o for o in outputs if o.output_type == "error"]
     assert any("image/png" in o.get("data", {}) for o in outputs)  # the plot, inline
+
+    def tagged(tag: str) -> list:
+        (cell,) = [c for c in nb.cells if tag in c.get("metadata", {}).get("tags", [])]
+        return cell.outputs
+
+    def text(outs: list) -> str:
+        return "".join(o.get("text", "") for o in outs if o.output_type == "stream")
+
+    assert '"name":"Click"' in text(tagged("avro-write")).replace(" ", "")  # registered
+    assert any("image/png" in o.get("data", {}) for o in tagged("avro-read"))
+    live = tagged("live-lag")
+    # the chart was displayed once and updated in place: one image, holding the last draw
+    assert [o.output_type for o in live if "image/png" in o.get("data", {})] == ["display_data"]
+    points = re.search(r"lag chart: (\d+) points, offsets behind latest \(max\) (\d+) -> (\d+)",
+                       text(live))
+    assert points, text(live)
+    n, first, last = (int(g) for g in points.groups())
+    assert n >= 3 and first > 0 and last == 0  # the lag went down to 0, batch by batch
