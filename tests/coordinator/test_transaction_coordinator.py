@@ -205,6 +205,27 @@ def test_an_open_transaction_is_aborted_when_its_timeout_passes(h) -> None:
     assert h.end(pid, epoch, commit=True) == ProducerFenced.code  # the late producer
 
 
+def test_an_earlier_transactions_timeout_does_not_abort_a_later_one_of_the_same_epoch(h) -> None:
+    """Found by the partition fault test (seed 34): the timer the first transaction armed
+    fired 20 s after it began and aborted the producer's current transaction, begun 0.1 s
+    before, with an epoch bump that fenced the live producer (PRODUCER_FENCED)."""
+    _, pid, epoch = h.init(timeout_ms=5000)
+    assert h.add(pid, epoch) == 0 and h.end(pid, epoch, commit=True) == 0
+    h.markers.deliver()
+    h.advance(4000)
+    assert h.add(pid, epoch) == 0  # the next transaction, same epoch, 4 s later
+    h.advance(1500)  # past the first transaction's 5 s, 1.5 s into the second's
+    assert h.state() is TxnState.ONGOING and len(h.markers.sent) == 1
+    assert h.end(pid, epoch, commit=True) == 0
+    h.markers.deliver()
+    assert h.state() is TxnState.COMPLETE_COMMIT
+    assert h.add(pid, epoch) == 0  # a third, timed from its own start
+    h.advance(4999)
+    assert h.state() is TxnState.ONGOING
+    h.advance(2)
+    assert h.state() is TxnState.PREPARE_ABORT
+
+
 def test_a_new_coordinator_finishes_a_decided_transaction_and_times_open_ones(h) -> None:
     _, pid, epoch = h.init()
     assert h.add(pid, epoch) == 0 and h.end(pid, epoch, commit=True) == 0

@@ -84,7 +84,11 @@ def _code(e: KafkaError | None) -> int:
 
 
 class TransactionTimeout(DelayedOperation):
-    """Completes when the transaction leaves Ongoing at this epoch; expiring aborts it."""
+    """Completes when *this* transaction leaves Ongoing; expiring aborts it. A transaction
+    is known by its epoch and its start time: a producer's transactions share an epoch, so a
+    timer armed by an earlier one must not abort a later one that happens to be open when
+    it fires (it did: the live producer's transaction aborted with an epoch bump, fencing
+    it)."""
 
     def __init__(self, coordinator: TransactionCoordinator, txn: TransactionMetadata,
                  timeout_ms: int) -> None:
@@ -92,9 +96,11 @@ class TransactionTimeout(DelayedOperation):
         self.coordinator = coordinator
         self.txn = txn
         self.epoch = txn.producer_epoch
+        self.start_ms = txn.start_ms
 
     def try_complete(self) -> bool:
-        if self.txn.state is not TxnState.ONGOING or self.txn.producer_epoch != self.epoch:
+        if self.txn.state is not TxnState.ONGOING or self.txn.producer_epoch != self.epoch \
+                or self.txn.start_ms != self.start_ms:
             return self.force_complete()
         return False
 
@@ -102,7 +108,7 @@ class TransactionTimeout(DelayedOperation):
         pass
 
     def on_expiration(self) -> None:
-        self.coordinator.expire(self.txn, self.epoch)
+        self.coordinator.expire(self.txn, self.epoch, self.start_ms)
 
 
 class AwaitSettled(DelayedOperation):
@@ -319,10 +325,12 @@ class TransactionCoordinator:
 
             self._write(txn, target, stored)
 
-    def expire(self, txn: TransactionMetadata, epoch: int) -> None:
-        """transaction.timeout.ms passed with the transaction still open: abort it."""
+    def expire(self, txn: TransactionMetadata, epoch: int, start_ms: int) -> None:
+        """transaction.timeout.ms passed with the transaction begun at ``start_ms`` still
+        open: abort it."""
         with txn.lock:
-            if txn.state is not TxnState.ONGOING or txn.producer_epoch != epoch or txn.pending:
+            if txn.state is not TxnState.ONGOING or txn.producer_epoch != epoch or txn.pending \
+                    or txn.start_ms != start_ms:
                 return
             log.info("transactional id %r: transaction of epoch %d timed out after %d ms; "
                      "aborting", txn.transactional_id, epoch, txn.timeout_ms)
@@ -397,8 +405,9 @@ class TransactionCoordinator:
                                              [txn.transactional_id])
 
     def _settle(self, txn: TransactionMetadata) -> None:
-        """``txn`` may have settled: run the requests waiting for it."""
+        """``txn`` may have settled: run the requests waiting for it, drop its timer."""
         self.waiting.check_and_complete(txn.transactional_id)
+        self.timeouts.check_and_complete(txn.transactional_id)
 
     def _arm_timeout(self, txn: TransactionMetadata, timeout_ms: int) -> None:
         self.timeouts.try_complete_else_watch(TransactionTimeout(self, txn, max(timeout_ms, 0)),
