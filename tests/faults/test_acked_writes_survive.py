@@ -17,7 +17,8 @@ At the end of the module the per-fault table (acknowledged, read, lost, duplicat
 aborted-read and partly visible transactions, for pyq and for Kafka) is printed (``-s``
 shows it). The partition test's schedule is the three partitions and a pause in a seeded
 order (the other test kills); ``PYQ_FAULT_ROUNDS=N`` makes it a soak of N faults of all five
-kinds, kills too (``PYQ_FAULT_ROUNDS=40 pytest -s tests/faults -k partitions``).
+kinds, kills too, and ``PYQ_FAULT_SEED`` picks another schedule
+(``PYQ_FAULT_ROUNDS=40 PYQ_FAULT_SEED=7 pytest -s tests/faults -k partitions``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from tests.wire import wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
 PARTITIONS = 3
-SEED = 34
+SEED = int(os.environ.get("PYQ_FAULT_SEED", "34"))
 SOAK_ROUNDS = int(os.environ.get("PYQ_FAULT_ROUNDS", "0"))
 #: target name -> phase -> counts, filled by the tests, printed at the module's end
 RESULTS: dict[str, dict[str, dict[str, int]]] = {}
