@@ -1,8 +1,10 @@
 """The cluster image: brokers, topics, partition assignments, leaders and ISRs.
 
 It is the controller's whole state and what every broker acts on. It is plain data with a
-JSON form; the controller persists it (atomically) after every change and ships it to the
-brokers, each change bumping ``version`` so a broker can tell whether it is up to date.
+JSON form; every change is a metadata record (:meth:`ClusterImage.record`, the entities it
+touched) committed to the controller quorum's log and applied by every controller
+(:meth:`ClusterImage.apply`), and the image is shipped to the brokers, each change bumping
+``version`` so a broker can tell whether it is up to date.
 Besides brokers and topics it holds the SCRAM credentials (user -> mechanism -> salt,
 iterations, stored and server keys; never a password) and the ACL bindings, so every
 broker authenticates and authorizes against the same store and both survive restarts.
@@ -59,6 +61,14 @@ class TopicInfo:
     partitions: list[PartitionInfo]
 
 
+def _topic(raw: dict[str, Any]) -> TopicInfo:
+    return TopicInfo(raw["topic_id"], raw["configs"], [PartitionInfo(**p) for p in raw["partitions"]])
+
+
+#: the image's maps whose entries a metadata record sets or deletes one by one
+_ENTITY_MAPS = ("brokers", "topics", "scram", "broker_configs")
+
+
 @dataclass
 class ClusterImage:
     version: int = 0
@@ -77,18 +87,69 @@ class ClusterImage:
 
     @classmethod
     def from_json(cls, text: str) -> ClusterImage:
-        raw: dict[str, Any] = json.loads(text)
+        return cls.from_raw(json.loads(text))
+
+    @classmethod
+    def from_raw(cls, raw: dict[str, Any]) -> ClusterImage:
         return cls(
             version=raw["version"],
             brokers={int(k): BrokerInfo(**v) for k, v in raw["brokers"].items()},
-            topics={name: TopicInfo(t["topic_id"], t["configs"],
-                                    [PartitionInfo(**p) for p in t["partitions"]])
-                    for name, t in raw["topics"].items()},
+            topics={name: _topic(t) for name, t in raw["topics"].items()},
             next_broker_epoch=raw.get("next_broker_epoch", 1),
             scram=raw.get("scram", {}),
             acls=raw.get("acls", []),
             broker_configs=raw.get("broker_configs", {}),
         )
+
+    def record(self, before: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
+        """The metadata record taking an image whose raw form (``asdict``) is ``before`` to
+        this one, and this image's raw form. Only the entities that changed are in it: a
+        broker, a topic, a user's credentials or a resource's configs as a whole, set or
+        deleted (``null``); the version, the next broker epoch and the ACLs when changed.
+
+        >>> old = ClusterImage()
+        >>> new = ClusterImage(version=1, topics={"t": TopicInfo("id", {}, [])})
+        >>> record, raw = new.record(asdict(old))
+        >>> record
+        b'{"set": {"topics": {"t": {"configs": {}, "partitions": [], "topic_id": "id"}}}, "version": 1}'
+        >>> old.apply(record) == new
+        True
+        """
+        after = json.loads(json.dumps(asdict(self)))  # keys as strings, as stored
+        out: dict[str, Any] = {}
+        changes: dict[str, dict[str, Any]] = {}
+        for name, value in after.items():
+            old = before.get(name)
+            if name in _ENTITY_MAPS:
+                old = old or {}
+                section = {k: v for k, v in value.items() if old.get(k) != v}
+                section.update({k: None for k in old if k not in value})
+                if section:
+                    changes[name] = section
+            elif old != value:
+                out[name] = value
+        if changes:
+            out["set"] = changes
+        return json.dumps(out, sort_keys=True).encode(), after
+
+    def apply(self, record: bytes) -> ClusterImage:
+        """Apply a metadata record made by :meth:`record` (in place); returns self."""
+        raw: dict[str, Any] = json.loads(record)
+        for name, section in raw.pop("set", {}).items():
+            target: dict[Any, Any] = getattr(self, name)
+            for key, value in section.items():
+                k: Any = int(key) if name == "brokers" else key
+                if value is None:
+                    target.pop(k, None)
+                elif name == "brokers":
+                    target[k] = BrokerInfo(**value)
+                elif name == "topics":
+                    target[k] = _topic(value)
+                else:
+                    target[k] = value
+        for name, value in raw.items():
+            setattr(self, name, value)
+        return self
 
     def alive_brokers(self) -> list[int]:
         return sorted(b for b, info in self.brokers.items() if info.alive)

@@ -186,8 +186,8 @@ class MetadataQuorum:
                         return
                     raise self._not_controller()
                 epoch = self._pending.get(offset)
-                if epoch is None or self._closed or (self.core.epoch != epoch and
-                                                    self._applied <= offset):
+                if epoch is None or self._closed or self._applied <= offset and (
+                        self.core.role != LEADER or self.core.epoch != epoch):
                     self._pending.pop(offset, None)
                     raise self._not_controller()
                 left = deadline - time.monotonic()
