@@ -28,7 +28,8 @@ def register(commands: Any) -> None:
     console = commands.add_parser(
         "console", parents=[client_parent()], help="a web console for the cluster",
         description="Serve a web console (overview, topics, message browser, consumer "
-                    "groups with lag history, transactions, ACLs, SCRAM users) that talks to "
+                    "groups with lag history, pipelines with dead letters by reason, transactions, "
+                    "ACLs, SCRAM users) that talks to "
                     "the cluster as a Kafka client with these options.")
     console.add_argument("--host", default="127.0.0.1", metavar="H",
                          help="the address to listen on (default 127.0.0.1)")

@@ -15,6 +15,8 @@ charts. Screens, one module each:
 * :mod:`.groups` ``/groups``: state, protocol, members and assignments, lag (:mod:`.lag`)
   and its history (:mod:`.lag_history`, sampled in the background); reset offsets,
   previewed before they are committed;
+* :mod:`.pipelines` ``/pipelines``: each pyq source ``groupId``'s progress (committed
+  against end offsets, lag, rate, counters) and its dead letters by reason;
 * :mod:`.transactions` ``/transactions``, :mod:`.security` ``/acls`` and ``/users``:
   read-only lists.
 

@@ -25,7 +25,7 @@ def create_app(clients: ConsoleClients, schema_registry: str | None = None,
     without it). ``schema_registry`` is only shown for now (decoding through it is a later
     step). ``basic_auth=(user, password)``: every request must bring them (HTTP basic
     authentication, answered 401 otherwise); use it beyond 127.0.0.1 behind TLS only."""
-    from . import groups, messages, overview, security, topics, transactions
+    from . import groups, messages, overview, pipelines, security, topics, transactions
 
     app = Flask(__name__, template_folder=str(HERE / "templates"),
                 static_folder=str(HERE / "static"))
@@ -33,7 +33,7 @@ def create_app(clients: ConsoleClients, schema_registry: str | None = None,
     app.extensions["pyq_lag_history"] = lag_history
     app.config["PYQ_BOOTSTRAP"] = clients.options.get("bootstrap.servers", "")
     app.config["PYQ_SCHEMA_REGISTRY"] = schema_registry
-    for module in (overview, topics, messages, groups, transactions, security):
+    for module in (overview, topics, messages, groups, pipelines, transactions, security):
         app.register_blueprint(module.blueprint)
 
     if basic_auth is not None:

@@ -22,7 +22,8 @@ DEFAULT_INTERVAL_MS = 5_000
 
 
 class LagHistory:
-    """Samples of each group's lag, ``{"time": ms, "total": n, "partitions": {"t-p": n}}``,
+    """Samples of each group's lag, ``{"time": ms, "total": n, "partitions": {"t-p": n},
+    "committed": n}`` (``committed``: the sum of its committed offsets, for a rate),
     the newest last, at most ``samples`` per group (the oldest dropped); a group is
     sampled from the first round after it appears (ListGroups) until it is gone.
 
@@ -69,7 +70,9 @@ class LagHistory:
                 for group, rows in group_lags(c.admin, groups).items():
                     lags = {f"{r['topic']}-{r['partition']}": r["lag"] for r in rows
                             if r["lag"] is not None}
-                    taken[group] = {"time": now, "total": sum(lags.values()), "partitions": lags}
+                    taken[group] = {"time": now, "total": sum(lags.values()), "partitions": lags,
+                                    "committed": sum(r["committed"] for r in rows
+                                                     if r["committed"] is not None)}
         except PyqError as e:
             self.last_error = f"{type(e).__name__}: {' '.join(str(e).split())}"
             log.warning("lag history: sampling failed, trying again in %d ms: %s",
@@ -86,6 +89,17 @@ class LagHistory:
     def samples(self, group: str) -> list[dict[str, Any]]:
         with self._lock:
             return list(self._history.get(group, ()))
+
+    def rate(self, group: str, window_ms: int = 60_000) -> float | None:
+        """Records per second the group committed past over the last ``window_ms`` of
+        samples (None before two samples)."""
+        with self._lock:
+            taken = list(self._history.get(group, ()))
+        recent = [t for t in taken if t["time"] >= taken[-1]["time"] - window_ms] if taken else []
+        if len(recent) < 2 or recent[-1]["time"] == recent[0]["time"]:
+            return None
+        return (recent[-1]["committed"] - recent[0]["committed"]) * 1000 / (
+            recent[-1]["time"] - recent[0]["time"])
 
     def close(self) -> None:
         self._stop.set()

@@ -312,9 +312,14 @@ class SourceDriver:
         if not self.options.group_id:
             return
         commits = {}
+        # The dead-letter topic (when set) names where this query's dead letters go: the
+        # console's pipelines page reads them by reason from there.
+        where = {"dead_letter_topic": self.options.dead_letter_topic} \
+            if self.options.dead_letter_topic else {}
         for tp, pm in self.managers.items():
             meta = json.dumps({"query": self._query_name(), **{
-                k: getattr(pm.counters, k) for k in ("skipped", "lost", "retried", "dead_lettered")}})
+                k: getattr(pm.counters, k) for k in ("skipped", "lost", "retried", "dead_lettered")},
+                **where})
             if self._committed_sent.get(tp) != (pm.committed_to, meta):
                 commits[(tp.topic, tp.partition)] = OffsetAndMetadata(pm.committed_to, meta)
                 self._committed_sent[tp] = (pm.committed_to, meta)

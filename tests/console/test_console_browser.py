@@ -530,3 +530,54 @@ def test_many_groups_offsets_come_batched_per_coordinator_and_follow_a_moved_one
         assert a.fetch_offsets_of_groups(groups) == expected
         assert a.fetch_offsets(groups[0]) == expected[groups[0]]
         assert {g: cache[(0, g)] for g in groups} == coordinators
+
+
+def test_pipelines_show_a_source_groups_progress_and_its_dead_letters_live(page, console):
+    """A group committed as the pyq source commits (query, counters, dead_letter_topic in
+    the metadata), its dead letters with the source's pyq.* headers: the pipelines page
+    shows its progress and counts them by reason, and follows a new one without a click."""
+    name, group, dlq = (f"piped-{console.name}", f"pipeline-{console.name}",
+                        f"piped-dead-{console.name}")
+    make_topic(console, name, 2)
+    make_topic(console, dlq, 1)
+
+    def dead_letter(producer: Producer, reason: str, offset: int) -> None:
+        producer.send(dlq, b"bad", headers=[("pyq.reason", reason.encode()),
+                                            ("pyq.topic", name.encode()),
+                                            ("pyq.partition", b"0"),
+                                            ("pyq.offset", str(offset).encode())])
+
+    with Producer({"bootstrap.servers": console.bootstrap}) as p:
+        for i in range(20):
+            p.send(name, f"r{i}".encode(), partition=i % 2)
+        for reason, offset in (("not JSON", 3), ("not JSON", 1), ("late", 7)):
+            dead_letter(p, reason, offset)
+        p.flush()
+
+    def commit(done: int, dead: int) -> None:
+        with admin(console) as a:
+            a.commit_offsets(group, {(name, part): OffsetAndMetadata(done, json.dumps(
+                {"query": "sessions", "skipped": 0, "lost": 0, "retried": 1,
+                 "dead_lettered": dead if part == 0 else 0, "dead_letter_topic": dlq}))
+                for part in (0, 1)})
+
+    commit(8, 3)
+    page.goto("/pipelines")
+    section = f'section.pipeline[data-group="{group}"]'
+    assert cell(page, f"{section} h2") == f"{group} (query sessions)"
+    assert [cell(page, f"{section} .progress .{c}") for c in ("committed", "end", "lag")] == \
+        ["16", "20", "4"]
+    assert cell(page, f'{section} td[data-counter="dead_lettered"]') == "3"
+    assert cell(page, f'{section} td[data-counter="retried"]') == "2"
+    reasons = page.locator(f"{section} .dead-letters tr[data-reason]")
+    assert [r.get_attribute("data-reason") for r in reasons.all()] == ["not JSON", "late"]
+    assert cell(page, f'{section} tr[data-reason="not JSON"] .first') == f"{name}-0@1, {name}-0@3"
+    shot(page, console, "pipelines")
+    with Producer({"bootstrap.servers": console.bootstrap}) as p:
+        dead_letter(p, "late", 9)
+        p.flush()
+    commit(10, 4)
+    wait_for(lambda: cell(page, f'{section} tr[data-reason="late"] .count') == "2"
+             and cell(page, f"{section} .progress .lag") == "0"
+             and cell(page, f"{section} .progress .rate") not in ("-", "0.0"),
+             what="the page's own refresh showing the new dead letter, lag 0 and a rate")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 
 import pytest
 
 from connector.client import Admin, Fetcher, Producer
+from connector.console import ConsoleServer
 from connector.source.failures import report_failed
 from tests.wire import wait_for
 
@@ -72,6 +74,14 @@ def test_poison_records_retry_then_dead_letter_while_the_rest_flows(spark, boots
         committed = admin.fetch_offsets(group, [(topic, 0), (topic, 1)])
     assert sorted(om.offset for om in committed.values()) == [100, 100]  # past the poison
     assert sum(json.loads(om.metadata)["dead_lettered"] for om in committed.values()) == 5
+    assert {json.loads(om.metadata)["dead_letter_topic"] for om in committed.values()} == {dlq}
+    console = ConsoleServer({"bootstrap.servers": bootstrap})  # its pipelines page says so
+    try:
+        page = console.app.test_client().get("/pipelines").get_data(as_text=True)
+    finally:
+        console.close()
+    assert f'data-group="{group}"' in page and f"topic <a href=\"/topics/{dlq}\">" in page
+    assert re.search(r'<td class="count">5</td><td>[^<]*maxRetries=2[^<]*cannot parse', page), page
 
 
 def test_retries_survive_a_restart_from_the_checkpoint(spark, bootstrap, tmp_path):
