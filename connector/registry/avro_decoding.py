@@ -58,6 +58,9 @@ class AvroColumn:
     def ddl(self) -> str:
         return avro_types(self.reader, self.column)[0]
 
+    def decoder(self) -> AvroDecoder:
+        return AvroDecoder(self)
+
     @property
     def arrow_type(self) -> pa.DataType:
         return avro_types(self.reader, self.column)[1]

@@ -1,12 +1,14 @@
-"""``valueFormat`` / ``keyFormat`` of the sink: a struct column written as Confluent-framed
-Avro (magic byte 0, the schema id, the Avro binary encoding).
+"""``valueFormat`` / ``keyFormat`` of the sink: a struct column written in Confluent's wire
+format (magic byte 0, the schema id, then the Avro binary encoding, the Protobuf message
+indexes and message, or the JSON text).
 
 | option | meaning | default |
 |---|---|---|
-| valueFormat / keyFormat | ``binary`` (a string or binary column, as it is) or ``avro`` (a struct column, encoded); ``protobuf`` and ``json-schema`` are not built yet and refused | ``binary`` |
-| schemaRegistry.url (and ``schemaRegistry.*``) | the registry: :mod:`connector.registry.settings` | required with avro |
-| valueSchema / keySchema | the writer schema (Avro JSON); without it, the subject's latest version | |
-| valueSubjectNameStrategy / keySubjectNameStrategy | the subject: ``TopicNameStrategy`` (``<topic>-value``), ``RecordNameStrategy`` (the record's full name) or ``TopicRecordNameStrategy`` (``<topic>-<full name>``); the last two need the schema | ``TopicNameStrategy`` |
+| valueFormat / keyFormat | ``binary`` (a string or binary column, as it is), or ``avro``, ``protobuf``, ``json-schema`` (a struct column, encoded) | ``binary`` |
+| schemaRegistry.url (and ``schemaRegistry.*``) | the registry: :mod:`connector.registry.settings` | required with avro, protobuf, json-schema |
+| valueSchema / keySchema | the writer schema (Avro JSON, ``.proto`` text, or JSON Schema); without it, the subject's latest version | |
+| valueProtobufMessage / keyProtobufMessage | protobuf: the message written (its full name with the record strategies) | the schema's first message |
+| valueSubjectNameStrategy / keySubjectNameStrategy | the subject: ``TopicNameStrategy`` (``<topic>-value``), ``RecordNameStrategy`` (the record's full name: Avro's record, the Protobuf message given by ``valueProtobufMessage``, the JSON Schema's ``title``) or ``TopicRecordNameStrategy`` (``<topic>-<full name>``); the last two need the schema | ``TopicNameStrategy`` |
 | autoRegisterSchemas | register the given schema under the subject (the registry answers the existing id when it is there); ``false``: it must be registered already | ``true`` |
 
 The writer schema is looked up or registered on the driver when the query starts, so a
@@ -24,23 +26,27 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from connector.registry.avro_encoding import AvroWriterSchema, writer_schema
+from connector.registry.avro_encoding import writer_schema
 from connector.registry.client import RegistryError
+from connector.registry.json_schema_codec import json_writer
+from connector.registry.protobuf_codec import protobuf_writer
 from connector.registry.settings import OPTIONS as REGISTRY_OPTIONS
 from connector.registry.settings import getter, parse_registry_settings
 
 from ..option_values import OptionError, parse_bool
 
 STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
+FORMATS = ("binary", "avro", "protobuf", "json-schema")
 OPTIONS = ("valueFormat", "keyFormat", "valueSchema", "keySchema", "valueSubjectNameStrategy",
-           "keySubjectNameStrategy", "autoRegisterSchemas", *REGISTRY_OPTIONS)
+           "keySubjectNameStrategy", "valueProtobufMessage", "keyProtobufMessage",
+           "autoRegisterSchemas", *REGISTRY_OPTIONS)
 
 
 @dataclass(frozen=True)
 class SinkFormats:
     """The columns the sink encodes (picklable: it travels to the executors)."""
 
-    writers: dict[str, AvroWriterSchema]
+    writers: dict[str, Any]  # Avro, Protobuf or JSON writer schemas (.encode, .description)
 
     def encode(self, batches: Iterator[Any]) -> Iterator[Any]:
         """Each Arrow batch with its encoded columns replaced by their binary encoding."""
@@ -60,7 +66,22 @@ class SinkFormats:
             yield pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
 
 
-def _full_name(schema_text: str, option: str) -> str:
+def _full_name(fmt: str, schema_text: str, option: str, message: str | None,
+               message_option: str) -> str:
+    if fmt == "protobuf":
+        if message is None:
+            raise OptionError(message_option, None, "the message's full name (package.Message), "
+                              "required with a record subject name strategy")
+        return message.strip().lstrip(".")
+    if fmt == "json-schema":
+        try:
+            title = json.loads(schema_text).get("title")
+        except (ValueError, AttributeError):
+            title = None
+        if not isinstance(title, str) or not title:
+            raise OptionError(option, schema_text[:80], "a JSON Schema with a title (the record "
+                              "name of the record subject name strategies)")
+        return title
     try:
         schema = json.loads(schema_text)
         name, namespace = schema["name"], schema.get("namespace")
@@ -73,34 +94,38 @@ def parse_sink_formats(opts: dict[str, str], topic: str | None) -> SinkFormats |
     """The sink's encoded columns (None when both are binary); registers or looks up the
     writer schemas."""
     get = getter(opts)
-    avro = []
+    encoded: dict[str, str] = {}
     for column in ("key", "value"):
         raw = get(f"{column}Format")
         fmt = "binary" if raw is None else raw.strip().lower()
-        if fmt in ("protobuf", "json-schema"):
-            raise OptionError(f"{column}Format", raw, f"binary or avro ({fmt} is not supported "
-                              "yet by the pyq sink)")
-        if fmt not in ("binary", "avro"):
-            raise OptionError(f"{column}Format", raw, "binary or avro")
-        if fmt == "avro":
-            avro.append(column)
+        if fmt not in FORMATS:
+            raise OptionError(f"{column}Format", raw, ", ".join(FORMATS))
+        if fmt != "binary":
+            encoded[column] = fmt
         else:
             for name in (f"{column}Schema", f"{column}SubjectNameStrategy"):
                 if get(name) is not None:
-                    raise OptionError(name, get(name)[:80], f"only with {column}Format=avro")
-    if not avro:
+                    raise OptionError(name, get(name)[:80], f"only with {column}Format avro, "
+                                      "protobuf or json-schema")
+        if fmt != "protobuf" and get(f"{column}ProtobufMessage") is not None:
+            raise OptionError(f"{column}ProtobufMessage", get(f"{column}ProtobufMessage"),
+                              f"only with {column}Format=protobuf")
+    if not encoded:
         for name in ("autoRegisterSchemas", *REGISTRY_OPTIONS):
             if get(name) is not None:
                 raise OptionError(name, "<hidden>" if "password" in name or "user.info" in name
-                                  else get(name), "only with valueFormat=avro or keyFormat=avro")
+                                  else get(name), "only with valueFormat or keyFormat avro, "
+                                  "protobuf or json-schema")
         return None
+    first = next(iter(encoded))
     if topic is None:
-        raise OptionError("topic", None, f"required with {avro[0]}Format=avro (the subject "
-                          "names the topic; a topic column is not supported with avro)")
-    registry = parse_registry_settings(get, f"{avro[0]}Format=avro")
+        raise OptionError("topic", None, f"required with {first}Format={encoded[first]} (the "
+                          "subject names the topic; a topic column is not supported with it)")
+    registry = parse_registry_settings(get, f"{first}Format={encoded[first]}")
     auto = parse_bool("autoRegisterSchemas", get("autoRegisterSchemas") or "true")
-    writers = {}
-    for column in avro:
+    writers: dict[str, Any] = {}
+    for column, fmt in encoded.items():
+        message = get(f"{column}ProtobufMessage")
         schema_text = get(f"{column}Schema")
         raw = get(f"{column}SubjectNameStrategy")
         strategy = next((s for s in STRATEGIES if raw is not None and
@@ -116,10 +141,22 @@ def parse_sink_formats(opts: dict[str, str], topic: str | None) -> SinkFormats |
                 raise OptionError(f"{column}SubjectNameStrategy", raw,
                                   f"TopicNameStrategy unless {column}Schema is given (the "
                                   "subject is the record's name)")
-            name = _full_name(schema_text, f"{column}Schema")
+            name = _full_name(fmt, schema_text, f"{column}Schema", message,
+                              f"{column}ProtobufMessage")
             subject = name if strategy == "RecordNameStrategy" else f"{topic}-{name}"
         try:
-            writers[column] = writer_schema(registry, subject, schema_text, None, auto)
+            if fmt == "avro":
+                writers[column] = writer_schema(registry, subject, schema_text, None, auto)
+            elif fmt == "protobuf":
+                writers[column] = protobuf_writer(registry, subject, schema_text, None, auto,
+                                                  message, f"{column}ProtobufMessage")
+            else:
+                writers[column] = json_writer(registry, subject, schema_text, None, auto)
+        except ValueError as e:  # a message that is not in the Protobuf schema
+            if isinstance(e, OptionError):
+                raise
+            raise OptionError(f"{column}ProtobufMessage", message, f"a message of the schema: "
+                              f"{e}") from None
         except RegistryError as e:
             raise ValueError(f"pyq sink: the {column} schema of subject {subject} from "
                              f"{registry.url}: {e}") from None

@@ -1,12 +1,14 @@
 """``valueFormat`` / ``keyFormat``: the source's key and value columns decoded from
-Confluent-framed Avro into structs, and what happens to records that do not decode.
+Confluent-framed Avro, Protobuf or JSON Schema into structs, and what happens to records that do not decode.
 
 | option | meaning | default |
 |---|---|---|
-| valueFormat / keyFormat | ``binary`` (the bytes) or ``avro`` (Confluent's wire format, schemas in a registry); ``protobuf`` and ``json-schema`` are not built yet and refused | ``binary`` |
-| schemaRegistry.url (and ``schemaRegistry.*``) | the registry: :mod:`connector.registry.settings` | required with avro |
+| valueFormat / keyFormat | ``binary`` (the bytes), or in Confluent's wire format with schemas in a registry: ``avro``, ``protobuf`` or ``json-schema`` | ``binary`` |
+| schemaRegistry.url (and ``schemaRegistry.*``) | the registry: :mod:`connector.registry.settings` | required with avro, protobuf, json-schema |
 | valueSchemaVersion / keySchemaVersion | the reader schema: this version of the subject ``<topic>-value`` / ``<topic>-key`` (TopicNameStrategy) | ``latest`` at query start |
 | valueSchemaId / keySchemaId | the reader schema by its id (the only way with several topics) | |
+| valueProtobufMessage / keyProtobufMessage | protobuf: the message the column holds (full name, or relative to the package; nested with dots) | the schema's first message |
+| valueValidate / keyValidate | json-schema: check each value against its writer schema (``jsonschema``); a value it refuses is a bad record | ``false`` |
 | mode | a record that does not decode: ``FAILFAST`` fails the query naming topic, partition, offset and the reason; ``PERMISSIVE`` gives a null column and the reason in the corrupt-record column | ``FAILFAST`` |
 | columnNameOfCorruptRecord | that column's name (Spark's option and default) | ``_corrupt_record`` |
 
@@ -18,7 +20,10 @@ the dead-letter topic with the reason in its ``pyq.reason`` header.
 
 The reader schema is resolved on the driver when the query is defined (``load()``) and
 again when it starts; each record is read with its own writer schema (fetched by id once)
-and resolved into the reader schema by Avro's rules. A subject that gets a new latest
+and resolved into the reader schema by the format's rules (Avro's resolution; Protobuf's
+field numbers, the message indexes naming the reader's message; JSON's properties by
+name). Types: :mod:`connector.registry.avro_types`, :mod:`connector.registry.protobuf_types`,
+:mod:`connector.registry.json_schema_codec`. A subject that gets a new latest
 version between ``load()`` and the start of the query changes the column's type under
 Spark's feet: pin ``valueSchemaVersion`` for queries that must not move.
 """
@@ -29,18 +34,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connector.option_values import OptionError, parse_positive_int
-from connector.registry.avro_decoding import AvroColumn, AvroDecoder, resolve_reader
+from connector.option_values import OptionError, parse_bool, parse_positive_int
+from connector.registry.avro_decoding import resolve_reader
 from connector.registry.avro_types import UnsupportedAvro
 from connector.registry.client import RegistryError
+from connector.registry.json_schema_codec import UnsupportedJsonSchema, resolve_json_reader
+from connector.registry.protobuf_codec import resolve_protobuf_reader
+from connector.registry.protobuf_types import UnsupportedProtobuf
 from connector.registry.settings import OPTIONS as REGISTRY_OPTIONS
 from connector.registry.settings import getter, parse_registry_settings
 
-FORMATS = ("binary", "avro")
-LATER = ("protobuf", "json-schema")
+FORMATS = ("binary", "avro", "protobuf", "json-schema")
+SCHEMA_FORMATS = FORMATS[1:]
 MODES = ("FAILFAST", "PERMISSIVE")
 OPTIONS = ("valueFormat", "keyFormat", "valueSchemaVersion", "valueSchemaId",
-           "keySchemaVersion", "keySchemaId", "mode", "columnNameOfCorruptRecord",
+           "keySchemaVersion", "keySchemaId", "valueProtobufMessage", "keyProtobufMessage",
+           "valueValidate", "keyValidate", "mode", "columnNameOfCorruptRecord",
            *REGISTRY_OPTIONS)
 
 
@@ -50,8 +59,8 @@ class Formats:
     with each task's ranges). ``report_to``: (groupId, client options) when bad records
     take the failed-records way."""
 
-    key: AvroColumn | None
-    value: AvroColumn | None
+    key: Any  # AvroColumn, ProtobufColumn or JsonColumn (each has .ddl, .decoder())
+    value: Any
     mode: str = "FAILFAST"
     corrupt_column: str = "_corrupt_record"
     report_to: tuple[str, tuple[tuple[str, str], ...]] | None = None
@@ -60,10 +69,10 @@ class Formats:
         spec = self.key if column == "key" else self.value
         return "binary" if spec is None else spec.ddl
 
-    def decoders(self) -> dict[str, AvroDecoder]:
-        return {s.column: AvroDecoder(s) for s in (self.key, self.value) if s is not None}
+    def decoders(self) -> dict[str, Any]:
+        return {s.column: s.decoder() for s in (self.key, self.value) if s is not None}
 
-    def apply(self, batch: Any, decoders: Mapping[str, AvroDecoder],
+    def apply(self, batch: Any, decoders: Mapping[str, Any],
               report: Callable[[list[dict[str, Any]]], None]) -> Any:
         """``batch`` (Arrow, binary key/value) with its columns decoded; bad records as
         :attr:`mode` or :attr:`report_to` say (``report`` sends failed-record reports)."""
@@ -117,25 +126,25 @@ def parse_formats(options: Mapping[str, str], topics: tuple[str, ...] | None,
     for column in ("key", "value"):
         raw = get(f"{column}Format")
         fmt = "binary" if raw is None else raw.strip().lower()
-        if fmt in LATER:
-            raise OptionError(f"{column}Format", raw, f"binary or avro ({fmt} is not supported "
-                              "yet by the pyq source)")
         if fmt not in FORMATS:
-            raise OptionError(f"{column}Format", raw, "binary or avro")
+            raise OptionError(f"{column}Format", raw, ", ".join(FORMATS))
         chosen[column] = fmt
-        for pin in ("SchemaVersion", "SchemaId"):
-            if fmt != "avro" and get(column + pin) is not None:
-                raise OptionError(column + pin, get(column + pin), f"only with {column}Format=avro")
+        for pin, only in (("SchemaVersion", SCHEMA_FORMATS), ("SchemaId", SCHEMA_FORMATS),
+                          ("ProtobufMessage", ("protobuf",)), ("Validate", ("json-schema",))):
+            if fmt not in only and get(column + pin) is not None:
+                raise OptionError(column + pin, get(column + pin),
+                                  f"only with {column}Format={' or '.join(only)}")
     mode_raw = get("mode")
     mode = "FAILFAST" if mode_raw is None else mode_raw.strip().upper()
     if mode not in MODES:
         raise OptionError("mode", mode_raw, "FAILFAST or PERMISSIVE")
     corrupt = get("columnNameOfCorruptRecord")
-    if "avro" not in chosen.values():
+    if set(chosen.values()) == {"binary"}:
         for name in ("mode", "columnNameOfCorruptRecord", *REGISTRY_OPTIONS):
             if get(name) is not None:
                 shown = "<hidden>" if "password" in name or "user.info" in name else get(name)
-                raise OptionError(name, shown, "only with valueFormat=avro or keyFormat=avro")
+                raise OptionError(name, shown, "only with valueFormat or keyFormat avro, "
+                                  "protobuf or json-schema")
         return None
     if corrupt is not None and mode != "PERMISSIVE":
         raise OptionError("columnNameOfCorruptRecord", corrupt, "only with mode=PERMISSIVE")
@@ -151,10 +160,11 @@ def parse_formats(options: Mapping[str, str], topics: tuple[str, ...] | None,
                               "(bad records then go to the failed-records way and "
                               "deadLetterTopic)")
         report_to = (group_id, tuple(sorted((k, str(v)) for k, v in client.items())))
-    avro = [c for c in ("key", "value") if chosen[c] == "avro"]
-    registry = parse_registry_settings(get, f"{avro[0]}Format=avro")
-    specs: dict[str, AvroColumn] = {}
-    for column in avro:
+    decoded = [c for c in ("key", "value") if chosen[c] != "binary"]
+    registry = parse_registry_settings(get, f"{decoded[0]}Format={chosen[decoded[0]]}")
+    specs: dict[str, Any] = {}
+    for column in decoded:
+        fmt = chosen[column]
         version, schema_id = get(f"{column}SchemaVersion"), get(f"{column}SchemaId")
         if version is not None and schema_id is not None:
             raise OptionError(f"{column}SchemaVersion", version, f"not with {column}SchemaId "
@@ -166,15 +176,33 @@ def parse_formats(options: Mapping[str, str], topics: tuple[str, ...] | None,
         if sid is None:
             if topics is None or len(topics) != 1:
                 shown = "a subscribePattern" if topics is None else ", ".join(topics)
-                raise OptionError(f"{column}Format", "avro", f"with one topic, whose subject "
+                raise OptionError(f"{column}Format", fmt, f"with one topic, whose subject "
                                   f"<topic>-{column} gives the reader schema; {shown} has no "
                                   f"single subject: pin the reader schema with {column}SchemaId")
             subject = f"{topics[0]}-{column}"
+        validate = get(f"{column}Validate")
         try:
-            specs[column] = resolve_reader(column, registry, subject, version, sid)
+            if fmt == "avro":
+                specs[column] = resolve_reader(column, registry, subject, version, sid)
+            elif fmt == "protobuf":
+                specs[column] = resolve_protobuf_reader(
+                    column, registry, subject, version, sid, get(f"{column}ProtobufMessage"),
+                    f"{column}ProtobufMessage")
+            else:
+                specs[column] = resolve_json_reader(
+                    column, registry, subject, version, sid,
+                    validate is not None and parse_bool(f"{column}Validate", validate))
         except UnsupportedAvro as e:
             raise OptionError(f"{column}Format", "avro", f"an Avro schema with a Spark type: "
                               f"{e}") from None
+        except (UnsupportedProtobuf, UnsupportedJsonSchema) as e:
+            kind = "a Protobuf message" if fmt == "protobuf" else "a JSON Schema"
+            raise OptionError(f"{column}Format", fmt, f"{kind} with a Spark type: {e}") from None
+        except ValueError as e:  # the named message is not there
+            if fmt != "protobuf" or isinstance(e, OptionError):
+                raise
+            raise OptionError(f"{column}ProtobufMessage", get(f"{column}ProtobufMessage"),
+                              f"a message of the schema: {e}") from None
         except RegistryError as e:
             which = f"subject {subject} version {version or 'latest'}" if sid is None \
                 else f"schema id {sid}"

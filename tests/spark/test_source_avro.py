@@ -204,9 +204,8 @@ def test_from_confluent_avro_over_a_binary_read(spark, cluster, registry):
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"valueFormat": "protobuf"}, "valueFormat='protobuf' is not allowed: binary or avro "
-                                  "(protobuf is not supported yet"),
-    ({"valueFormat": "xml"}, "valueFormat='xml' is not allowed: binary or avro"),
+    ({"valueFormat": "xml"}, "valueFormat='xml' is not allowed: binary, avro, protobuf, "
+                             "json-schema"),
     ({"valueFormat": "avro", "schemaRegistry.url": None}, "schemaRegistry.url=None is not allowed"),
     ({"mode": "DROPMALFORMED"}, "mode='DROPMALFORMED' is not allowed: FAILFAST or PERMISSIVE"),
     ({"subscribe": "clicks,mixed"}, "clicks, mixed has no single subject: pin the reader schema "
@@ -220,7 +219,8 @@ def test_from_confluent_avro_over_a_binary_read(spark, cluster, registry):
     ({"mode": "PERMISSIVE", "groupId": "g", "deadLetterTopic": "d"},
      "mode='PERMISSIVE' is not allowed: unset when groupId and deadLetterTopic are set"),
     ({"valueFormat": "binary", "schemaRegistry.url": "http://127.0.0.1:1"},
-     "schemaRegistry.url='http://127.0.0.1:1' is not allowed: only with valueFormat=avro or keyFormat=avro"),
+     "schemaRegistry.url='http://127.0.0.1:1' is not allowed: only with valueFormat or keyFormat "
+     "avro, protobuf or json-schema"),
 ])
 def test_refused_options(spark, cluster, registry, options, message):
     registry.register_schema("clicks-value", Schema(CLICK_V1, "AVRO"))  # as the first test did

@@ -1,0 +1,328 @@
+"""JSON Schema in Confluent's wire format <-> one Arrow column (source, sink, functions).
+
+A framed value is magic byte 0, the writer's schema id, then the JSON text (UTF-8).
+
+:func:`json_schema_types` maps a schema (the registry's ``schemaType: JSON``) to the Spark
+type of the column and the Arrow type the decoder builds:
+
+| JSON Schema | Spark |
+|---|---|
+| ``type: object`` with ``properties`` | struct, one field per property (in the order the registry serves them; ``required`` or not, every field is nullable) |
+| ``type: object`` with only ``additionalProperties: {schema}`` | map<string, T> |
+| ``type: array`` with ``items: {schema}`` | array<T> |
+| ``string`` (any ``format``), ``enum`` of strings | string |
+| ``integer`` / ``number`` / ``boolean`` | bigint / double / boolean |
+| ``type: [T, "null"]``, ``oneOf``/``anyOf`` of ``{"type": "null"}`` and one schema | T |
+| ``$ref`` within the schema (``#/definitions/...``, ``#/$defs/...``) | the referenced schema's type |
+
+Refused at construction, naming the construct and where it is: ``oneOf``/``anyOf`` of
+several non-null schemas (no single Spark type), ``allOf``, tuples (``items`` as a list,
+``prefixItems``), an object with neither ``properties`` nor an ``additionalProperties``
+schema, a schema that accepts any value, recursive ``$ref``, and ``$ref`` to another
+registered schema (schema references).
+
+:class:`JsonColumn` (picklable, made on the driver) is the reader; :class:`JsonDecoder`
+(one per task) reads each value: the header, the writer schema id (fetched once per id:
+an unknown id is a bad record), the JSON text, and with ``validate`` the value checked
+against the *writer* schema by ``jsonschema`` (a value it refuses is a bad record with
+the library's reason). Values are read into the reader's type: properties the reader does
+not have are dropped, missing ones are null, and a value of the wrong JSON type is a bad
+record (``does not fit its Spark type``).
+
+:class:`JsonWriterSchema` (picklable) encodes a row (a dict) as compact JSON —
+timestamps and dates as ISO-8601 text, decimals as numbers, binary as base64 — checked
+against the schema first (as confluent-kafka's ``JSONSerializer`` does by default).
+
+Threading: decoders belong to one task's thread; the schema cache is guarded by a lock.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import decimal
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from .client import RegistryError, RegistryRefusal
+from .framing import SCHEMA_NOT_FOUND, decode_batch, header, split_header
+from .settings import RegistrySettings
+
+
+class UnsupportedJsonSchema(ValueError):
+    """A JSON Schema construct with no Spark type here; names it and where it is."""
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def json_schema_types(schema: Any, where: str = "value") -> tuple[str, pa.DataType]:
+    """(Spark DDL type, Arrow type) of data of ``schema`` (parsed JSON)."""
+    return _types(schema, schema, where, ())
+
+
+def _deref(root: Any, node: Any, where: str, stack: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        ref = node["$ref"]
+        if not ref.startswith("#"):
+            raise UnsupportedJsonSchema(f"{where}: $ref {ref!r} names another schema (schema "
+                                        "references are not read by the pyq source yet)")
+        if ref in stack:
+            raise UnsupportedJsonSchema(f"{where}: $ref {ref!r} is recursive (no Spark type)")
+        stack = stack + (ref,)
+        target = root
+        for part in [p for p in ref[1:].split("/") if p]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(target, dict) or part not in target:
+                raise UnsupportedJsonSchema(f"{where}: $ref {ref!r} does not resolve")
+            target = target[part]
+        node = target
+    return node, stack
+
+
+def _types(root: Any, node: Any, where: str, stack: tuple[str, ...]) -> tuple[str, pa.DataType]:
+    node, stack = _deref(root, node, where, stack)
+    if not isinstance(node, dict) or not node:
+        raise UnsupportedJsonSchema(f"{where}: a schema that accepts any JSON value has no "
+                                    "Spark type")
+    if "allOf" in node:
+        raise UnsupportedJsonSchema(f"{where}: allOf has no Spark type here")
+    for combinator in ("oneOf", "anyOf"):
+        if combinator in node:
+            members = [m for m in node[combinator]
+                       if not (isinstance(m, dict) and m.get("type") == "null")]
+            if len(members) != 1:
+                raise UnsupportedJsonSchema(f"{where}: {combinator} of {len(members)} non-null "
+                                            "schemas has no single Spark type")
+            return _types(root, members[0], where, stack)
+    kind = node.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        if len(kinds) != 1:
+            raise UnsupportedJsonSchema(f"{where}: type {kind} has no single Spark type")
+        kind = kinds[0]
+    if kind is None:
+        if "properties" in node or "additionalProperties" in node:
+            kind = "object"
+        elif "items" in node:
+            kind = "array"
+        elif "enum" in node and all(isinstance(v, str) for v in node["enum"]):
+            kind = "string"
+        else:
+            raise UnsupportedJsonSchema(f"{where}: a schema without a type (keys "
+                                        f"{', '.join(sorted(node))}) has no Spark type")
+    if kind == "string":
+        return "string", pa.string()
+    if kind == "integer":
+        return "bigint", pa.int64()
+    if kind == "number":
+        return "double", pa.float64()
+    if kind == "boolean":
+        return "boolean", pa.bool_()
+    if kind == "array":
+        items = node.get("items")
+        if "prefixItems" in node or isinstance(items, list):
+            raise UnsupportedJsonSchema(f"{where}: a tuple (items as a list, prefixItems) has no "
+                                        "Spark type")
+        if not isinstance(items, dict):
+            raise UnsupportedJsonSchema(f"{where}: an array without an items schema has no "
+                                        "Spark type")
+        ddl, arrow = _types(root, items, where + "[]", stack)
+        return f"array<{ddl}>", pa.list_(pa.field("element", arrow, True))
+    if kind == "object":
+        props = node.get("properties")
+        if props:
+            ddls, fields = [], []
+            for name, sub in props.items():
+                ddl, arrow = _types(root, sub, f"{where}.{name}", stack)
+                ddls.append(f"{_quote(name)}: {ddl}")
+                fields.append(pa.field(name, arrow, True))
+            return f"struct<{', '.join(ddls)}>", pa.struct(fields)
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict) and extra:
+            ddl, arrow = _types(root, extra, where + "{}", stack)
+            return (f"map<string,{ddl}>",
+                    pa.map_(pa.field("key", pa.string(), False), pa.field("value", arrow, True)))
+        raise UnsupportedJsonSchema(f"{where}: an object with neither properties nor an "
+                                    "additionalProperties schema has no Spark type")
+    raise UnsupportedJsonSchema(f"{where}: type {kind!r} has no Spark type")
+
+
+def _validator(schema: Any) -> Any:
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
+    return cls(schema)
+
+
+def _why(validator: Any, value: Any) -> str | None:
+    import jsonschema.exceptions
+
+    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    if error is None:
+        return None
+    at = "/".join(str(p) for p in error.absolute_path) or "the value"
+    return f"at {at}: {error.message}"
+
+
+_schemas: dict[tuple[str, int], Any] = {}
+_schemas_lock = threading.Lock()
+
+
+def _schema(registry: RegistrySettings, schema_id: int, client: Any = None) -> Any:
+    key = (registry.url, schema_id)
+    with _schemas_lock:
+        if key in _schemas:
+            return _schemas[key]
+    record = (client or registry.client()).schema_by_id(schema_id)
+    parsed = _parse(record, schema_id)
+    with _schemas_lock:
+        _schemas[key] = parsed
+    return parsed
+
+
+def _parse(record: dict[str, Any], schema_id: int | str) -> Any:
+    if record.get("schemaType") != "JSON":
+        raise RegistryError(f"schema {schema_id} is {record.get('schemaType') or 'AVRO'}, not "
+                            "JSON")
+    if record.get("references"):
+        raise RegistryError(f"schema {schema_id} has references, which the pyq source does not "
+                            "read yet")
+    return json.loads(record["schema"])
+
+
+@dataclass(frozen=True)
+class JsonColumn:
+    column: str
+    registry: RegistrySettings
+    reader_id: int
+    description: str
+    validate: bool
+    ddl: str
+    arrow_type: pa.DataType = field(compare=False)
+
+    def decoder(self) -> JsonDecoder:
+        return JsonDecoder(self)
+
+
+def resolve_json_reader(column: str, registry: RegistrySettings, subject: str | None,
+                        version: str | None, schema_id: int | None,
+                        validate: bool) -> JsonColumn:
+    """The reader: by id, else the subject's version (``latest`` by default);
+    UnsupportedJsonSchema naming what does not map."""
+    client = registry.client()
+    if schema_id is not None:
+        record = client.schema_by_id(schema_id)
+        sid, where = schema_id, f"schema id {schema_id}"
+    else:
+        assert subject is not None
+        record = client.version(subject, version or "latest")
+        sid = int(record["id"])
+        where = f"subject {subject} version {record['version']} (id {sid})"
+    schema = _parse(record, sid)
+    with _schemas_lock:
+        _schemas[(registry.url, sid)] = schema
+    ddl, arrow = json_schema_types(schema, column)
+    return JsonColumn(column, registry, sid, where, validate, ddl, arrow)
+
+
+class JsonDecoder:
+    """Decodes batches of framed values of one column (see the module doc)."""
+
+    def __init__(self, spec: JsonColumn) -> None:
+        self.spec = spec
+        self._validators: dict[int, Any] = {}
+
+    def decode_one(self, data: bytes) -> Any:
+        schema_id, pos = split_header(data)
+        try:
+            writer = _schema(self.spec.registry, schema_id)
+        except RegistryRefusal as e:
+            if e.error_code != SCHEMA_NOT_FOUND:
+                raise
+            raise ValueError(f"unknown schema id {schema_id} ({e.message}, registry error "
+                             f"{e.error_code})") from None
+        try:
+            value = json.loads(bytes(data[pos:]))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ValueError(f"does not decode as JSON (writer schema {schema_id}): {e}") from None
+        if self.spec.validate:
+            validator = self._validators.get(schema_id)
+            if validator is None:
+                validator = self._validators[schema_id] = _validator(writer)
+            why = _why(validator, value)
+            if why is not None:
+                raise ValueError(f"not valid under writer schema {schema_id}: {why}")
+        return value
+
+    def decode(self, values: Sequence[bytes | None]) -> tuple[pa.Array, list[str | None]]:
+        return decode_batch(self.decode_one, values, self.spec.arrow_type, self.spec.column)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (datetime.datetime, datetime.date)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode()
+    return value
+
+
+_writer_validators: dict[tuple[int, str], Any] = {}
+
+
+@dataclass(frozen=True)
+class JsonWriterSchema:
+    schema: Any
+    schema_id: int
+    description: str
+
+    def encode(self, row: Any) -> bytes:
+        """The framed JSON of ``row``; ValueError naming what the schema refuses."""
+        value = _plain(row)
+        key = (self.schema_id, self.description)
+        validator = _writer_validators.get(key)
+        if validator is None:
+            validator = _writer_validators[key] = _validator(self.schema)
+        why = _why(validator, value)
+        if why is not None:
+            raise ValueError(f"does not match {self.description}: {why}")
+        return header(self.schema_id) + json.dumps(value, separators=(",", ":")).encode()
+
+
+def json_writer(registry: RegistrySettings, subject: str | None, schema_text: str | None,
+                schema_id: int | None, auto_register: bool) -> JsonWriterSchema:
+    """The writer: ``schema_text`` registered (or looked up, without ``auto_register``)
+    under ``subject``; else ``schema_id``; else the subject's latest."""
+    client = registry.client()
+    if schema_text is not None:
+        assert subject is not None
+        body = {"schema": schema_text, "schemaType": "JSON"}
+        if auto_register:
+            sid = client.register(subject, body)
+        else:
+            import urllib.parse
+
+            sid = int(client.request("POST", f"/subjects/{urllib.parse.quote(subject, safe='')}",
+                                     body)["id"])
+        record: dict[str, Any] = {"schema": schema_text, "schemaType": "JSON"}
+        where = f"schema id {sid} of subject {subject}"
+    elif schema_id is not None:
+        record, sid, where = client.schema_by_id(schema_id), schema_id, f"schema id {schema_id}"
+    else:
+        assert subject is not None
+        record = client.version(subject, "latest")
+        sid = int(record["id"])
+        where = f"subject {subject} version {record['version']} (id {sid})"
+    return JsonWriterSchema(_parse(record, sid), sid, where)

@@ -1,0 +1,202 @@
+"""Confluent-framed Protobuf <-> one Arrow column (the source, the sink, the functions).
+
+A framed value is magic byte 0, the writer's schema id, the message indexes (the path of
+the message type in its schema file, :mod:`.framing`) and the message's binary encoding.
+
+:class:`ProtobufColumn` (picklable, made on the driver) is the reader: a schema id (the
+subject's latest version at query start, a pinned version, or an id), the message the
+column holds (the file's first, or the one named by ``valueProtobufMessage``) and its
+Spark/Arrow types (:mod:`.protobuf_types`). :class:`ProtobufDecoder` (one per task, on an
+executor) reads each value: the writer's file is fetched once per id
+(``/schemas/ids/{id}?format=serialized``) and kept for the life of the Python worker; the
+message indexes must name a message of the reader's full name (else a bad record naming
+both), and the payload is parsed with the reader's message class: Protobuf's own
+resolution by field numbers (unknown fields skipped, missing ones unset).
+
+:class:`ProtobufWriterSchema` (picklable) is the writer: a schema id and the message;
+:meth:`~ProtobufWriterSchema.encode` frames one row (a dict of fields).
+
+Bad-record reasons as for Avro: ``no magic byte 0``, ``too short``, ``unknown schema id N``,
+``message indexes ...``, ``does not decode ...``. Threading: decoders and writers belong to
+one task's thread; the file cache is guarded by a lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from .client import RegistryRefusal
+from .framing import (
+    SCHEMA_NOT_FOUND,
+    decode_batch,
+    header,
+    message_indexes,
+    read_message_indexes,
+    split_header,
+)
+from .protobuf_types import (
+    choose_message,
+    from_python,
+    index_path,
+    load_file,
+    message_at,
+    message_types,
+    to_python,
+)
+from .settings import RegistrySettings
+
+_files: dict[tuple[str, int], Any] = {}
+_files_lock = threading.Lock()
+
+
+def _file(registry: RegistrySettings, schema_id: int, client: Any = None) -> Any:
+    key = (registry.url, schema_id)
+    with _files_lock:
+        if key in _files:
+            return _files[key]
+    client = client or registry.client()
+    record = {"id": schema_id, **client.request("GET", f"/schemas/ids/{schema_id}",
+                                                format="serialized")}
+    file = load_file(client, record)
+    with _files_lock:
+        _files[key] = file
+    return file
+
+
+def _message_class(desc: Any) -> type:
+    from google.protobuf import message_factory
+
+    return message_factory.GetMessageClass(desc)
+
+
+def _record(client: Any, subject: str | None, version: str | None,
+            schema_id: int | None) -> tuple[int, str]:
+    if schema_id is not None:
+        client.schema_by_id(schema_id)
+        return schema_id, f"schema id {schema_id}"
+    assert subject is not None
+    record = client.version(subject, version or "latest")
+    return int(record["id"]), f"subject {subject} version {record['version']} (id {record['id']})"
+
+
+@dataclass(frozen=True)
+class ProtobufColumn:
+    column: str
+    registry: RegistrySettings
+    reader_id: int
+    message: str  # full name
+    description: str
+    ddl: str
+    arrow_type: pa.DataType = field(compare=False)
+
+    def decoder(self) -> ProtobufDecoder:
+        return ProtobufDecoder(self)
+
+
+def resolve_protobuf_reader(column: str, registry: RegistrySettings, subject: str | None,
+                            version: str | None, schema_id: int | None,
+                            message: str | None, option: str) -> ProtobufColumn:
+    """The reader: by id, else the subject's version (``latest`` by default); its message
+    (``message`` or the first); UnsupportedProtobuf / ValueError naming what does not map."""
+    client = registry.client()
+    sid, where = _record(client, subject, version, schema_id)
+    desc = choose_message(_file(registry, sid, client), message, option)
+    ddl, arrow = message_types(desc, column)
+    return ProtobufColumn(column, registry, sid, desc.full_name,
+                          f"{where}, message {desc.full_name}", ddl, arrow)
+
+
+class ProtobufDecoder:
+    """Decodes batches of framed values of one column (see the module doc)."""
+
+    def __init__(self, spec: ProtobufColumn) -> None:
+        self.spec = spec
+        self.arrow_type = spec.arrow_type
+        file = _file(spec.registry, spec.reader_id)
+        self._cls = _message_class(file.pool.FindMessageTypeByName(spec.message))
+
+    def decode_one(self, data: bytes) -> Any:
+        from google.protobuf.message import DecodeError
+
+        schema_id, pos = split_header(data)
+        indexes, pos = read_message_indexes(data, pos)
+        try:
+            file = _file(self.spec.registry, schema_id)
+        except RegistryRefusal as e:
+            if e.error_code != SCHEMA_NOT_FOUND:
+                raise
+            raise ValueError(f"unknown schema id {schema_id} ({e.message}, registry error "
+                             f"{e.error_code})") from None
+        written = message_at(file, indexes)
+        if written.full_name != self.spec.message:
+            raise ValueError(f"message {written.full_name} (schema {schema_id}, indexes "
+                             f"{indexes}), not the column's {self.spec.message}")
+        msg = self._cls()
+        try:
+            msg.ParseFromString(bytes(data[pos:]))
+        except DecodeError as e:
+            raise ValueError(f"does not decode as {self.spec.message} (writer schema "
+                             f"{schema_id}): {e}") from None
+        return to_python(msg)
+
+    def decode(self, values: Sequence[bytes | None]) -> tuple[pa.Array, list[str | None]]:
+        return decode_batch(self.decode_one, values, self.arrow_type, self.spec.column)
+
+
+@dataclass(frozen=True)
+class ProtobufWriterSchema:
+    registry: RegistrySettings
+    schema_id: int
+    message: str
+    description: str
+
+    def encode(self, row: Any) -> bytes:
+        """The framed message of ``row`` (a dict); ValueError naming the field."""
+        cls, prefix = _writers.get((self.registry.url, self.schema_id, self.message),
+                                   (None, b""))
+        if cls is None:
+            desc = _file(self.registry, self.schema_id).pool.FindMessageTypeByName(self.message)
+            cls = _message_class(desc)
+            prefix = header(self.schema_id) + message_indexes(index_path(desc))
+            _writers[(self.registry.url, self.schema_id, self.message)] = (cls, prefix)
+        try:
+            msg = from_python(cls, row)
+        except ValueError as e:
+            raise ValueError(f"does not match {self.description}: {e}") from None
+        return prefix + msg.SerializeToString()
+
+
+_writers: dict[tuple[str, int, str], tuple[Any, bytes]] = {}
+
+
+def protobuf_writer(registry: RegistrySettings, subject: str | None, schema_text: str | None,
+                    schema_id: int | None, auto_register: bool, message: str | None,
+                    option: str) -> ProtobufWriterSchema:
+    """The writer: ``schema_text`` (.proto) registered (or looked up, without
+    ``auto_register``) under ``subject``; else ``schema_id``; else the subject's latest;
+    its message ``message`` or the first."""
+    client = registry.client()
+    if schema_text is not None:
+        assert subject is not None
+        body = {"schema": schema_text, "schemaType": "PROTOBUF"}
+        if auto_register:
+            sid = client.register(subject, body)
+        else:
+            sid = int(client.request("POST", f"/subjects/{_quote(subject)}", body)["id"])
+        where = f"schema id {sid} of subject {subject}"
+    else:
+        sid, where = _record(client, subject, None, schema_id)
+    desc = choose_message(_file(registry, sid, client), message, option)
+    return ProtobufWriterSchema(registry, sid, desc.full_name,
+                                f"{where}, message {desc.full_name}")
+
+
+def _quote(subject: str) -> str:
+    import urllib.parse
+
+    return urllib.parse.quote(subject, safe="")
