@@ -1,7 +1,9 @@
 """The test's side of the fault tests' client process (:mod:`tests.faults.workload`): starts
 it (prefixed with ``ip netns exec NS`` when the cluster lives in network namespaces), sends
 it one command at a time and reads its one-line JSON answer. The process is stopped by its
-own pid in :meth:`WorkloadProcess.close` whatever happened; its stderr goes to a file.
+own pid in :meth:`WorkloadProcess.close` whatever happened, and dies with the test process
+(``PR_SET_PDEATHSIG``, which ``ip netns exec`` passes on through its exec); its stderr goes
+to a file.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import IO, Any
+
+from reference.kafka_cluster import die_with_parent
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +27,8 @@ class WorkloadProcess:
         self._err: IO[bytes] = open(log, "wb")  # closed in close()
         self.proc = subprocess.Popen(
             [*(prefix or []), sys.executable, "-m", "tests.faults.workload", json.dumps(config)],
-            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, text=True)
+            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, text=True,
+            preexec_fn=die_with_parent)
         try:
             self._answer("ready")
         except BaseException:
