@@ -17,8 +17,8 @@ At the end of the module the per-fault table (acknowledged, read, lost, duplicat
 aborted-read and partly visible transactions, for pyq and for Kafka) is printed (``-s``
 shows it). The partition test's schedule is the three partitions and a pause in a seeded
 order (the other test kills); ``PYQ_FAULT_ROUNDS=N`` makes it a soak of N faults of all five
-kinds, kills too, and ``PYQ_FAULT_SEED`` picks another schedule
-(``PYQ_FAULT_ROUNDS=40 PYQ_FAULT_SEED=7 pytest -s tests/faults -k partitions``).
+kinds, kills too, ``PYQ_FAULT_SEED`` picks another schedule and ``PYQ_FAULT_SECONDS=LOW,HIGH``
+longer faults (``PYQ_FAULT_ROUNDS=40 PYQ_FAULT_SEED=7 pytest -s tests/faults -k partitions``).
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 PARTITIONS = 3
 SEED = int(os.environ.get("PYQ_FAULT_SEED", "34"))
 SOAK_ROUNDS = int(os.environ.get("PYQ_FAULT_ROUNDS", "0"))
+#: how long each partition-test fault lasts, "LOW,HIGH" seconds (drawn per fault)
+SECONDS = tuple(float(x) for x in os.environ.get("PYQ_FAULT_SECONDS", "3,4").split(","))
 #: target name -> phase -> counts, filled by the tests, printed at the module's end
 RESULTS: dict[str, dict[str, dict[str, int]]] = {}
 
@@ -94,12 +96,9 @@ def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             cluster = (NetnsPyqCluster(directory, network, 3, overrides) if network is not None
                        else LocalCluster(directory, 3, overrides))
             try:
-                target = Target("pyq", cluster.bootstrap_servers, nemesis.PyqNodes(cluster),
-                                directory, network)
                 cluster.start()
-                target.bootstrap = cluster.bootstrap_servers
-                target.nodes = nemesis.PyqNodes(cluster)
-                yield target
+                yield Target("pyq", cluster.bootstrap_servers, nemesis.PyqNodes(cluster),
+                             directory, network)
             finally:
                 cluster.stop()
         else:
@@ -107,10 +106,9 @@ def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             kafka = (NetnsKafkaCluster(directory, network, 3, overrides=overrides)
                      if network is not None else KafkaCluster(directory, 3, overrides=overrides))
             try:
-                target = Target("kafka", kafka.bootstrap_servers, nemesis.KafkaNodes(kafka),
-                                directory, network)
                 kafka.start()
-                yield target
+                yield Target("kafka", kafka.bootstrap_servers, nemesis.KafkaNodes(kafka),
+                             directory, network)
             finally:
                 kafka.stop()
     finally:
@@ -166,6 +164,7 @@ def test_nothing_acknowledged_is_lost_and_no_aborted_read_under_partitions(targe
         pytest.skip(str(_no_netns()))
     kinds = nemesis.NETWORK_FAULTS + (("pause", "kill") if SOAK_ROUNDS else ("pause",))
     faults = nemesis.mixed_schedule(SEED, len(target.nodes.ids), PARTITIONS,
-                                    max(SOAK_ROUNDS, len(kinds)), kinds, seconds=(3.0, 4.0))
+                                    max(SOAK_ROUNDS, len(kinds)), kinds,
+                                    seconds=(SECONDS[0], SECONDS[-1]))
     verdict, events = _run(target, "partitions", faults)
     _assert_clean(target, verdict, events)
