@@ -13,14 +13,18 @@
 4. shows the output changelog compacted: its size, then ``min.compaction.lag.ms`` lowered
    at runtime (IncrementalAlterConfigs) so the log cleaner may clean it, then its size
    again (the latest total per (user, window) stays);
-5. prints counts in/out/dead-lettered (the dead letters summed up: a count per
+5. publishes the latest (user, window) totals as schema'd data with the ``pyq`` command:
+   ``pyq produce --value-format avro --value-schema`` registers the schema in the
+   cluster's schema registry and writes Confluent-framed Avro, ``pyq consume
+   --value-format avro`` decodes it back through the registry (:func:`publish_avro`);
+6. prints counts in/out/dead-lettered (the dead letters summed up: a count per
    ``pyq.reason`` and the first few source offsets, not a line each) and the group's lag,
    stops the cluster.
 
 Exit code 0 only if parsed + malformed == produced, dead letters == malformed, the
 Parquet files hold every parsed event, the latest total of every (user, window) in the
-output topic adds up to the parsed events (less any Spark dropped as late), and the lag
-is 0.
+output topic adds up to the parsed events (less any Spark dropped as late), the Avro
+totals read back equal the ones written, and the lag is 0.
 """
 
 from __future__ import annotations
@@ -41,6 +45,10 @@ ROOT = Path(__file__).resolve().parents[1]
 COUNT = 5000
 TOPIC, OUTPUT, DLQ, GROUP = "clicks", "user-window-counts", "clicks-dlq", "sessionize-demo"
 MAX_RUNS = 4
+AVRO_TOPIC = "user-window-totals-avro"
+WINDOW_TOTAL = {"type": "record", "name": "WindowTotal", "namespace": "pyq.demo", "fields": [
+    {"name": "user_id", "type": "string"}, {"name": "window_start", "type": "string"},
+    {"name": "events", "type": "long"}]}
 LOG4J2 = """rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
@@ -123,6 +131,38 @@ def _compact(admin, bootstrap: str, partitions: int) -> tuple[list[dict], int]:
     return updates, last
 
 
+def publish_avro(bootstrap: str, registry: str, windows: dict[tuple[str, str], int],
+                 env: dict[str, str], tmp: Path) -> tuple[list[dict], list[dict], int]:
+    """The (user, window) totals to :data:`AVRO_TOPIC` (one partition, created first) as
+    Avro of :data:`WINDOW_TOTAL` with ``pyq produce --value-format avro --value-schema``
+    (the schema registered under ``<topic>-value``), then read back with ``pyq consume
+    --value-format avro``: (written, read back, bytes of the Avro values)."""
+    from connector.client import Admin, NewTopic
+
+    written = [{"user_id": u, "window_start": w, "events": n}
+               for (u, w), n in sorted(windows.items())]
+    schema, lines = tmp / "window_total.avsc", tmp / "window_totals.jsonl"
+    schema.write_text(json.dumps(WINDOW_TOTAL))
+    lines.write_text("".join(f"{t['user_id']}\t{json.dumps(t)}\n" for t in written))
+    with Admin({"bootstrap.servers": bootstrap}) as admin:
+        admin.create_topics([NewTopic(AVRO_TOPIC, 1, 3)])
+    pyq = [sys.executable, "-m", "connector.cli"]
+    registry_args = ["--bootstrap-server", bootstrap, "--value-format", "avro", "-r", registry]
+    for cmd in ([*pyq, "produce", AVRO_TOPIC, *registry_args, "--value-schema", str(schema),
+                 "-l", str(lines)],
+                [*pyq, "consume", AVRO_TOPIC, *registry_args, "-o", "beginning", "-e",
+                 "-f", "%s\n"]):
+        print("$ pyq " + " ".join(cmd[3:5] + ["..."]), flush=True)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
+        if proc.returncode != 0:
+            raise SystemExit(f"demo: pyq {cmd[3]} exited with {proc.returncode}: {proc.stderr}")
+    read = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    with Fetcher({"bootstrap.servers": bootstrap}) as fetcher:
+        start, end = fetcher.offset_bounds(AVRO_TOPIC, 0)
+        size = sum(len(r.value or b"") for r in fetcher.iter_records(AVRO_TOPIC, 0, start, end))
+    return written, read, size
+
+
 def _run(cmd: list[str], env: dict[str, str]) -> str:
     print("$ " + " ".join(cmd[:2] + ["..."]), flush=True)
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, cwd=ROOT)
@@ -141,7 +181,7 @@ def main() -> int:
     spark_submit = str(bindir / "spark-submit")
     cleaner = {"log.cleaner.backoff.ms": "500"}
     with tempfile.TemporaryDirectory(prefix="pyq-demo-") as tmp, \
-            EmbeddedCluster(brokers=3, overrides=cleaner) as cluster:
+            EmbeddedCluster(brokers=3, overrides=cleaner, schema_registry=True) as cluster:
         # Spark logs its start-up at INFO before the job can lower the level: a conf dir
         # whose log4j2.properties says WARN keeps the demo's output readable.
         conf = Path(tmp) / "spark-conf"
@@ -192,10 +232,14 @@ def main() -> int:
             results = len(updates)
             compacted, size_after = _compact(admin, bootstrap, 3)
             windows = latest_totals(compacted)
+            avro_t0 = time.monotonic()
+            avro_written, avro_read, avro_bytes = publish_avro(
+                bootstrap, cluster.schema_registry_url, windows, env, Path(tmp))
+            avro_s = time.monotonic() - avro_t0
         import pyarrow.parquet as pq
 
         in_parquet = pq.read_table(parquet).num_rows if parquet.exists() else 0
-        elapsed = time.monotonic() - t0
+        elapsed = time.monotonic() - t0 - avro_s
         print()
         print(f"produced:          {produced} ({malformed} malformed)")
         print(f"read by Spark:     {totals.get('events_in', 0)} in {totals.get('batches', 0)} "
@@ -213,6 +257,13 @@ def main() -> int:
         print(f"compaction:        {OUTPUT} {results} records / {size_before:,} bytes before, "
               f"{len(compacted)} records / {size_after:,} bytes after the log cleaner "
               "(the latest total per (user, window) kept)")
+        as_json = sum(len(json.dumps(t)) for t in avro_written)
+        print(f"schema'd (Avro):   {len(avro_written)} (user, window) totals written by pyq produce "
+              f"--value-format avro to {AVRO_TOPIC} (subject {AVRO_TOPIC}-value in the cluster's "
+              f"schema registry): {avro_bytes:,} bytes against {as_json:,} as JSON; pyq consume "
+              f"--value-format avro read back {len(avro_read)}, "
+              f"{'equal' if avro_read == avro_written else 'NOT equal'}; the first: "
+              f"{json.dumps(avro_read[0]) if avro_read else None}")
         print(f"lag of {GROUP}:  {lag}")
         problems = []
         if totals.get("parsed", 0) + totals.get("malformed", 0) != produced:
@@ -227,6 +278,8 @@ def main() -> int:
             problems.append("compaction changed a (user, window) total")
         if sum(windows.values()) + totals.get("late_dropped", 0) != totals.get("parsed", 0):
             problems.append("window totals + late events != parsed events")
+        if avro_read != avro_written:
+            problems.append("the Avro totals read back differ from the ones written")
         if any(v != 0 for v in lag.values()):
             problems.append(f"lag is not 0: {lag}")
         print("stopping the cluster", flush=True)
