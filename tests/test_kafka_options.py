@@ -97,7 +97,8 @@ def test_the_sink_honours_batch_size_linger_and_compression(shared_broker) -> No
 
 
 @pytest.mark.parametrize("name", ["connector.client.properties",
-                                  "connector.client.config", "broker_sim.network.listener",
+                                  "connector.client.config", "connector.client.option_kinds",
+                                  "broker_sim.network.listener",
                                   "broker_sim.controller.scram_credentials"])
 def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
