@@ -44,6 +44,7 @@ from .legacy_group_offsets import LegacyGroupOffsets
 from .propagation import APPLIED, IMAGE, DelayedMetadataFetch, DelayedPropagation
 from .quorum_status import QuorumStatus
 from .scram_credentials import Deletion, Upsertion
+from .voter_changes import VoterChanges
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,8 @@ class ControllerApis:
         self.legacy_offsets = LegacyGroupOffsets(controller.data_dir / "group-offsets.jsonl")
         #: DescribeQuorum and a controller's DescribeCluster (see :mod:`.quorum_status`)
         self.quorum = QuorumStatus(controller)
+        #: AddRaftVoter and RemoveRaftVoter (see :mod:`.voter_changes`)
+        self.voter_changes = VoterChanges(controller.metadata.quorum)
         #: Over the wire only: parked metadata polls and answers awaiting propagation.
         self.purgatory: DelayedOperationPurgatory[Any] | None = None
         if channel is not None:
@@ -344,6 +347,10 @@ class ControllerApis:
                 body = self.quorum.describe_quorum_body(request.body)
             elif key == ApiKey.DESCRIBE_CLUSTER:
                 body = self.quorum.describe_cluster_body(request.body)
+            elif key == ApiKey.ADD_RAFT_VOTER:
+                body = self.voter_changes.add_body(request.body)
+            elif key == ApiKey.REMOVE_RAFT_VOTER:
+                body = self.voter_changes.remove_body(request.body)
             else:  # ApiVersions
                 body = Data(error_code=0, api_keys=api.supported_versions(api.CONTROLLER_APIS),
                             throttle_time_ms=0)

@@ -4,12 +4,13 @@ asked of a controller (``kafka-metadata-quorum --bootstrap-controller``).
 A :class:`QuorumView` is the quorum as one moment's numbers, in KRaft's terms: the leader,
 its epoch, the high watermark, each voter's log end offset and when it last fetched and was
 last caught up, and the observers. :class:`QuorumStatus` answers both requests from the
-view its ``view_source`` gives. A controller quorum (``broker_sim/quorum/``) sets
-``view_source`` to its own; until then a controller is the quorum's only voter and leader
-(:meth:`QuorumStatus.single_controller_view`): its offsets are the cluster image's version
-(the number of committed changes), its epoch 1, and the observers are the brokers, each at
-the image version it last acknowledged, fetched when it last polled or heartbeat (the brokers
-follow the controller's metadata as KRaft's brokers follow the metadata log).
+view its ``view_source`` gives, by default :meth:`QuorumStatus.metadata_quorum_view`: the
+controller's member of the metadata quorum (:meth:`broker_sim.quorum.MetadataQuorum.describe`,
+offsets of the ``__cluster_metadata`` log; a lone controller is its only voter and leader)
+for the voters and any controller observing the log, and pyq's brokers as the other
+observers. A pyq broker does not fetch the log: it follows the controller's image, so it is
+shown fetched when it last polled or heartbeat, and a broker ``k`` image versions behind the
+controller's as ``k`` records behind the high watermark (each change is one record).
 
 A request that does not name exactly ``__cluster_metadata`` partition 0 is answered
 UNKNOWN_TOPIC_OR_PARTITION, as Kafka does. Asked for the brokers (endpoint type 1),
@@ -31,12 +32,10 @@ from typing import Any
 
 from ..protocol.errors import MismatchedEndpointType, UnknownTopicOrPartition
 from ..protocol.schema import Data
+from ..quorum import ReplicaState
 from .controller import Controller
 
 METADATA_TOPIC = "__cluster_metadata"
-#: The node id of a cluster's only controller (Kafka's examples number controllers from 3000;
-#: pyq's brokers count from 0, so the two never meet).
-SINGLE_CONTROLLER_ID = 3000
 CONTROLLER_LISTENER = "CONTROLLER"
 BROKERS, CONTROLLERS = 1, 2
 UNKNOWN_OPERATIONS = -(2 ** 31)
@@ -66,17 +65,16 @@ class QuorumView:
 
 
 class QuorumStatus:
-    def __init__(self, controller: Controller, node_id: int = SINGLE_CONTROLLER_ID,
-                 cluster_id: str = "pyq-cluster",
+    def __init__(self, controller: Controller, cluster_id: str = "pyq-cluster",
                  endpoint: Callable[[], tuple[str, int] | None] = lambda: None,
                  wall_ms: Callable[[], int] = lambda: int(time.time() * 1000)) -> None:
         self.controller = controller
-        self.node_id = node_id
+        self.node_id = controller.metadata.quorum.node_id
         self.cluster_id = cluster_id
         self.endpoint = endpoint
         self.wall_ms = wall_ms
         #: Where the view comes from: a Raft quorum's driver replaces it.
-        self.view_source: Callable[[], QuorumView] = self.single_controller_view
+        self.view_source: Callable[[], QuorumView] = self.metadata_quorum_view
         self._lock = threading.Lock()
         #: broker id -> (last fetch, last caught up) in wall ms; replaced under the lock
         self._fetches: dict[int, tuple[int, int]] = {}
@@ -92,17 +90,26 @@ class QuorumStatus:
             fetches[broker_id] = (now, caught_up)
             self._fetches = fetches
 
-    def single_controller_view(self) -> QuorumView:
-        now = self.wall_ms()
+    def metadata_quorum_view(self) -> QuorumView:
+        described = self.controller.metadata.quorum.describe()
+        hw = described.high_watermark
+
+        def replica(r: ReplicaState) -> ReplicaView:
+            return ReplicaView(r.node_id, r.log_end_offset, r.last_fetch_timestamp,
+                               r.last_caught_up_timestamp)
+
         version = self.controller.version
         applied = self.controller.applied_versions()
         alive = self.controller.read_image(lambda image: image.alive_brokers())
         fetches = self._fetches
-        observers = tuple(
-            ReplicaView(b, max(applied.get(b, 0), 0), *fetches.get(b, (-1, -1))) for b in sorted(alive))
+        brokers = tuple(
+            ReplicaView(b, max(0, hw - max(0, version - applied.get(b, 0))), *fetches.get(b, (-1, -1)))
+            for b in sorted(alive))
         endpoint = self.endpoint()
-        return QuorumView(self.node_id, 1, version, (ReplicaView(self.node_id, version, now, now),),
-                          observers, {} if endpoint is None else {self.node_id: endpoint})
+        return QuorumView(-1 if described.leader_id is None else described.leader_id,
+                          described.epoch, hw, tuple(replica(r) for r in described.voters),
+                          tuple(replica(r) for r in described.observers) + brokers,
+                          {} if endpoint is None else {self.node_id: endpoint})
 
     # ---- requests ----------------------------------------------------------------------
     def describe_quorum_body(self, body: Any) -> Data:

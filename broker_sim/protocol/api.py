@@ -278,12 +278,15 @@ APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("ConsumerGroupHeartbeat", ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
     _spec("ConsumerGroupDescribe", ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
     _spec("DescribeTopicPartitions", DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse),
-    _spec("DescribeQuorum", DescribeQuorumRequest, DescribeQuorumResponse),  # forwarded
+    # forwarded to the controller
+    _spec("DescribeQuorum", DescribeQuorumRequest, DescribeQuorumResponse),
+    _spec("AddRaftVoter", AddRaftVoterRequest, AddRaftVoterResponse),
+    _spec("RemoveRaftVoter", RemoveRaftVoterRequest, RemoveRaftVoterResponse),
 ]}
 
 #: The controller's listener: the internal control plane plus what brokers forward to it
 #: (topic creation, growth and deletion, leader elections, config changes, SCRAM credential
-#: and ACL changes, DescribeQuorum), the legacy offset journal (ListGroups, OffsetFetch up
+#: and ACL changes, DescribeQuorum, voter changes), the legacy offset journal (ListGroups, OffsetFetch up
 #: to v7, the last version with one group per request), ApiVersions, and DescribeCluster for
 #: an admin client bootstrapped from the controllers (``--bootstrap-controller``).
 CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
@@ -306,6 +309,8 @@ CONTROLLER_APIS: dict[int, ApiSpec] = {s.key: s for s in [
     _spec("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
     _spec("DescribeQuorum", DescribeQuorumRequest, DescribeQuorumResponse),
     _spec("DescribeCluster", DescribeClusterRequest, DescribeClusterResponse),
+    _spec("AddRaftVoter", AddRaftVoterRequest, AddRaftVoterResponse),
+    _spec("RemoveRaftVoter", RemoveRaftVoterRequest, RemoveRaftVoterResponse),
 ]}
 
 

@@ -555,6 +555,16 @@ class MismatchedEndpointType(KafkaError):
     code = 114
 
 
+class DuplicateVoter(KafkaError):
+    """Kafka error 126, ``DUPLICATE_VOTER``: AddRaftVoter named a node that is a voter already."""
+    code = 126
+
+
+class VoterNotFound(KafkaError):
+    """Kafka error 127, ``VOTER_NOT_FOUND``: RemoveRaftVoter named a node that is no voter."""
+    code = 127
+
+
 ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
     cls.code: cls
     for cls in (
@@ -641,6 +651,8 @@ ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
         UnsupportedAssignor,
         StaleMemberEpoch,
         MismatchedEndpointType,
+        DuplicateVoter,
+        VoterNotFound,
         InvalidRegularExpression,
     )
 }

@@ -1,5 +1,6 @@
 """What a broker says about the cluster as a whole: ApiVersions with its features,
-DescribeCluster, DescribeQuorum, ElectLeaders and UpdateFeatures.
+DescribeCluster, DescribeQuorum, the controller quorum's voter changes, ElectLeaders and
+UpdateFeatures.
 
 * **ApiVersions** lists exactly the versions the codec implements (:mod:`..protocol.api`)
   and, from v3, the cluster's features (:data:`FEATURES`): ``group.version`` 1, the
@@ -15,6 +16,9 @@ DescribeCluster, DescribeQuorum, ElectLeaders and UpdateFeatures.
 * **DescribeQuorum** needs Describe on the cluster (else CLUSTER_AUTHORIZATION_FAILED) and
   is forwarded to the controller (:mod:`broker_sim.controller.quorum_status`), whose answer
   is returned as it is; the request's version is answered, the controller asked at v2.
+* **AddRaftVoter** and **RemoveRaftVoter** need Alter on the cluster (else
+  CLUSTER_AUTHORIZATION_FAILED) and are forwarded to the controller
+  (:mod:`broker_sim.controller.voter_changes`), answered as it answers.
 * **ElectLeaders** needs Alter on the cluster (else every partition named, or the whole
   request when it names none, is CLUSTER_AUTHORIZATION_FAILED) and is forwarded to the
   controller (:meth:`~broker_sim.controller.controller.Controller.elect_leaders`), answered
@@ -101,6 +105,8 @@ class ClusterApis:
             ApiKey.DESCRIBE_CLUSTER: self.handle_describe_cluster,
             ApiKey.ELECT_LEADERS: self.handle_elect_leaders,
             ApiKey.DESCRIBE_QUORUM: self.handle_describe_quorum,
+            ApiKey.ADD_RAFT_VOTER: self.handle_voter_change,
+            ApiKey.REMOVE_RAFT_VOTER: self.handle_voter_change,
             ApiKey.UPDATE_FEATURES: self.handle_update_features,
         }
 
@@ -144,6 +150,17 @@ class ClusterApis:
                 error_message="Describe on the cluster is needed to describe the quorum"))
             return
         self.apis.respond(request, self.apis.controller.describe_quorum(request.body))
+
+    def handle_voter_change(self, request: Request) -> None:
+        add = request.header.api_key == ApiKey.ADD_RAFT_VOTER
+        if not self.apis.authorized(request, Op.ALTER, RT.CLUSTER):
+            self.apis.respond(request, Data(
+                throttle_time_ms=0, error_code=ClusterAuthorizationFailed.code,
+                error_message="Alter on the cluster is needed to change the controller quorum"))
+            return
+        controller = self.apis.controller
+        self.apis.respond(request, controller.add_raft_voter(request.body) if add
+                          else controller.remove_raft_voter(request.body))
 
     def handle_elect_leaders(self, request: Request) -> None:
         body: Any = request.body

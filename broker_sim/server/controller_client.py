@@ -52,6 +52,8 @@ class ControllerClient(Protocol):
     def delete_acls(self, body: Any) -> Any: ...
     def elect_leaders(self, body: Any) -> Any: ...
     def describe_quorum(self, body: Any) -> Any: ...
+    def add_raft_voter(self, body: Any) -> Any: ...
+    def remove_raft_voter(self, body: Any) -> Any: ...
     def close(self) -> None: ...
 
 
@@ -112,6 +114,12 @@ class LocalControllerClient:
     def describe_quorum(self, body: Any) -> Any:
         return self.apis.quorum.describe_quorum_body(body)
 
+    def add_raft_voter(self, body: Any) -> Any:
+        return self.apis.voter_changes.add_body(body)
+
+    def remove_raft_voter(self, body: Any) -> Any:
+        return self.apis.voter_changes.remove_body(body)
+
     def close(self) -> None:
         pass
 
@@ -129,6 +137,8 @@ class RemoteControllerClient:
     METADATA_FETCH_VERSION = 0
     ELECT_LEADERS_VERSION = 2
     DESCRIBE_QUORUM_VERSION = 2
+    ADD_RAFT_VOTER_VERSION = 1
+    REMOVE_RAFT_VOTER_VERSION = 0
     #: An admin change may wait at the controller for a session timeout: a generous limit.
     ADMIN_TIMEOUT_S = 60.0
 
@@ -212,6 +222,12 @@ class RemoteControllerClient:
 
     def describe_quorum(self, body: Any) -> Any:
         return self._call_admin(ApiKey.DESCRIBE_QUORUM, self.DESCRIBE_QUORUM_VERSION, body)
+
+    def add_raft_voter(self, body: Any) -> Any:
+        return self._call_admin(ApiKey.ADD_RAFT_VOTER, self.ADD_RAFT_VOTER_VERSION, body)
+
+    def remove_raft_voter(self, body: Any) -> Any:
+        return self._call_admin(ApiKey.REMOVE_RAFT_VOTER, self.REMOVE_RAFT_VOTER_VERSION, body)
 
     def close(self) -> None:
         with self._lock:

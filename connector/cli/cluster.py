@@ -36,12 +36,22 @@ says ``quorum: unavailable (why)``; ``--format json`` puts it under ``quorum`` (
 ``quorum_error``).
 
 It exits 0 whatever the health (1 only if the cluster cannot be reached).
+
+``add-controller`` / ``remove-controller``: change the controller quorum's voters one at a
+time (KIP-853's AddRaftVoter / RemoveRaftVoter, through any broker, which forwards them to
+the active controller), as ``kafka-metadata-quorum add-controller`` / ``remove-controller``
+do. A controller joins as a voter only once it fetches the metadata log as an observer; the
+command returns when the new voter set is committed, and fails (exit 1) naming why: already
+a voter, not a voter, not fetching yet, a change in flight, the last voter, or a cluster that
+does not support voter changes.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import tempfile
+import uuid
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -90,6 +100,81 @@ def register(commands: Any) -> None:
                     "and observer's log end offset, lag and last fetch) from DescribeQuorum.")
     add_output_options(status)
     status.set_defaults(run=cluster_status)
+    add = actions.add_parser(
+        "add-controller", parents=[client_parent()],
+        help="make a controller that follows the metadata log a voter of the quorum",
+        description="Add a controller to the controller quorum's voters (AddRaftVoter). The "
+                    "controller must be running and fetching the metadata log as an observer.")
+    add.add_argument("--controller-id", type=int, required=True, metavar="ID",
+                     help="the node id of the controller to add")
+    add.add_argument("--controller-endpoint", type=host_port, required=True, metavar="HOST:PORT",
+                     help="where the quorum reaches it (its quorum listener)")
+    add.add_argument("--controller-directory-id", type=directory_id, metavar="ID",
+                     help="its metadata log directory id, as Kafka prints it (base64) or as a "
+                          "UUID (default: none; pyq's controllers have none, Kafka's do)")
+    add.add_argument("--timeout-ms", type=at_least(1), default=60_000, metavar="MS",
+                     help="how long to wait for the new voter set to commit (default 60000)")
+    add.set_defaults(run=add_controller)
+    remove = actions.add_parser(
+        "remove-controller", parents=[client_parent()],
+        help="take a controller out of the quorum's voters",
+        description="Remove a controller from the controller quorum's voters (RemoveRaftVoter).")
+    remove.add_argument("--controller-id", type=int, required=True, metavar="ID",
+                        help="the node id of the controller to remove")
+    remove.add_argument("--controller-directory-id", type=directory_id, metavar="ID",
+                        help="its metadata log directory id (default: the one the quorum "
+                             "reports for it)")
+    remove.add_argument("--timeout-ms", type=at_least(1), default=60_000, metavar="MS",
+                        help="how long to wait for the new voter set to commit (default 60000)")
+    remove.set_defaults(run=remove_controller)
+
+
+def host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
+    return host, int(port)
+
+
+def directory_id(text: str) -> uuid.UUID:
+    """A directory id as Kafka prints it (22 characters of URL-safe base64) or a UUID."""
+    try:
+        if len(text) == 22:
+            return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=="))
+        return uuid.UUID(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither a Kafka directory id (22 base64 characters) nor a UUID") from None
+
+
+def _voter_change(args: argparse.Namespace, api: str, change: Any) -> int:
+    from broker_sim.protocol.errors import UnsupportedVersion
+    from connector.client import Admin
+    from connector.client.errors import IncompatibleBrokerError
+
+    with Admin(client_options(args)) as admin:
+        try:
+            change(admin)
+        except (IncompatibleBrokerError, UnsupportedVersion) as e:
+            raise CommandError(f"the cluster does not support controller voter changes ({api}): "
+                               f"{e}") from e
+    return 0
+
+
+def add_controller(args: argparse.Namespace) -> int:
+    host, port = args.controller_endpoint
+    _voter_change(args, "AddRaftVoter", lambda admin: admin.add_raft_voter(
+        args.controller_id, host, port, timeout_ms=args.timeout_ms,
+        directory_id=args.controller_directory_id))
+    print(f"controller {args.controller_id} ({host}:{port}) is a voter")
+    return 0
+
+
+def remove_controller(args: argparse.Namespace) -> int:
+    _voter_change(args, "RemoveRaftVoter", lambda admin: admin.remove_raft_voter(
+        args.controller_id, timeout_ms=args.timeout_ms, directory_id=args.controller_directory_id))
+    print(f"controller {args.controller_id} is no longer a voter")
+    return 0
 
 
 def cluster_status(args: argparse.Namespace) -> int:

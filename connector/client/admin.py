@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import os
+import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -67,7 +68,7 @@ from .group_admin import (
 from .log_dirs import describe_log_dirs
 from .metadata import Cluster, Node, PartitionInfo, TopicPartition
 from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, list_offsets
-from .quorum import QuorumInfo, describe_quorum
+from .quorum import QuorumInfo, add_raft_voter, describe_quorum, remove_raft_voter
 from .sync_client import SyncClient
 
 log = logging.getLogger(__name__)
@@ -198,6 +199,18 @@ class Admin:
         """The controller quorum: leader, epoch, high watermark, voters and observers with
         their lag (see :mod:`.quorum`)."""
         return describe_quorum(self._sync, self._sync.deadline(timeout_ms))
+
+    def add_raft_voter(self, voter_id: int, host: str, port: int, timeout_ms: float | None = None,
+                       directory_id: uuid.UUID | None = None) -> None:
+        """Make controller ``voter_id``, an observer of the metadata log reachable at
+        ``host:port``, a voter of the controller quorum (KIP-853)."""
+        add_raft_voter(self._sync, voter_id, host, port, self._sync.deadline(timeout_ms),
+                       directory_id)
+
+    def remove_raft_voter(self, voter_id: int, timeout_ms: float | None = None,
+                          directory_id: uuid.UUID | None = None) -> None:
+        """Take controller ``voter_id`` out of the controller quorum's voters (KIP-853)."""
+        remove_raft_voter(self._sync, voter_id, self._sync.deadline(timeout_ms), directory_id)
 
     def cluster_metadata(self, timeout_ms: float | None = None) -> Cluster:
         """Brokers, controller and every topic's partitions from one Metadata request: a

@@ -1,10 +1,10 @@
 """The controller quorum shown to users: ``pyq cluster status`` (text and ``--format json``)
 and Kafka's own ``kafka-metadata-quorum describe --status`` / ``--replication`` (Kafka 4.4's
 jars) on a 2-broker pyq cluster, asked of the controller (``--bootstrap-controller``) and of a
-broker (``--bootstrap-server``, which forwards DescribeQuorum); then pyq's client on Apache
-Kafka's own quorum. pyq has one controller today: the quorum's only voter and leader
-(node 3000, epoch 1), its high watermark the cluster image's version, the brokers its
-observers."""
+broker (``--bootstrap-server``, which forwards DescribeQuorum); ``pyq cluster add-controller``
+/ ``remove-controller`` refused with their reasons; then pyq's client and commands on Apache
+Kafka's own quorum. The cluster has one controller: the metadata quorum's only voter and
+leader (node 3000, epoch 1), the brokers its observers."""
 
 from __future__ import annotations
 
@@ -117,3 +117,50 @@ def test_pyqs_client_reads_kafkas_quorum(kafka) -> None:
     assert [(v.node_id, v.lag) for v in quorum.voters] == [(node.node_id, 0)]
     assert quorum.high_watermark > 0 and quorum.voters[0].log_end_offset == quorum.high_watermark
     assert f"CONTROLLER://127.0.0.1:{node.controller_port}" in quorum.endpoints[node.node_id]
+
+
+def pyq_cluster(servers: str, *args: str, options: dict | None = None) -> subprocess.CompletedProcess[str]:
+    extra = [a for k, v in (options or {}).items() if k != "bootstrap.servers" for a in ("-X", f"{k}={v}")]
+    return subprocess.run([PYQ, "cluster", *args, "--bootstrap-server", servers, *extra],
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (["remove-controller", "--controller-id", "3000"],
+     "InvalidRequest: RemoveRaftVoter of node 3000: node 3000 is the only voter"),
+    (["remove-controller", "--controller-id", "7"],
+     "VoterNotFound: RemoveRaftVoter of node 7: node 7 is not a voter (voters: [3000])"),
+    (["add-controller", "--controller-id", "3000", "--controller-endpoint", "127.0.0.1:1"],
+     "DuplicateVoter: AddRaftVoter of node 3000: node 3000 is a voter already"),
+    (["add-controller", "--controller-id", "3005", "--controller-endpoint", "127.0.0.1:1"],
+     "InvalidRequest: AddRaftVoter of node 3005: node 3005 has not fetched from leader 3000 in "
+     "epoch 1: start it as an observer first"),
+], ids=["last-voter", "not-a-voter", "already-a-voter", "not-fetching"])
+def test_voter_changes_refused_with_their_reason(pyq: EmbeddedCluster, args: list[str],
+                                                 error: str) -> None:
+    """Through a broker (forwarded) to the controller's quorum: exit 1, the command and why."""
+    out = pyq_cluster(pyq.bootstrap_servers, *args)
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr.strip() == f"pyq cluster {args[0]}: error: {error}"
+    with Admin({"bootstrap.servers": pyq.bootstrap_servers}) as admin:
+        assert [v.node_id for v in admin.describe_quorum().voters] == [CONTROLLER_ID]
+
+
+def test_voter_changes_on_a_static_kafka_quorum_say_it_is_unsupported(kafka) -> None:
+    """Kafka's quorum from ``controller.quorum.voters`` (kraft.version 0) cannot change its
+    voters: add-controller says the cluster does not support it, naming the request; its
+    static voter has no directory id, which Kafka's RemoveRaftVoter refuses."""
+    node = kafka.nodes[0]
+    options = kafka.client_options("admin")
+    out = pyq_cluster(options["bootstrap.servers"], "add-controller", "--controller-id", "9",
+                      "--controller-endpoint", "127.0.0.1:1", "--controller-directory-id",
+                      "AAECAwQFBgcICQoLDA0ODw", options=options)
+    assert out.returncode == 1, out
+    assert out.stderr.startswith("pyq cluster add-controller: error: the cluster does not "
+                                 "support controller voter changes (AddRaftVoter): "), out.stderr
+    out = pyq_cluster(options["bootstrap.servers"], "remove-controller", "--controller-id",
+                      str(node.node_id), options=options)
+    assert out.returncode == 1
+    assert out.stderr.strip() == (f"pyq cluster remove-controller: error: InvalidRequest: "
+                                  f"RemoveRaftVoter of node {node.node_id}: Remove voter request "
+                                  "didn't include a valid voter")

@@ -1915,8 +1915,8 @@ CASES: list[tuple[str, Message, int, dict[str, Any], bytes]] = [
         00                            # tagged fields
      """)),
     *TOPIC_PAGES_AND_FEATURES_CASES,
-    # DescribeQuorum (55): a broker forwards it to the controller
-    *(c for c in KRAFT_CASES if c[1].api_key == 55),
+    # DescribeQuorum (55), AddRaftVoter (80), RemoveRaftVoter (81): forwarded to the controller
+    *(c for c in KRAFT_CASES if c[1].api_key in (55, 80, 81)),
 ]
 
 
