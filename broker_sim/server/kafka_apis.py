@@ -20,7 +20,8 @@ themselves (SASL, SCRAM users, ACLs) live in :mod:`.security_apis`, the group AP
 (DescribeConfigs, AlterConfigs, IncrementalAlterConfigs) in :mod:`.config_apis`, the
 cluster-wide ones (ApiVersions, DescribeCluster, ElectLeaders, UpdateFeatures) in
 :mod:`.cluster_apis`, Metadata's paged sibling DescribeTopicPartitions in
-:mod:`.topic_partitions_apis`, and the views of this broker's replicas (DescribeLogDirs,
+:mod:`.topic_partitions_apis`, the topic changes forwarded to the controller (CreateTopics,
+DeleteTopics, CreatePartitions) in :mod:`.topic_admin_apis`, and the views of this broker's replicas (DescribeLogDirs,
 DescribeProducers) in :mod:`.replica_state_apis`.
 
 Called from request-handler threads, several at a time: handlers keep no state of their
@@ -82,6 +83,7 @@ from .producer_ids import ProducerIdManager
 from .replica_manager import FetchResult, FetchSpec, ReplicaManager, release_results
 from .replica_state_apis import ReplicaStateApis
 from .security_apis import SecurityApis
+from .topic_admin_apis import TopicAdminApis
 from .topic_partitions_apis import TopicPartitionsApis
 from .transaction_apis import TransactionApis
 from .txn_markers import TxnMarkerApis
@@ -146,12 +148,9 @@ class KafkaApis:
             ApiKey.FETCH: self.handle_fetch,
             ApiKey.LIST_OFFSETS: self.handle_list_offsets,
             ApiKey.METADATA: self.handle_metadata,
-            ApiKey.CREATE_TOPICS: self.handle_create_topics,
-            ApiKey.DELETE_TOPICS: self.handle_delete_topics,
             ApiKey.DELETE_RECORDS: self.handle_delete_records,
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id,
             ApiKey.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch,
-            ApiKey.CREATE_PARTITIONS: self.handle_create_partitions,
         }
         self.security = SecurityApis(self, authorizer)
         self._handlers.update(self.security.handlers)
@@ -164,6 +163,8 @@ class KafkaApis:
         self._handlers.update(self.configs.handlers)
         self.cluster = ClusterApis(self)
         self._handlers.update(self.cluster.handlers)
+        self.topic_admin = TopicAdminApis(self)
+        self._handlers.update(self.topic_admin.handlers)
         self.replica_states = ReplicaStateApis(self)
         self._handlers.update(self.replica_states.handlers)
         self.topic_partitions = TopicPartitionsApis(self)
@@ -216,10 +217,10 @@ class KafkaApis:
             auto_create = self.config.auto_create_topics_enable and body.allow_auto_topic_creation
         missing = [n for n in slots if isinstance(n, str) and n not in image.topics and n not in denied]
         if missing and auto_create:
-            creatable = [n for n in missing if self._may_create(request, n)]
+            creatable = [n for n in missing if self.topic_admin.may_create(request, n)]
             denied.update(set(missing) - set(creatable))
             if creatable:
-                self._auto_create(creatable)
+                self.topic_admin.auto_create(creatable)
                 image = self.metadata.image
         alive = {b for b, info in image.brokers.items() if info.alive}
 
@@ -277,19 +278,6 @@ class KafkaApis:
                                    cluster_authorized_operations=self.security.authorized_operations(
                                        request, RT.CLUSTER)
                                    if body.include_cluster_authorized_operations else UNKNOWN_OPERATIONS))
-
-    def _may_create(self, request: Request, topic: str) -> bool:
-        return (self.authorized(request, Op.CREATE, RT.CLUSTER)
-                or self.authorized(request, Op.CREATE, RT.TOPIC, topic))
-
-    def _auto_create(self, names: list[str]) -> None:
-        body = Data(topics=[Data(name=n, num_partitions=self.config.num_partitions,
-                                 replication_factor=-1, assignments=[], configs=[]) for n in names],
-                    timeout_ms=30_000, validate_only=False)
-        for r in self.controller.create_topics(body).topics:
-            if r.error_code == 0:
-                log.info("auto-created topic %s", r.name)
-        self.refresh_metadata()
 
     def handle_produce(self, request: Request) -> None:
         body = cast(ProduceRequestView, request.body)
@@ -469,30 +457,6 @@ class KafkaApis:
             topics.append(Data(name=t.name, partitions=parts))
         self.respond(request, Data(throttle_time_ms=0, topics=topics))
 
-    def handle_create_topics(self, request: Request) -> None:
-        body = request.body
-        for t in body.topics:
-            if t.num_partitions == -1 and not t.assignments:
-                t.num_partitions = self.config.num_partitions
-            if t.replication_factor == -1 and not t.assignments and self.config.default_replication_factor > 0:
-                t.replication_factor = self.config.default_replication_factor
-        allowed = [t for t in body.topics if self._may_create(request, t.name)]
-        refused = [Data(name=t.name, error_code=TopicAuthorizationFailed.code,
-                        error_message="Create on the cluster or the topic is needed")
-                   for t in body.topics if t not in allowed]
-        response = self._forward(self.controller.create_topics, body, "topics", allowed, "topics")
-        response.topics = list(response.topics) + refused
-        self.respond(request, response)
-
-    def handle_delete_topics(self, request: Request) -> None:
-        body = request.body
-        allowed = [n for n in body.topic_names if self.authorized(request, Op.DELETE, RT.TOPIC, n)]
-        response = self._forward(self.controller.delete_topics, body, "topic_names", allowed, "responses")
-        response.responses = list(response.responses) + [
-            Data(name=n, error_code=TopicAuthorizationFailed.code) for n in body.topic_names
-            if n not in allowed]
-        self.respond(request, response)
-
     def handle_delete_records(self, request: Request) -> None:
         """DeleteRecords: on each partition this broker leads, move the log start offset;
         answer once the ISR followed (or at ``timeout_ms``). Delete on the topic is needed
@@ -530,24 +494,6 @@ class KafkaApis:
                 Data(name=n, partitions=ps) for n, ps in by_topic.items()]))
 
         self.replica_manager.delete_records(body.timeout_ms, entries, respond)
-
-    def handle_create_partitions(self, request: Request) -> None:
-        body = request.body
-        allowed = [t for t in body.topics if self.authorized(request, Op.ALTER, RT.TOPIC, t.name)]
-        response = self._forward(self.controller.create_partitions, body, "topics", allowed, "results")
-        response.results = list(response.results) + [
-            Data(name=t.name, error_code=TopicAuthorizationFailed.code,
-                 error_message="Alter on the topic is needed") for t in body.topics if t not in allowed]
-        self.respond(request, response)
-
-    def _forward(self, call: Callable[[Any], Any], body: Any, field: str, allowed: list[Any],
-                 results: str) -> Any:
-        """Forward the allowed part of ``body`` to the controller (nothing if none is)."""
-        if not allowed:
-            return Data(throttle_time_ms=0, **{results: []})
-        response = call(Data(**{**body.__dict__, field: allowed}))
-        self.refresh_metadata()
-        return response
 
     def handle_init_producer_id(self, request: Request) -> None:
         """The idempotent producer's InitProducerId (no transactional id; with one it goes to
