@@ -67,11 +67,15 @@ class QuorumView:
 class QuorumStatus:
     def __init__(self, controller: Controller, cluster_id: str = "pyq-cluster",
                  endpoint: Callable[[], tuple[str, int] | None] = lambda: None,
+                 peers: Callable[[], dict[int, tuple[str, int]]] = dict,
                  wall_ms: Callable[[], int] = lambda: int(time.time() * 1000)) -> None:
         self.controller = controller
         self.node_id = controller.metadata.quorum.node_id
         self.cluster_id = cluster_id
+        #: (host, port) of this controller's request listener (the controller server's)
         self.endpoint = endpoint
+        #: node id -> (host, port) of the other controllers' request listeners, where known
+        self.peers = peers
         self.wall_ms = wall_ms
         #: Where the view comes from: a Raft quorum's driver replaces it.
         self.view_source: Callable[[], QuorumView] = self.metadata_quorum_view
@@ -105,11 +109,17 @@ class QuorumStatus:
         brokers = tuple(
             ReplicaView(b, max(0, hw - max(0, version - applied.get(b, 0))), *fetches.get(b, (-1, -1)))
             for b in sorted(alive))
-        endpoint = self.endpoint()
         return QuorumView(-1 if described.leader_id is None else described.leader_id,
                           described.epoch, hw, tuple(replica(r) for r in described.voters),
                           tuple(replica(r) for r in described.observers) + brokers,
-                          {} if endpoint is None else {self.node_id: endpoint})
+                          self._endpoints())
+
+    def _endpoints(self) -> dict[int, tuple[str, int]]:
+        endpoints = dict(self.peers())
+        own = self.endpoint()
+        if own is not None:
+            endpoints[self.node_id] = own
+        return endpoints
 
     # ---- requests ----------------------------------------------------------------------
     def describe_quorum_body(self, body: Any) -> Data:
@@ -136,7 +146,8 @@ class QuorumStatus:
                            for node, (host, port) in sorted(view.endpoints.items())])
 
     def describe_cluster_body(self, body: Any) -> Data:
-        """The controllers (the voters with an endpoint) and the active one."""
+        """The controllers whose request listener is known, and the active one (this one
+        while the leader's listener is unknown, so that an admin client asks here)."""
         out = Data(throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=body.endpoint_type,
                    cluster_id=self.cluster_id, controller_id=-1, brokers=[],
                    cluster_authorized_operations=UNKNOWN_OPERATIONS)
@@ -146,7 +157,7 @@ class QuorumStatus:
                                  f"controller describes the controllers (2), a broker the brokers (1)")
             return out
         view = self.view_source()
-        out.controller_id = view.leader_id
+        out.controller_id = view.leader_id if view.leader_id in view.endpoints else self.node_id
         out.brokers = [Data(broker_id=node, host=host, port=port, rack=None)
                        for node, (host, port) in sorted(view.endpoints.items())]
         return out
