@@ -128,3 +128,18 @@ def test_the_error_modules_worked_examples_hold(name: str) -> None:
 
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_every_kafka_error_class_is_found_by_its_code() -> None:
+    """The code table is built from the classes, so a class added is never left out of it
+    (three were: a FETCH_SESSION_ID_NOT_FOUND answer was read as UNKNOWN_SERVER_ERROR)."""
+    from broker_sim.protocol import errors
+
+    classes = [cls for cls in vars(errors).values() if isinstance(cls, type)
+               and issubclass(cls, KafkaError) and cls.__module__ == errors.__name__]
+    assert sorted(errors.ERRORS_BY_CODE.values(), key=lambda c: c.code) == sorted(
+        classes, key=lambda c: c.code)
+    for code, name in ((70, "FetchSessionIdNotFound"), (71, "InvalidFetchSessionEpoch"),
+                       (52, "TransactionCoordinatorFenced")):
+        assert errors.error_for_code(code).__name__ == name
+    assert errors.error_for_code(70).retriable

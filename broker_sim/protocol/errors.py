@@ -28,44 +28,15 @@ the broker, the client, the source and the sink) and the connector's.
 
 from __future__ import annotations
 
-
-class PyqError(Exception):
-    """Base of every error pyq raises on purpose.
-
-    ``retriable``: the same request or operation may succeed if tried again (a leader
-    moved, a connection dropped, a wait ran out); ``invalid_metadata``: refresh metadata
-    before that retry. Both are class attributes, False unless a subclass says otherwise.
-    """
-
-    retriable: bool = False
-    invalid_metadata: bool = False
-
-
-def is_retriable(error: BaseException) -> bool:
-    """Whether ``error`` may succeed if tried again: the one predicate every retry loop asks.
-
-    False for anything that is not a :class:`PyqError`: an unexpected exception is a bug
-    or a local failure no retry mends."""
-    return isinstance(error, PyqError) and error.retriable
+from .pyq_error import KafkaError as KafkaError
+from .pyq_error import MalformedFrame as MalformedFrame
+from .pyq_error import PyqError as PyqError
+from .pyq_error import is_retriable as is_retriable
 
 
 class ConfigError(PyqError, ValueError):
     """A configuration value is invalid; the message names the option, its value and what
     is allowed. One class for the broker's, the client's and the connector's options."""
-
-
-class MalformedFrame(PyqError):
-    """Bytes received from a peer do not parse as a frame of the protocol."""
-
-
-class KafkaError(PyqError):
-    """An error with a Kafka error ``code``, answered by a broker or read from a response."""
-
-    code: int = -1
-
-    def __init__(self, message: str = "") -> None:
-        super().__init__(message or self.__class__.__name__)
-        self.message = message
 
 
 # The classes below were generated once from a (name, code, flags) table and are edited by
@@ -565,97 +536,19 @@ class VoterNotFound(KafkaError):
     code = 127
 
 
-ERRORS_BY_CODE: dict[int, type[KafkaError]] = {
-    cls.code: cls
-    for cls in (
-        UnknownServerError,
-        OffsetOutOfRange,
-        CorruptMessage,
-        UnknownTopicOrPartition,
-        InvalidFetchSize,
-        LeaderNotAvailable,
-        NotLeaderOrFollower,
-        RequestTimedOut,
-        BrokerNotAvailable,
-        ReplicaNotAvailable,
-        MessageTooLarge,
-        OffsetMetadataTooLarge,
-        NetworkException,
-        CoordinatorLoadInProgress,
-        CoordinatorNotAvailable,
-        NotCoordinator,
-        InvalidTopic,
-        RecordListTooLarge,
-        NotEnoughReplicas,
-        NotEnoughReplicasAfterAppend,
-        InvalidRequiredAcks,
-        IllegalGeneration,
-        InconsistentGroupProtocol,
-        InvalidGroupId,
-        UnknownMemberId,
-        InvalidSessionTimeout,
-        RebalanceInProgress,
-        TopicAuthorizationFailed,
-        GroupAuthorizationFailed,
-        ClusterAuthorizationFailed,
-        InvalidTimestamp,
-        UnsupportedSaslMechanism,
-        IllegalSaslState,
-        UnsupportedVersion,
-        TopicAlreadyExists,
-        InvalidPartitions,
-        InvalidReplicationFactor,
-        InvalidReplicaAssignment,
-        InvalidConfig,
-        NotController,
-        InvalidRequest,
-        UnsupportedForMessageFormat,
-        PolicyViolation,
-        OutOfOrderSequenceNumber,
-        DuplicateSequenceNumber,
-        InvalidProducerEpoch,
-        InvalidTxnState,
-        InvalidProducerIdMapping,
-        InvalidTransactionTimeout,
-        ConcurrentTransactions,
-        OperationNotAttempted,
-        TransactionalIdAuthorizationFailed,
-        SecurityDisabled,
-        KafkaStorageError,
-        SaslAuthenticationFailed,
-        UnknownProducerId,
-        NonEmptyGroup,
-        GroupIdNotFound,
-        FencedLeaderEpoch,
-        UnknownLeaderEpoch,
-        UnsupportedCompressionType,
-        OffsetNotAvailable,
-        MemberIdRequired,
-        PreferredLeaderNotAvailable,
-        GroupMaxSizeReached,
-        FencedInstanceId,
-        EligibleLeadersNotAvailable,
-        ElectionNotNeeded,
-        GroupSubscribedToTopic,
-        UnstableOffsetCommit,
-        InvalidRecord,
-        ProducerFenced,
-        ResourceNotFound,
-        DuplicateResource,
-        UnacceptableCredential,
-        InvalidUpdateVersion,
-        UnknownTopicId,
-        TransactionalIdNotFound,
-        FencedMemberEpoch,
-        UnreleasedInstanceId,
-        UnsupportedAssignor,
-        StaleMemberEpoch,
-        MismatchedEndpointType,
-        DuplicateVoter,
-        VoterNotFound,
-        InvalidRegularExpression,
-    )
-}
+def _by_code() -> dict[int, type[KafkaError]]:
+    """Every KafkaError class of this module by its code; two classes for one code is a bug."""
+    found: dict[int, type[KafkaError]] = {}
+    for cls in list(globals().values()):
+        if isinstance(cls, type) and issubclass(cls, KafkaError) and cls.__module__ == __name__:
+            if cls.code in found:
+                raise AssertionError(f"error code {cls.code}: {found[cls.code].__name__} and "
+                                     f"{cls.__name__}")
+            found[cls.code] = cls
+    return dict(sorted(found.items()))
+
+
+ERRORS_BY_CODE: dict[int, type[KafkaError]] = _by_code()
 """Every error class by its code."""
 
 
