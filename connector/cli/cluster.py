@@ -227,12 +227,13 @@ QUORUM_COLUMNS = ["NODE", "ROLE", "ENDPOINT", "LOG-END-OFFSET", "LAG", "LAST-FET
 
 
 def describe_quorum(admin: Any) -> tuple[Any, str | None]:
-    """(QuorumInfo, None), or (None, why) when the cluster cannot describe its quorum."""
-    from broker_sim.protocol.errors import KafkaError
+    """(QuorumInfo, None), or (None, why) when the cluster cannot describe its quorum (an
+    error answered, or a broker without DescribeQuorum)."""
+    from broker_sim.protocol.errors import PyqError
 
     try:
         return admin.describe_quorum(), None
-    except KafkaError as e:
+    except PyqError as e:
         return None, f"{type(e).__name__}: {e}"
 
 

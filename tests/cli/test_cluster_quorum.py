@@ -164,3 +164,16 @@ def test_voter_changes_on_a_static_kafka_quorum_say_it_is_unsupported(kafka) -> 
     assert out.stderr.strip() == (f"pyq cluster remove-controller: error: InvalidRequest: "
                                   f"RemoveRaftVoter of node {node.node_id}: Remove voter request "
                                   "didn't include a valid voter")
+
+
+def test_status_without_describe_on_the_cluster_says_the_quorum_is_unavailable(kafka) -> None:
+    """On Kafka as a user without Describe on the cluster: the brokers are listed, the quorum
+    is not, and the command still exits 0."""
+    options = kafka.client_options("alice")
+    out = pyq_cluster(options["bootstrap.servers"], "status", options=options)
+    assert out.returncode == 0, out.stderr
+    assert "quorum: unavailable (ClusterAuthorizationFailed: DescribeQuorum: " in out.stdout
+    document = json.loads(pyq_cluster(options["bootstrap.servers"], "status", "--format", "json",
+                                      options=options).stdout)
+    assert document["quorum"] is None
+    assert document["quorum_error"].startswith("ClusterAuthorizationFailed: ")
