@@ -54,8 +54,9 @@ asks HTTP basic credentials of the SCRAM users::
 
 Web console (``console_port=N``, 0 for a free port): ``pyq console`` (:mod:`connector.console`)
 served from this process on 127.0.0.1 beside the cluster, a client of it with
-:meth:`EmbeddedCluster.client_options` (on a secured cluster: as its first user) and its
-schema registry when there is one; :attr:`EmbeddedCluster.console_url` says where. It starts
+:meth:`EmbeddedCluster.client_options` (on a secured cluster: as its first user) and of its
+schema registry when there is one (:meth:`EmbeddedCluster.schema_registry_options`: the CA
+and the same user); :attr:`EmbeddedCluster.console_url` says where. It starts
 once the brokers are up and stops before them::
 
     with EmbeddedCluster(console_port=8080) as cluster:
@@ -77,7 +78,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from broker_sim.cluster import LocalCluster
+from broker_sim.cluster import LocalCluster, check_controllers
 from broker_sim.process import BrokerProcess, ManagedProcess
 
 from .local_security import LocalSecurity
@@ -95,7 +96,8 @@ class EmbeddedCluster:
                  overrides: Mapping[str, str] | None = None, *,
                  session_timeout_ms: int = 3000, security: str | None = None,
                  users: Mapping[str, str] | None = None, sasl_mechanism: str = "SCRAM-SHA-512",
-                 schema_registry: bool = False, console_port: int | None = None) -> None:
+                 schema_registry: bool = False, console_port: int | None = None,
+                 controllers: int = 1) -> None:
         if brokers < 1:
             raise ValueError(f"brokers={brokers} is not allowed: must be at least 1")
         if console_port is not None and not 0 <= console_port <= 65535:
@@ -104,6 +106,8 @@ class EmbeddedCluster:
         if users and not (security or "").upper().startswith("SASL"):
             raise ValueError(f"users= needs security='SASL_PLAINTEXT' or 'SASL_SSL', not {security!r}")
         self.num_brokers = brokers
+        #: controller processes: 1, or a Raft quorum of 3, 5 or 7 (brokers follow the active one)
+        self.num_controllers = check_controllers(controllers)
         self.overrides = dict(overrides or {})
         self.session_timeout_ms = session_timeout_ms
         self._given_dir = None if data_dir is None else Path(data_dir)
@@ -218,7 +222,8 @@ class EmbeddedCluster:
             overrides = {**self.security.broker_overrides(), **overrides}
             add_scram = self.security.scram_specs()
         cluster = LocalCluster(self.data_dir, self.num_brokers, overrides,
-                               session_timeout_ms=self.session_timeout_ms, add_scram=add_scram)
+                               session_timeout_ms=self.session_timeout_ms, add_scram=add_scram,
+                               controllers=self.num_controllers)
         cluster.start()  # stops whatever it started if a process fails to come up
         self._cluster = cluster
         try:
@@ -255,10 +260,12 @@ class EmbeddedCluster:
     def _start_console(self) -> None:
         from connector.console import ConsoleServer
 
-        registry = self.schema_registry_url if "schema.registry.listeners" in self.overrides \
-            else None
+        registry = self.schema_registry_options() if "schema.registry.listeners" in \
+            self.overrides else {}
         self._console = ConsoleServer(self.client_options(), "127.0.0.1",
-                                      self.console_port or 0, registry).start()
+                                      self.console_port or 0, registry.get("url"),
+                                      registry_ca=registry.get("ssl.ca.location"),
+                                      registry_user=registry.get("basic.auth.user.info")).start()
         log.info("console of the embedded cluster: %s", self._console.url)
 
     def stop(self) -> None:

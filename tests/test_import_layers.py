@@ -33,7 +33,8 @@ OURS = ("broker_sim", "connector", "jobs")
 _BROKER_BELOW_SERVER = {
     "broker_sim.common", "broker_sim.protocol", "broker_sim.timer", "broker_sim.purgatory",
     "broker_sim.log", "broker_sim.coordinator", "broker_sim.controller", "broker_sim.network",
-    "broker_sim.security", "broker_sim.metrics", "broker_sim.registry",
+    "broker_sim.security", "broker_sim.metrics", "broker_sim.registry", "broker_sim.raft",
+    "broker_sim.quorum",
 }
 
 #: part -> the parts it may import (besides itself). The layer diagram of docs/architecture.md.
@@ -87,8 +88,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     # EmbeddedCluster(console_port=N) serves connector.console beside the cluster.
     "connector.cluster": {"broker_sim.common", "broker_sim.cluster", "broker_sim.process",
                           "connector.client", "connector.local_security", "connector.console"},
-    # ``pyq console`` serves connector.console, a Kafka client's web pages.
-    "connector.console": {"broker_sim.protocol", "connector.client"},
+    # ``pyq console`` serves connector.console, a Kafka client's web pages (and a schema
+    # registry's client's: schemas, decoded keys and values).
+    "connector.console": {"broker_sim.protocol", "connector.client", "connector.registry"},
     # ``pyq cluster start`` is ``pyq-broker cluster`` (broker_sim.cli.run_cluster).
     "connector.cli": {"broker_sim.common", "broker_sim.protocol", "broker_sim.security",
                       "broker_sim.cli", "broker_sim.lifeline", "connector.client", "connector.local_security",

@@ -1,5 +1,7 @@
-"""``pyq console [--host H] [--port N] [--schema-registry URL] [--lag-interval-ms MS]``: the web console
+"""``pyq console [--host H] [--port N] [--schema-registry URL [--registry-ca FILE]
+[--registry-user USER:PASSWORD]] [--lag-interval-ms MS]``: the web console
 (:mod:`connector.console`) over the cluster the connection options name, until Ctrl-C.
+The registry options are ``pyq schemas``' spellings.
 
 It prints where it listens first (``pyq console: http://127.0.0.1:8080/``, then
 ``listening on 127.0.0.1:8080``), so a script that asked for ``--port 0`` learns the port;
@@ -28,15 +30,21 @@ def register(commands: Any) -> None:
     console = commands.add_parser(
         "console", parents=[client_parent()], help="a web console for the cluster",
         description="Serve a web console (overview, topics, message browser, consumer "
-                    "groups with lag history, pipelines with dead letters by reason, transactions, "
-                    "ACLs, SCRAM users) that talks to "
+                    "groups with lag history, pipelines with dead letters by reason, schemas, "
+                    "transactions, ACLs, SCRAM users) that talks to "
                     "the cluster as a Kafka client with these options.")
     console.add_argument("--host", default="127.0.0.1", metavar="H",
                          help="the address to listen on (default 127.0.0.1)")
     console.add_argument("--port", type=at_least(0), default=DEFAULT_PORT, metavar="N",
                          help=f"the port to listen on, 0 for any free one (default {DEFAULT_PORT})")
-    console.add_argument("--schema-registry", metavar="URL",
-                         help="a schema registry's URL (shown; decoding through it comes later)")
+    console.add_argument("--schema-registry", metavar="URL[,...]",
+                         help="a schema registry's URL(s): a schemas page, and Avro, JSON "
+                              "Schema and Protobuf keys and values decoded in the message "
+                              "browser")
+    console.add_argument("--registry-ca", metavar="FILE",
+                         help="CA certificate(s) (PEM) to verify an https registry with")
+    console.add_argument("--registry-user", metavar="USER:PASSWORD",
+                         help="HTTP basic credentials for the registry")
     console.add_argument("--lag-interval-ms", type=at_least(100), default=5000, metavar="MS",
                          help="sample every group's lag this often for the lag history "
                               "charts (default 5000)")
@@ -60,8 +68,12 @@ def run_console(args: argparse.Namespace) -> int:
             raise CommandError(f"--basic-auth {args.basic_auth!r} needs a user name and a "
                                f"password in ${PASSWORD_ENV}", EXIT_USAGE)
         basic_auth = (args.basic_auth, password)
+    if (args.registry_ca or args.registry_user) and not args.schema_registry:
+        raise CommandError("--registry-ca and --registry-user need --schema-registry URL",
+                           EXIT_USAGE)
     server = ConsoleServer(client_options(args), args.host, args.port, args.schema_registry,
-                           args.lag_interval_ms, basic_auth)
+                           args.lag_interval_ms, basic_auth, args.registry_ca,
+                           args.registry_user)
     host, port = server.address
     print(f"pyq console: {server.url}", flush=True)
     print(f"listening on {host}:{port}", flush=True)  # what a ManagedProcess waits for

@@ -20,12 +20,28 @@ HERE = Path(__file__).parent
 
 def create_app(clients: ConsoleClients, schema_registry: str | None = None,
                lag_history: LagHistory | None = None,
-               basic_auth: tuple[str, str] | None = None) -> Flask:
+               basic_auth: tuple[str, str] | None = None,
+               registry_ca: str | None = None, registry_user: str | None = None) -> Flask:
     """The console over ``clients``; the groups pages chart ``lag_history`` (none
-    without it). ``schema_registry`` is only shown for now (decoding through it is a later
-    step). ``basic_auth=(user, password)``: every request must bring them (HTTP basic
-    authentication, answered 401 otherwise); use it beyond 127.0.0.1 behind TLS only."""
-    from . import groups, messages, overview, pipelines, security, topics, transactions
+    without it). ``schema_registry`` (URLs, comma-separated; with ``registry_ca`` a CA file
+    for https and ``registry_user`` ``user:password``): the schemas pages read it and the
+    message browser decodes Confluent-framed keys and values through it
+    (:mod:`.schema_decoding`). ``basic_auth=(user, password)``: every request must bring
+    them (HTTP basic authentication, answered 401 otherwise); use it beyond 127.0.0.1
+    behind TLS only."""
+    from connector.registry.client import RegistryClient
+
+    from . import (
+        groups,
+        messages,
+        overview,
+        pipelines,
+        schemas,
+        security,
+        topics,
+        transactions,
+    )
+    from .schema_decoding import SchemaDecoder
 
     app = Flask(__name__, template_folder=str(HERE / "templates"),
                 static_folder=str(HERE / "static"))
@@ -33,7 +49,12 @@ def create_app(clients: ConsoleClients, schema_registry: str | None = None,
     app.extensions["pyq_lag_history"] = lag_history
     app.config["PYQ_BOOTSTRAP"] = clients.options.get("bootstrap.servers", "")
     app.config["PYQ_SCHEMA_REGISTRY"] = schema_registry
-    for module in (overview, topics, messages, groups, pipelines, transactions, security):
+    registry = RegistryClient(schema_registry, registry_ca, registry_user) \
+        if schema_registry else None
+    app.extensions["pyq_registry"] = registry
+    app.extensions["pyq_schema_decoder"] = SchemaDecoder(registry) if registry else None
+    for module in (overview, topics, messages, groups, pipelines, schemas, transactions,
+                   security):
         app.register_blueprint(module.blueprint)
 
     if basic_auth is not None:

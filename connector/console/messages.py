@@ -9,6 +9,11 @@ Seeks, for ``limit`` records of partition ``p``:
   record is that late;
 * ``latest``: the last ``limit`` records.
 
+With a schema registry (:mod:`.schema_decoding`), a key or value in Confluent's wire
+format whose schema id the registry knows is shown decoded (Avro and Protobuf as JSON,
+JSON Schema'd JSON pretty-printed) with its schema id, type and subjects; anything else as
+the chosen format.
+
 A filter (``filter=TEXT``) is applied here, in the console: the records whose key, value
 or a header value contains TEXT (bytes, matched as UTF-8), among at most ``SCAN_LIMIT``
 records read from where the seek lands (for ``latest``: the last ``SCAN_LIMIT``, keeping
@@ -110,9 +115,20 @@ def browse(topic: str) -> str:
     if wanted:
         found = [r for r in records if matches(r, wanted)]
         records = found[-limit:] if seek == "latest" else found[:limit]
-    rows = [{"offset": r.offset, "timestamp": r.timestamp, "time": iso(r.timestamp),
-             "key": show(r.key, fmt), "value": show(r.value, fmt),
-             "headers": [(k, show(v, fmt)) for k, v in r.headers]} for r in records]
+    decoder = current_app.extensions.get("pyq_schema_decoder")
+
+    def shown(data: bytes | None) -> tuple[str | None, Any]:
+        """The text of a key or value, and the schema it was decoded with (or None)."""
+        decoded = decoder.decode(data) if decoder is not None else None
+        return (decoded.text, decoded) if decoded is not None else (show(data, fmt), None)
+
+    rows = []
+    for r in records:
+        (key_text, key_schema), (value_text, value_schema) = shown(r.key), shown(r.value)
+        rows.append({"offset": r.offset, "timestamp": r.timestamp, "time": iso(r.timestamp),
+                     "key": key_text, "key_schema": key_schema, "value": value_text,
+                     "value_schema": value_schema,
+                     "headers": [(k, show(v, fmt)) for k, v in r.headers]})
     return render_template("messages.html", topic=topic, partition=partition,
                            partitions=range(count), seek=seek, value=value, limit=limit,
                            format=fmt, bounds=bounds, records=rows,

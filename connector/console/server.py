@@ -16,7 +16,8 @@ from .lag_history import DEFAULT_INTERVAL_MS, LagHistory
 class ConsoleServer:
     """The console on ``host:port`` (port 0: an ephemeral one, see :attr:`url`), over
     clients made from ``options`` (Kafka's client option names; an invalid one fails here,
-    naming it).
+    naming it), and the schema registry at ``schema_registry`` (with ``registry_ca`` and
+    ``registry_user``, as :func:`.app.create_app` takes them) when given.
 
     Threading: :meth:`serve_forever` runs on the caller's thread (``pyq console``) or
     :meth:`start` on a daemon thread of its own; each request is answered on a thread of
@@ -29,11 +30,13 @@ class ConsoleServer:
     def __init__(self, options: Mapping[str, Any], host: str = "127.0.0.1", port: int = 0,
                  schema_registry: str | None = None,
                  lag_interval_ms: int = DEFAULT_INTERVAL_MS,
-                 basic_auth: tuple[str, str] | None = None) -> None:
+                 basic_auth: tuple[str, str] | None = None,
+                 registry_ca: str | None = None, registry_user: str | None = None) -> None:
         self.clients = ConsoleClients(options)
         try:
             self.lag_history = LagHistory(self.clients, lag_interval_ms)
-            self.app = create_app(self.clients, schema_registry, self.lag_history, basic_auth)
+            self.app = create_app(self.clients, schema_registry, self.lag_history, basic_auth,
+                                  registry_ca, registry_user)
             self._server = make_server(host, port, self.app, threaded=True)
         except BaseException:
             self.clients.close()

@@ -454,8 +454,13 @@ def test_transactions_users_and_acls_are_listed(page, console):
         p.begin_transaction()
         p.send(name, b"committed", partition=0)
         p.commit_transaction()
-    page.goto("/transactions")
-    assert cell(page, f'#transactions tr[data-transactional-id="{txn}"] .state') == "CompleteCommit"
+
+    def completed() -> bool:  # Kafka answers EndTxn at PrepareCommit; markers come after
+        page.goto("/transactions")
+        return cell(page, f'#transactions tr[data-transactional-id="{txn}"] .state') \
+            == "CompleteCommit"
+
+    wait_for(completed, what=f"{txn} CompleteCommit in the page")
     shot(page, console, "transactions")
     user = f"carol-{console.name}"
     with admin(console) as a:

@@ -34,13 +34,16 @@ def get(url: str) -> tuple[int, str]:
 
 
 def test_the_console_serves_a_secured_cluster_beside_it_and_stops_with_it():
-    with EmbeddedCluster(brokers=1, security="SASL_SSL", console_port=0) as cluster:
+    with EmbeddedCluster(brokers=1, security="SASL_SSL", console_port=0,
+                         schema_registry=True) as cluster:
         url = cluster.console_url
         assert url.startswith("http://127.0.0.1:")
         with Admin(cluster.client_options()) as admin:
             admin.create_topic("audited", 2)
         status, page = get(url + "topics")
         assert status == 200 and 'data-topic="audited"' in page  # it authenticated
+        status, page = get(url + "schemas")  # the https registry: its CA, basic credentials
+        assert status == 200 and 'id="global-compatibility">BACKWARD<' in page, page
         status, page = get(url + "topics/missing")
         assert status == 400 and "UnknownTopicOrPartition" in page
     with pytest.raises(urllib.error.URLError):
@@ -150,3 +153,10 @@ def test_a_console_port_out_of_range_is_refused_by_pyq_broker_cluster(tmp_path):
 def test_the_console_client_examples_hold():
     result = doctest.testmod(broker_sim.cli)
     assert result.attempted >= 2 and result.failed == 0
+
+
+def test_registry_options_without_a_registry_are_refused_by_pyq_console():
+    out = subprocess.run([*PYQ, "console", "--bootstrap-server", "127.0.0.1:1", "--port", "0",
+                          "--registry-user", "u:p"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "--registry-ca and --registry-user need --schema-registry URL" in out.stderr
