@@ -21,6 +21,7 @@ Arrow type the decoder builds, as Spark's ``from_protobuf`` does:
 | map<K, V> | map<K, V> |
 | google.protobuf.Timestamp | timestamp |
 | google.protobuf wrappers (Int32Value, StringValue ...) | the wrapped scalar, null when unset |
+| other well-known types (Duration, Any ...) | their message's struct (Duration: struct<seconds, nanos>, where Spark's ``from_protobuf`` gives a day-time interval) |
 
 Unset proto3 scalars read as their default value (0, "", false), as ``from_protobuf`` with
 ``emit.default.values``; message fields, ``optional`` fields, oneof members and proto2

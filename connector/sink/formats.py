@@ -47,6 +47,7 @@ class SinkFormats:
     """The columns the sink encodes (picklable: it travels to the executors)."""
 
     writers: dict[str, Any]  # Avro, Protobuf or JSON writer schemas (.encode, .description)
+    formats: dict[str, str]  # column -> avro, protobuf or json-schema
 
     def encode(self, batches: Iterator[Any]) -> Iterator[Any]:
         """Each Arrow batch with its encoded columns replaced by their binary encoding."""
@@ -160,4 +161,4 @@ def parse_sink_formats(opts: dict[str, str], topic: str | None) -> SinkFormats |
         except RegistryError as e:
             raise ValueError(f"pyq sink: the {column} schema of subject {subject} from "
                              f"{registry.url}: {e}") from None
-    return SinkFormats(writers)
+    return SinkFormats(writers, encoded)

@@ -105,8 +105,9 @@ def check_schema(schema: Any, options: SinkOptions) -> None:
         if name in encoded:
             if not type_.startswith("struct<"):
                 raise ValueError(f"pyq sink: column {name!r} has type {type_}; with "
-                                 f"{name}Format=avro it must be a struct (its fields the "
-                                 f"record's, encoded with {encoded[name].description})")
+                                 f"{name}Format={options.formats.formats[name]} it must be a "
+                                 f"struct (its fields the record's, encoded with "
+                                 f"{encoded[name].description})")
             continue
         if name not in rules:
             raise ValueError(f"pyq sink: column {name!r} is not one of {sorted(rules)}")

@@ -201,6 +201,13 @@ def test_protobuf_from_the_serializer_read_by_the_source_and_the_function(spark,
         assert written[0][5] == 2  # message indexes [1]: Order is the file's second message
     assert registry.get_latest_version("pyq.test.Order").schema_id == \
         int.from_bytes(fetch(cluster, target, 1)[0][1:5], "big")
+    with pytest.raises(Exception) as refused:
+        (df.select(df["value.item"].alias("value")).write.format("pyq").mode("append")
+         .option("kafka.bootstrap.servers", cluster.bootstrap_servers).option("topic", target2)
+         .option("valueFormat", "protobuf").option("schemaRegistry.url", cluster.schema_registry_url)
+         .save())
+    assert "column 'value' has type string; with valueFormat=protobuf it must be a struct" in \
+        str(refused.value)
 
 
 def reading(i: int) -> dict:
