@@ -316,3 +316,33 @@ def test_wire_format_doctests():
     from connector.registry import framing
 
     assert doctest.testmod(framing).failed == 0
+
+
+def test_protobuf_with_a_reference_resolved_across_schema_versions(cluster):
+    """A message importing another registered schema (a reference), written with version
+    2 of its subject and read with version 1 pinned: the added field dropped by Protobuf's
+    field-number rules (the decoders alone, no Spark)."""
+    from connector.registry.protobuf_codec import protobuf_writer, resolve_protobuf_reader
+    from connector.registry.settings import RegistrySettings
+
+    client = cluster_client(cluster)
+    client.register("pyq-place", {"schemaType": "PROTOBUF", "schema":
+                                  'syntax = "proto3"; package pyq.ref; '
+                                  "message Place { string city = 1; }"})
+    visit = ('syntax = "proto3"; package pyq.ev; import "place.proto"; '
+             "message Visit { int64 id = 1; pyq.ref.Place at = 2; %s}")
+    refs = [{"name": "place.proto", "subject": "pyq-place", "version": 1}]
+    for extra in ("", "string note = 3; "):
+        client.register("visits-value", {"schemaType": "PROTOBUF", "schema": visit % extra,
+                                         "references": refs})
+    settings = RegistrySettings(cluster.schema_registry_url)
+    writer = protobuf_writer(settings, "visits-value", None, None, False, None, "message")
+    assert writer.description.startswith("subject visits-value version 2")
+    data = writer.encode({"id": 7, "at": {"city": "Oslo"}, "note": "late"})
+
+    reader = resolve_protobuf_reader("value", settings, "visits-value", "1", None, None, "m")
+    assert reader.ddl == "struct<`id`: bigint, `at`: struct<`city`: string>>"
+    column, reasons = reader.decoder().decode([data, data[:5] + b"\x02\x04"])  # [2]
+    assert column.to_pylist()[0] == {"id": 7, "at": {"city": "Oslo"}}
+    assert reasons[0] is None
+    assert reasons[1] is not None and "name no message" in reasons[1]
