@@ -19,7 +19,8 @@ from connector.client.commit_metadata import metadata_fields
 
 
 @pytest.mark.parametrize("name", ["connector.cli.table", "connector.cli.produce",
-                                  "connector.client.commit_metadata", "connector.cli.record_output"])
+                                  "connector.client.commit_metadata", "connector.cli.record_output",
+                                  "connector.cli.readers"])
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
