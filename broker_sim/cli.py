@@ -59,6 +59,7 @@ from .controller.leader_balance import LeaderBalanceConfig
 from .controller.scram_credentials import credential_from_spec
 from .lifeline import hold
 from .protocol.errors import KafkaError
+from .raft import RaftConfig
 from .security.scram import ScramCredential
 from .server import Broker, BrokerConfig, ConfigError
 
@@ -200,6 +201,48 @@ def run_broker(argv: list[str]) -> int:
     return 0
 
 
+QUORUM_OPTIONS = ("node.id", "controller.quorum.voters",
+                  "controller.quorum.election.timeout.ms", "controller.quorum.fetch.timeout.ms")
+
+
+def quorum_config(options: dict[str, str]
+                  ) -> tuple[int | None, dict[int, tuple[str, int]] | None, RaftConfig | None]:
+    """The controller's quorum options, checked: ``(node id, voters, Raft timing)``; Nones
+    for a lone controller. ValueError naming the option, its value and what is allowed.
+
+    >>> quorum_config({"node.id": "3001", "controller.quorum.voters": "3001@127.0.0.1:9300"})[:2]
+    (3001, {3001: ('127.0.0.1', 9300)})
+    """
+    from .quorum import parse_voters
+    for name in ("node.id", "controller.quorum.election.timeout.ms",
+                 "controller.quorum.fetch.timeout.ms"):
+        value = options.get(name)
+        if value is not None and (not value.isdigit() or int(value) <= 0):
+            raise ValueError(f"{name}={value!r} is invalid: a positive integer is allowed")
+    spec = options.get("controller.quorum.voters")
+    if spec is None:
+        if options:
+            raise ValueError(f"{sorted(options)[0]} is invalid without controller.quorum.voters "
+                             "(ID@HOST:PORT,...): a lone controller takes no quorum option")
+        return None, None, None
+    voters = parse_voters(spec)
+    node_id = int(options["node.id"]) if "node.id" in options else None
+    if node_id not in voters:
+        raise ValueError(f"node.id={node_id} is invalid: it must be one of "
+                         f"controller.quorum.voters' ids {sorted(voters)}")
+    election = int(options.get("controller.quorum.election.timeout.ms", "1000"))
+    fetch = int(options.get("controller.quorum.fetch.timeout.ms", str(2 * election)))
+    try:
+        config = RaftConfig(election_timeout=election, fetch_timeout=fetch,
+                            fetch_max_wait=max(1, min(500, election // 2)),
+                            request_timeout=max(fetch, min(500, election // 2) + 1),
+                            begin_quorum_interval=max(1, election // 2),
+                            check_quorum_timeout=fetch + fetch // 2 + 1)
+    except ValueError as e:
+        raise ValueError(str(e).replace("Raft option ", "controller.quorum: ")) from e
+    return node_id, voters, config
+
+
 def run_controller(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="pyq-broker controller",
                                 description="Run the controller of a pyq cluster.")
@@ -212,7 +255,10 @@ def run_controller(argv: list[str]) -> int:
     p.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
                    help="a controller option: metrics.port=N (0 picks a free port), "
                         "auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds, "
-                        "leader.imbalance.per.broker.percentage")
+                        "leader.imbalance.per.broker.percentage; for a quorum of controllers "
+                        "node.id=N and controller.quorum.voters=ID@HOST:PORT,... (each voter's "
+                        "quorum address), controller.quorum.election.timeout.ms and "
+                        "controller.quorum.fetch.timeout.ms")
     _add_log_options(p)
     args = p.parse_args(argv)
     _logging(args.log_level, args.log_format, role="controller")
@@ -221,14 +267,19 @@ def run_controller(argv: list[str]) -> int:
         return 2
     metrics_port = None
     balance: dict[str, str] = {}
+    quorum_options: dict[str, str] = {}
     for item in args.override:
         name, sep, value = (part.strip() for part in item.partition("="))
         if name in LEADER_BALANCE_OPTIONS and sep:
             balance[name] = value
             continue
+        if name in QUORUM_OPTIONS and sep:
+            quorum_options[name] = value
+            continue
         if name != "metrics.port" or not sep:
             print(f"pyq-broker controller: --override {item!r} is not allowed: the controller "
-                  f"takes metrics.port=N and {', '.join(LEADER_BALANCE_OPTIONS)}", file=sys.stderr)
+                  f"takes metrics.port=N and "
+                  f"{', '.join([*LEADER_BALANCE_OPTIONS, *QUORUM_OPTIONS])}", file=sys.stderr)
             return 2
         if not value.isdigit() or int(value) > 65535:
             print(f"pyq-broker controller: metrics.port={value} is not allowed: must be 0..65535 "
@@ -240,10 +291,16 @@ def run_controller(argv: list[str]) -> int:
     except KafkaError as e:
         print(f"pyq-broker controller: {e.message}", file=sys.stderr)
         return 2
+    try:
+        node_id, voters, raft_config = quorum_config(quorum_options)
+    except ValueError as e:
+        print(f"pyq-broker controller: {e}", file=sys.stderr)
+        return 2
     from .controller.server import ControllerServer
     server = ControllerServer(args.data_dir, args.host, args.port, args.session_timeout_ms,
                               scram_credentials=scram, metrics_port=metrics_port,
-                              leader_balance=leader_balance).start()
+                              leader_balance=leader_balance, node_id=node_id,
+                              quorum_voters=voters, raft_config=raft_config).start()
     wait_for_stop = _catch_stop_signals()
     if server.metrics_port is not None:
         print(f"metrics on {server.host}:{server.metrics_port}", flush=True)
@@ -259,6 +316,9 @@ def run_cluster(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="pyq-broker cluster",
                                 description="Start a local cluster: a controller and N broker processes.")
     p.add_argument("--brokers", type=int, default=3, help="number of brokers (default 3)")
+    p.add_argument("--controllers", type=int, default=None,
+                   help="number of controller processes, a Raft quorum: 1, 3, 5 or 7 (default 3 "
+                        "with 3 brokers or more, else 1)")
     p.add_argument("--data-dir", type=Path, required=True, help="directory for every process's data")
     p.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
                    help="a broker option applied to every broker (repeatable), e.g. "
@@ -282,6 +342,14 @@ def run_cluster(argv: list[str]) -> int:
         return 2
     if _scram(args.add_scram, "pyq-broker cluster") is None:
         return 2
+    from .cluster import LocalCluster, check_controllers
+    controllers = args.controllers if args.controllers is not None else \
+        (3 if args.brokers >= 3 else 1)
+    try:
+        check_controllers(controllers)
+    except ValueError as e:
+        print(f"pyq-broker cluster: --{e}", file=sys.stderr)
+        return 2
     overrides = dict(item.split("=", 1) for item in args.override)
     if args.console_port is not None:
         try:
@@ -289,11 +357,12 @@ def run_cluster(argv: list[str]) -> int:
         except ValueError as e:
             print(f"pyq-broker cluster: --console-port: {e}", file=sys.stderr)
             return 2
-    from .cluster import LocalCluster
     cluster = LocalCluster(args.data_dir, args.brokers, overrides, add_scram=args.add_scram,
-                           log_level=args.log_level, log_format=args.log_format).start()
+                           log_level=args.log_level, log_format=args.log_format,
+                           controllers=controllers).start()
     wait_for_stop = _catch_stop_signals()
-    print(f"controller pid {cluster.controller.pid} on 127.0.0.1:{cluster.controller.port}", flush=True)
+    for c in cluster.controllers:
+        print(f"controller pid {c.pid} on 127.0.0.1:{c.port}", flush=True)
     if cluster.controller.metrics_port is not None:
         print(f"controller metrics on 127.0.0.1:{cluster.controller.metrics_port}", flush=True)
     for b in cluster.brokers:

@@ -5,7 +5,11 @@ bootstrap servers and stops every child on SIGTERM/SIGINT. Tests and notebooks u
 :class:`LocalCluster` directly (a context manager); each broker is a
 :class:`~broker_sim.process.BrokerProcess`, so a test can kill -9, SIGSTOP or restart one.
 The controller is its own process (like a KRaft controller), so killing any broker never
-takes the cluster's brain with it.
+takes the cluster's brain with it. ``controllers=3`` (or 5, 7) starts a quorum of controller
+processes (ids 3000, 3001, ...; ``controller.quorum.voters`` on fixed free ports): one is
+active, the others standbys ready to take over, and every broker is given every controller's
+address and follows the active one; :attr:`LocalCluster.controllers` lists them
+(:attr:`LocalCluster.controller` is the first).
 
 Every child holds a lifeline to the process that started it (see
 :mod:`broker_sim.lifeline`): if that process dies without calling :meth:`LocalCluster.stop`
@@ -30,6 +34,7 @@ registry: port 0 gives each a free port; N gives broker i N+i.
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
 
@@ -43,11 +48,32 @@ def _nth_port(url: str, i: int) -> str:
     return url if not port.isdigit() or int(port) == 0 else f"{head}:{int(port) + i}"
 
 
+#: The node id of the first controller (Kafka's examples number controllers from 3000).
+FIRST_CONTROLLER_ID = 3000
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def check_controllers(controllers: object) -> int:
+    """A number of controllers: odd, 1 to 7 (a quorum of N tolerates (N-1)/2 failures)."""
+    if not isinstance(controllers, int) or isinstance(controllers, bool) \
+            or controllers not in (1, 3, 5, 7):
+        raise ValueError(f"controllers={controllers!r} is invalid: an odd number from 1 to 7 is "
+                         "allowed (a quorum of N controllers survives the loss of (N-1)/2)")
+    return controllers
+
+
 class LocalCluster:
     def __init__(self, data_dir: Path, brokers: int = 3, overrides: dict[str, str] | None = None,
                  session_timeout_ms: int = 3000, python: str = sys.executable,
                  add_scram: list[str] | None = None, log_level: str = "INFO",
-                 log_format: str = "text") -> None:
+                 log_format: str = "text", controllers: int = 1) -> None:
+        check_controllers(controllers)
         self.data_dir = Path(data_dir)
         self.log_args = ["--log-level", log_level, "--log-format", log_format]
         self.overrides = dict(overrides or {})
@@ -61,13 +87,27 @@ class LocalCluster:
                               if k in self.overrides}
         if metrics is not None:
             controller_options["metrics.port"] = metrics
-        self.controller = ManagedProcess(
-            self.data_dir / "controller",
-            [python, "-m", "broker_sim", "controller", "--data-dir", str(self.data_dir / "controller"),
-             "--port", "0", "--session-timeout-ms", str(session_timeout_ms), *scram,
-             *(arg for k, v in controller_options.items() for arg in ("--override", f"{k}={v}")),
-             *self.log_args],
-            log_name="controller.out")
+        self.controllers: list[ManagedProcess] = []
+        ids = [FIRST_CONTROLLER_ID + i for i in range(controllers)]
+        voters = ",".join(f"{i}@127.0.0.1:{_free_port()}" for i in ids)
+        for n, node_id in enumerate(ids):
+            options = dict(controller_options)
+            directory = self.data_dir / "controller"
+            port = "0"
+            if controllers > 1:  # fixed ports: a restarted controller keeps its addresses
+                options.update({"node.id": str(node_id), "controller.quorum.voters": voters})
+                directory = self.data_dir / f"controller-{node_id}"
+                port = str(_free_port())
+                if n > 0 and "metrics.port" in options:
+                    options["metrics.port"] = "0"
+            self.controllers.append(ManagedProcess(
+                directory,
+                [python, "-m", "broker_sim", "controller", "--data-dir", str(directory),
+                 "--port", port, "--session-timeout-ms", str(session_timeout_ms), *scram,
+                 *(arg for k, v in options.items() for arg in ("--override", f"{k}={v}")),
+                 *self.log_args],
+                log_name="controller.out"))
+        self.controller = self.controllers[0]
         self.brokers: list[BrokerProcess] = []
         self._count = brokers
 
@@ -94,9 +134,10 @@ class LocalCluster:
         return ",".join(b.listeners[name] for b in self.brokers if name in b.listeners)
 
     def start(self) -> LocalCluster:
-        self.controller.start()
-        controller = f"127.0.0.1:{self.controller.port}"
         try:
+            for c in self.controllers:
+                c.start()
+            controller = ",".join(f"127.0.0.1:{c.port}" for c in self.controllers)
             for i in range(self._count):
                 overrides = {"controller": controller, **self.overrides}
                 if self._metrics_base:  # N: broker i on N+1+i (0: every process a free port)
@@ -119,7 +160,8 @@ class LocalCluster:
     def stop(self) -> None:
         for b in self.brokers:
             b.stop()
-        self.controller.stop()
+        for c in self.controllers:
+            c.stop()
 
     def __enter__(self) -> LocalCluster:
         return self.start()

@@ -48,6 +48,10 @@ from .voter_changes import VoterChanges
 
 log = logging.getLogger(__name__)
 
+#: What only the active controller answers (besides the forwarded changes).
+_BROKERS_OF_THE_ACTIVE = (ApiKey.BROKER_METADATA_FETCH, ApiKey.BROKER_HEARTBEAT,
+                          ApiKey.ALTER_PARTITION)
+
 __all__ = ["NON_LOG_TOPIC_CONFIGS", "ControllerApis", "validate_topic_configs"]
 
 
@@ -329,6 +333,13 @@ class ControllerApis:
         assert self.channel is not None
         key = request.header.api_key
         try:
+            if (key in _BROKERS_OF_THE_ACTIVE or key in self.propagated_apis) \
+                    and not self.controller.is_active:
+                # A standby: NOT_CONTROLLER, by closing the connection; the broker moves on to
+                # the next controller (server/controller_failover.py).
+                log.debug("controller: standby refuses api key %d", key)
+                self.channel.send_response(Response(request, None, close_connection=True))
+                return
             if key == ApiKey.BROKER_METADATA_FETCH:
                 self._park_metadata_fetch(request)
                 return

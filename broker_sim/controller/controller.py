@@ -75,8 +75,6 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..protocol.errors import (
-    ElectionNotNeeded,
-    EligibleLeadersNotAvailable,
     InvalidPartitions,
     InvalidReplicaAssignment,
     InvalidReplicationFactor,
@@ -85,27 +83,20 @@ from ..protocol.errors import (
     KafkaError,
     NotController,
     NotLeaderOrFollower,
-    PreferredLeaderNotAvailable,
     TopicAlreadyExists,
     UnknownTopicOrPartition,
 )
 from ..quorum import MetadataQuorum
-from ..security.acl import AclBinding, AclFilter
-from ..security.scram import ScramCredential
 from ..timer import SystemTimer, TimerTask
+from .admin_changes import AdminChanges
 from .configs import (
     DEFAULT_MIN_ISR,
-    RESOURCE_BROKER,
-    RESOURCE_TOPIC,
-    check_broker_resource,
     normalize_topic_configs,
-    validate_broker_configs,
-    validate_topic_configs,
 )
+from .elections import LeaderElections
 from .image import BrokerInfo, ClusterImage, PartitionInfo, TopicInfo
-from .leader_balance import KAFKA_DEFAULTS, LeaderBalanceConfig, imbalanced_partitions
+from .leader_balance import KAFKA_DEFAULTS, LeaderBalanceConfig
 from .metadata_log import MetadataLog
-from .scram_credentials import Deletion, Upsertion, apply_changes
 
 log = logging.getLogger(__name__)
 
@@ -138,20 +129,6 @@ class _SessionExpiry(TimerTask):
         self.controller.expire_session(self.broker_id, self.epoch)
 
 
-class _LeaderBalanceCheck(TimerTask):
-    """Runs :meth:`Controller.rebalance_leaders`, then schedules the next check."""
-
-    def __init__(self, controller: Controller, delay_ms: int) -> None:
-        super().__init__(delay_ms)
-        self.controller = controller
-
-    def run(self) -> None:
-        try:
-            self.controller.rebalance_leaders()
-        finally:
-            self.controller.schedule_leader_balance()
-
-
 def _round_robin(alive: list[int], start: int, partitions: int, rf: int) -> list[list[int]]:
     """Replica lists for ``partitions`` new partitions: ``rf`` consecutive live brokers each,
     the first partition starting at ``alive[start]``, each next one a broker further."""
@@ -165,7 +142,7 @@ def _new_partition(replicas: list[int], alive: list[int]) -> PartitionInfo:
                          next((b for b in replicas if b in alive), -1))
 
 
-class Controller:
+class Controller(LeaderElections, AdminChanges):
     def __init__(self, data_dir: Path, timer: SystemTimer, session_timeout_ms: int = 3000,
                  default_replication_factor: int = 3, default_min_isr: int = DEFAULT_MIN_ISR,
                  leader_balance: LeaderBalanceConfig = KAFKA_DEFAULTS,
@@ -401,126 +378,6 @@ class Controller:
                     p.isr = [b for b in p.isr if b != broker_id]
                     p.partition_epoch += 1
 
-    def _elect(self, topic: str, index: int, p: PartitionInfo, exclude: int | None = None) -> None:
-        alive = set(self.image.alive_brokers()) - {exclude}
-        candidates = [b for b in p.isr if b in alive]
-        p.leader_epoch += 1
-        p.partition_epoch += 1
-        if candidates:
-            p.leader = candidates[0]
-            p.isr = candidates
-            log.info("%s-%d: leader is now broker %d (epoch %d), isr %s", topic, index, p.leader,
-                     p.leader_epoch, p.isr)
-        else:
-            p.leader = -1  # offline; keep the last ISR so only one of them can take over
-            log.warning("%s-%d: no live in-sync replica; offline until one returns", topic, index)
-
-    def _elect_offline_partitions(self) -> None:
-        for name, topic in self.image.topics.items():
-            for index, p in enumerate(topic.partitions):
-                if p.leader == -1:
-                    alive = set(self.image.alive_brokers())
-                    if any(b in alive for b in p.isr):
-                        self._elect(name, index, p)
-
-    # ---- elections asked for (ElectLeaders) --------------------------------------------
-    def elect_leaders(self, election_type: int, partitions: list[tuple[str, int]] | None
-                      ) -> dict[tuple[str, int], KafkaError | None]:
-        """Move leaderships as ``kafka-leader-election`` asks; each partition's outcome.
-
-        Preferred (type 0): the first replica of the assignment leads, if it is alive and in
-        the ISR (PREFERRED_LEADER_NOT_AVAILABLE otherwise; ELECTION_NOT_NEEDED if it already
-        leads). Unclean (type 1), for a partition without a leader only (ELECTION_NOT_NEEDED
-        if it has one): a live ISR member if there is one, else the first live replica,
-        which becomes the whole ISR and may lack records the old ISR acknowledged
-        (ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is alive). ``partitions`` None: every
-        partition, reporting only those whose election was needed (as Kafka does). Each
-        election bumps the leader and partition epochs; one commit for all.
-        """
-        if election_type not in (0, 1):
-            raise InvalidRequest(f"election type {election_type} is not 0 (preferred) or 1 (unclean)")
-        with self._lock:
-            every = partitions is None
-            if partitions is None:
-                partitions = [(name, i) for name, t in self.image.topics.items()
-                              for i in range(len(t.partitions))]
-            alive = set(self.image.alive_brokers())
-            outcome: dict[tuple[str, int], KafkaError | None] = {}
-            changed = False
-            for name, index in partitions:
-                t = self.image.topics.get(name)
-                if t is None or not 0 <= index < len(t.partitions):
-                    outcome[name, index] = UnknownTopicOrPartition(f"{name}-{index} does not exist")
-                    continue
-                p = t.partitions[index]
-                error = (self._elect_preferred(name, index, p, alive) if election_type == 0
-                         else self._elect_unclean(name, index, p, alive))
-                if every and isinstance(error, ElectionNotNeeded):
-                    continue
-                outcome[name, index] = error
-                changed = changed or error is None
-            if changed:
-                self._commit()
-            return outcome
-
-    def _elect_preferred(self, topic: str, index: int, p: PartitionInfo,
-                         alive: set[int]) -> KafkaError | None:
-        preferred = p.replicas[0]
-        if p.leader == preferred:
-            return ElectionNotNeeded(f"broker {preferred} already leads {topic}-{index}")
-        if preferred not in alive or preferred not in p.isr:
-            return PreferredLeaderNotAvailable(
-                f"{topic}-{index}: preferred leader {preferred} is "
-                f"{'not alive' if preferred not in alive else 'not in the ISR'} (isr {p.isr})")
-        p.leader = preferred
-        p.leader_epoch += 1
-        p.partition_epoch += 1
-        log.info("%s-%d: preferred leader %d elected (epoch %d)", topic, index, preferred, p.leader_epoch)
-        return None
-
-    # ---- automatic preferred-leader rebalance ---------------------------------------
-    def schedule_leader_balance(self) -> None:
-        """The next leader-balance check, one interval from now (none once closed or off)."""
-        if self.leader_balance.enable and not self._closed:
-            try:
-                self.timer.add(_LeaderBalanceCheck(self, self.leader_balance.check_interval_s * 1000))
-            except RuntimeError:  # the timer is shut down: the controller is stopping
-                pass
-
-    def rebalance_leaders(self) -> list[tuple[str, int]]:
-        """Elect the preferred replica of every partition :mod:`.leader_balance` finds
-        misplaced (one commit for all); the partitions moved."""
-        with self._lock:
-            if self._closed or not self.is_active:
-                return []
-            alive = set(self.image.alive_brokers())
-            moved = [(name, index) for name, index in
-                     imbalanced_partitions(self.image, self.leader_balance.per_broker_percentage)
-                     if self._elect_preferred(name, index, self.image.topics[name].partitions[index],
-                                              alive) is None]
-            if moved:
-                log.info("leader rebalance: %d partition(s) back on their preferred replica: %s",
-                         len(moved), moved)
-                self._commit()
-            return moved
-
-    def _elect_unclean(self, topic: str, index: int, p: PartitionInfo,
-                       alive: set[int]) -> KafkaError | None:
-        if p.leader >= 0:
-            return ElectionNotNeeded(f"{topic}-{index} has a leader (broker {p.leader})")
-        if any(b in alive for b in p.isr):
-            self._elect(topic, index, p)
-            return None
-        candidates = [b for b in p.replicas if b in alive]
-        if not candidates:
-            return EligibleLeadersNotAvailable(f"{topic}-{index}: no replica of {p.replicas} is alive")
-        p.leader, p.isr = candidates[0], [candidates[0]]
-        p.leader_epoch += 1
-        p.partition_epoch += 1
-        log.warning("%s-%d: unclean election of broker %d, outside the last ISR (epoch %d); records "
-                    "only the old ISR had are lost", topic, index, p.leader, p.leader_epoch)
-        return None
-
     # ---- topics ----------------------------------------------------------------------
     def create_topic(self, name: str, partitions: int, replication_factor: int,
                      configs: dict[str, str], assignments: dict[int, list[int]] | None = None,
@@ -620,52 +477,6 @@ class Controller:
             self._commit()
             log.info("deleted topic %s", name)
 
-    # ---- configs ---------------------------------------------------------------------
-    def alter_configs(self, resource_type: int, resource_name: str,
-                      change: Callable[[dict[str, str]], dict[str, str]],
-                      validate_only: bool = False, propagation_timeout_s: float = 2.0) -> dict[str, str]:
-        """Replace the dynamic configs of a topic or a broker by ``change(current)``.
-
-        The whole new set is validated (InvalidConfig naming the option); a topic must exist
-        (UnknownTopicOrPartition). Nothing is stored with ``validate_only`` or when nothing
-        changed. Once stored, waits (at most ``propagation_timeout_s``, without the lock)
-        until every live broker has applied the new image, so the change is in effect on
-        every broker when this returns. Returns the new set.
-        """
-        with self._lock:
-            if resource_type == RESOURCE_TOPIC:
-                topic = self.image.topics.get(resource_name)
-                if topic is None:
-                    raise UnknownTopicOrPartition(f"topic {resource_name!r} does not exist")
-                current = dict(topic.configs)
-                new = change(dict(current))
-                validate_topic_configs(new)
-                new = normalize_topic_configs(new)
-            elif resource_type == RESOURCE_BROKER:
-                check_broker_resource(resource_name)
-                current = dict(self.image.broker_configs.get(resource_name, {}))
-                new = change(dict(current))
-                validate_broker_configs(new)
-            else:
-                raise InvalidRequest(f"resource type {resource_type} has no configs pyq can change "
-                                     f"(topic {RESOURCE_TOPIC}, broker {RESOURCE_BROKER})")
-            if validate_only or new == current:
-                return new
-            if resource_type == RESOURCE_TOPIC:
-                self.image.topics[resource_name].configs = new
-            elif new:
-                self.image.broker_configs[resource_name] = new
-            else:
-                self.image.broker_configs.pop(resource_name, None)
-            self._commit()
-            version = self.image.version
-            log.info("%s %r configs: %s -> %s", "topic" if resource_type == RESOURCE_TOPIC else "broker",
-                     resource_name, current, new)
-        if propagation_timeout_s > 0 and not self.await_propagation(version, propagation_timeout_s):
-            log.warning("config change (image v%d) not yet applied by every live broker after %.1f s",
-                        version, propagation_timeout_s)
-        return new
-
     def await_propagation(self, version: int, timeout_s: float) -> bool:
         """Wait until every live broker has applied image ``version`` (each reports it in its
         next metadata poll or heartbeat); False if one has not within ``timeout_s``."""
@@ -688,56 +499,6 @@ class Controller:
             self._closed = True
             self._applied.notify_all()
         self.metadata.close()
-
-    # ---- SCRAM credentials -----------------------------------------------------------
-    def alter_scram(self, deletions: list[Deletion], upsertions: list[Upsertion],
-                    propagation_timeout_s: float = 5.0) -> dict[str, KafkaError | None]:
-        """Apply credential changes (see :mod:`.scram_credentials`); each user's outcome.
-
-        Returns once every live broker has the change (or after ``propagation_timeout_s``),
-        so a user created here can log in on any broker as soon as the call returns."""
-        with self._lock:
-            results = apply_changes(self.image.scram, deletions, upsertions)
-            if not any(e is None for e in results.values()):
-                return results
-            self._commit()
-            version = self.image.version
-            log.info("SCRAM credentials changed for %s",
-                     sorted(u for u, e in results.items() if e is None))
-        if propagation_timeout_s > 0 and not self.await_propagation(version, propagation_timeout_s):
-            log.warning("SCRAM change (image v%d) not yet applied by every live broker after %.0f s",
-                        version, propagation_timeout_s)
-        return results
-
-    def put_scram(self, user: str, mechanism: str, credential: ScramCredential) -> None:
-        """Store a credential made at start-up (``--add-scram``)."""
-        with self._lock:
-            self.image.scram.setdefault(user, {})[mechanism] = credential.to_json()
-            self._commit()
-            log.info("SCRAM credential %s for %s stored", mechanism, user)
-
-    # ---- ACLs ------------------------------------------------------------------------
-    def create_acls(self, bindings: list[AclBinding]) -> None:
-        """Store new bindings (one already stored is not stored twice)."""
-        with self._lock:
-            current = {AclBinding.from_json(a) for a in self.image.acls}
-            new = [b for b in dict.fromkeys(bindings) if b not in current]
-            if new:
-                self.image.acls.extend(b.to_json() for b in new)
-                self._commit()
-                log.info("ACLs created: %s", new)
-
-    def delete_acls(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
-        """Delete the bindings each filter matches; returns them, per filter."""
-        with self._lock:
-            stored = [AclBinding.from_json(a) for a in self.image.acls]
-            matched = [[b for b in stored if f.matches(b)] for f in filters]
-            gone = {b for group in matched for b in group}
-            if gone:
-                self.image.acls = [b.to_json() for b in stored if b not in gone]
-                self._commit()
-                log.info("ACLs deleted: %s", sorted(gone, key=str))
-            return matched
 
     # ---- ISR changes -----------------------------------------------------------------
     def alter_partition(self, broker_id: int, broker_epoch: int, topic: str, index: int,

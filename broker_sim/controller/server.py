@@ -1,7 +1,9 @@
 """The controller as a network service (its own process in a local cluster).
 
 ``python -m broker_sim controller --data-dir DIR --port 0`` logs ``listening on HOST:PORT``
-like a broker. Its timer reaper thread drives session expiry on the timing wheel. With
+like a broker. Alone it is a quorum of one voter; with ``node_id`` and ``quorum_voters``
+(Kafka's ``node.id`` and ``controller.quorum.voters``) it is one voter of a controller
+quorum, active while it leads it (see :mod:`.controller` and :mod:`..quorum`). Its timer reaper thread drives session expiry on the timing wheel. With
 ``metrics_port`` (``--override metrics.port=N``) it serves Prometheus metrics: its requests
 per API, connections, its timer and the cluster image's health (offline and
 under-replicated partitions, brokers alive and fenced).
@@ -20,6 +22,8 @@ from ..metrics import MetricsServer, NetworkCollector, WaitingCollector
 from ..network import Listener, SocketServer
 from ..network.handler_pool import RequestHandlerPool
 from ..protocol.api import CONTROLLER_APIS
+from ..quorum import MetadataQuorum
+from ..raft import RaftConfig
 from ..security.scram import ScramCredential
 from ..timer import SystemTimer, TimerReaper
 from .apis import ControllerApis
@@ -35,10 +39,20 @@ class ControllerServer:
                  session_timeout_ms: int = 3000, default_replication_factor: int = 3,
                  scram_credentials: list[tuple[str, str, ScramCredential]] | None = None,
                  metrics_port: int | None = None,
-                 leader_balance: LeaderBalanceConfig = KAFKA_DEFAULTS) -> None:
+                 leader_balance: LeaderBalanceConfig = KAFKA_DEFAULTS,
+                 node_id: int | None = None,
+                 quorum_voters: dict[int, tuple[str, int]] | None = None,
+                 raft_config: RaftConfig | None = None) -> None:
         self.timer = SystemTimer("controller-timer")
+        quorum = None
+        if quorum_voters:
+            if node_id is None or node_id not in quorum_voters:
+                raise ValueError(f"controller option node.id={node_id} is invalid: it must be one "
+                                 f"of controller.quorum.voters' ids {sorted(quorum_voters)}")
+            quorum = MetadataQuorum(node_id, data_dir, quorum_voters,
+                                    host=quorum_voters[node_id][0], config=raft_config)
         self.controller = Controller(data_dir, self.timer, session_timeout_ms, default_replication_factor,
-                                     leader_balance=leader_balance)
+                                     leader_balance=leader_balance, quorum=quorum)
         for user, mechanism, credential in scram_credentials or []:
             self.controller.put_scram(user, mechanism, credential)
         self.socket_server = SocketServer([Listener("CONTROLLER", "PLAINTEXT", host, port)], 1, 100,

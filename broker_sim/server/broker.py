@@ -55,6 +55,7 @@ from ..timer import SystemTimer, TimerReaper
 from .broker_metrics import BrokerMetrics
 from .config import BrokerConfig
 from .controller_client import ControllerClient, LocalControllerClient, RemoteControllerClient
+from .controller_failover import QuorumControllerClient, parse_controllers
 from .kafka_apis import KafkaApis
 from .lifecycle import BrokerLifecycle
 from .metadata_cache import MetadataCache
@@ -96,6 +97,8 @@ class Broker:
 
     def _controller_client(self) -> ControllerClient:
         cfg = self.config
+        if cfg.controller and "," in cfg.controller:  # a quorum: follow the active one
+            return QuorumControllerClient(parse_controllers(cfg.controller), cfg.broker_id)
         if cfg.controller:
             host, _, port = cfg.controller.rpartition(":")
             return RemoteControllerClient(host, int(port), cfg.broker_id)

@@ -47,7 +47,7 @@ def test_cluster_command_starts_and_stops_every_process(tmp_path):
                 break
         bootstrap = line.split(":", 1)[1].strip()
         pids = [int(m.group(1)) for m in re.finditer(r"pid (\d+)", "".join(lines))]
-        assert len(pids) == 4  # controller + 3 brokers
+        assert len(pids) == 6  # a quorum of 3 controllers (the default with 3 brokers) + 3 brokers
         assert len(bootstrap.split(",")) == 3
 
         admin = KafkaAdminClient(bootstrap_servers=bootstrap)

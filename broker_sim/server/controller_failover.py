@@ -1,0 +1,110 @@
+"""A broker's link to a controller quorum: every controller's address, following the active
+one.
+
+``controller=127.0.0.1:9093,127.0.0.1:9094,127.0.0.1:9095`` gives a broker every controller
+of the cluster. :class:`QuorumControllerClient` talks to one of them at a time, exactly as
+:class:`~.controller_client.RemoteControllerClient` talks to a lone controller; when a call
+fails — a connection refused or reset, which is also how a standby controller refuses a
+broker's heartbeat, metadata poll or forwarded change (NOT_CONTROLLER: it closes the
+connection) — it moves to the next address and the call raises NetworkException
+(retriable): the heartbeat and metadata loops try again on their own schedule, forwarded
+admin requests are answered with a retriable error. So a broker finds the new active
+controller within one try per standby after an election.
+
+Threading: several threads call at once (the heartbeat loop, the metadata poller, request
+handlers forwarding changes). ``_move_lock`` serialises moves; a failure on an address the
+client already left does not move it again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from ..network.blocking_client import BlockingConnection
+from ..protocol.errors import NetworkException
+from .controller_client import RemoteControllerClient
+
+log = logging.getLogger(__name__)
+
+
+def parse_controllers(spec: str) -> list[tuple[str, int]]:
+    """``host:port[,host:port...]``, as the broker's ``controller`` option holds it.
+
+    >>> parse_controllers("127.0.0.1:9093, 127.0.0.1:9094")
+    [('127.0.0.1', 9093), ('127.0.0.1', 9094)]
+    """
+    out = []
+    for item in spec.split(","):
+        host, sep, port = item.strip().rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise ValueError(f"controller={spec!r} is invalid: HOST:PORT[,HOST:PORT...] is "
+                             "allowed")
+        out.append((host, int(port)))
+    return out
+
+
+class QuorumControllerClient(RemoteControllerClient):
+    def __init__(self, addresses: list[tuple[str, int]], broker_id: int) -> None:
+        if not addresses:
+            raise ValueError("controller='' is invalid: at least one HOST:PORT is needed")
+        self.addresses = list(addresses)
+        self._index = 0
+        self._move_lock = threading.Lock()
+        super().__init__(*self.addresses[0], broker_id)
+
+    def _move_on(self, failed: tuple[str, int]) -> None:
+        """The controller at ``failed`` did not answer: use the next address."""
+        with self._move_lock:
+            if (self.host, self.port) != failed:
+                return  # another caller moved already
+            self._index = (self._index + 1) % len(self.addresses)
+            self.host, self.port = self.addresses[self._index]
+            log.info("broker %d: controller %s:%d did not answer; trying %s:%d",
+                     self.broker_id, failed[0], failed[1], self.host, self.port)
+            old = [self._conn, self._metadata_conn]
+            self._conn = BlockingConnection(self.host, self.port, f"broker-{self.broker_id}",
+                                            timeout_s=10.0)
+            self._metadata_conn = BlockingConnection(
+                self.host, self.port, f"broker-{self.broker_id}-metadata", timeout_s=10.0)
+            with self._admin_lock:
+                old.extend(self._admin_idle)
+                self._admin_idle = []
+        for conn in old:
+            conn.close()
+
+    def _call(self, key: int, version: int, body: Any) -> Any:
+        address = (self.host, self.port)
+        try:
+            return super()._call(key, version, body)
+        except NetworkException:
+            self._move_on(address)
+            raise
+
+    def _call_admin(self, key: int, version: int, body: Any) -> Any:
+        address = (self.host, self.port)
+        with self._admin_lock:
+            conn = self._admin_idle.pop() if self._admin_idle else None
+        if conn is not None and (conn.host, conn.port) != address:
+            conn.close()  # pooled before a move: to a controller this client has left
+            conn = None
+        if conn is None:
+            conn = BlockingConnection(*address, f"broker-{self.broker_id}-admin",
+                                      timeout_s=self.ADMIN_TIMEOUT_S)
+        try:
+            return conn.request(key, version, body)
+        except NetworkException:
+            self._move_on(address)
+            raise
+        finally:
+            with self._admin_lock:
+                self._admin_idle.append(conn)
+
+    def fetch_metadata(self, body: dict) -> Any:
+        address = (self.host, self.port)
+        try:
+            return super().fetch_metadata(body)
+        except NetworkException:
+            self._move_on(address)
+            raise

@@ -1,0 +1,129 @@
+"""A 3-broker cluster on a quorum of 3 controller processes: kill -9 the active controller in
+the middle of an acks=all produce, a standby takes over within a few election timeouts, a
+broker killed afterwards still gets its partitions' leaderships moved, and not one
+acknowledged record is lost."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import NewTopic
+
+from broker_sim.cluster import LocalCluster
+from broker_sim.process import ManagedProcess
+from connector.cluster import EmbeddedCluster
+from tests.wire import partition_states, wait_for
+
+pytestmark = pytest.mark.cluster
+
+ACTIVE = re.compile(r"controller (\d+) active in epoch (\d+)")
+ELECTION_TIMEOUT_S = 1.0  # controller.quorum.election.timeout.ms's default
+
+
+def active_controller(cluster: LocalCluster, after_epoch: int = 0
+                      ) -> tuple[ManagedProcess, int] | None:
+    """The live controller that last logged becoming active, in an epoch past ``after_epoch``."""
+    best: tuple[ManagedProcess, int] | None = None
+    for c in cluster.controllers:
+        if c.proc is None or c.proc.poll() is not None:
+            continue
+        for _, epoch in ACTIVE.findall(c.output()):
+            if int(epoch) > after_epoch and (best is None or int(epoch) > best[1]):
+                best = (c, int(epoch))
+    return best
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    with LocalCluster(tmp_path_factory.mktemp("quorum-cluster"), brokers=3,
+                      controllers=3) as c:
+        yield c
+
+
+def test_kill_the_active_controller_during_acks_all_produce(cluster: LocalCluster) -> None:
+    bootstrap = cluster.bootstrap_servers
+    first, epoch = wait_for(lambda: active_controller(cluster), timeout=30,
+                            what="an active controller")
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic("quorum", 3, 3, topic_configs={"min.insync.replicas": "2"})])
+    admin.close()
+    port = cluster.brokers[0].port
+    assert port is not None
+    wait_for(lambda: len(partition_states(port, "quorum")) == 3, what="the topic everywhere")
+
+    acked: list[bytes] = []
+    failed: list[BaseException] = []
+    stop = threading.Event()
+
+    def produce() -> None:
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", retries=20,
+                                 max_block_ms=30_000, request_timeout_ms=10_000)
+        i = 0
+        while not stop.is_set():
+            value = f"v{i}".encode()
+            try:
+                producer.send("quorum", value, partition=i % 3).get(timeout=30)
+                acked.append(value)
+            except Exception as e:  # an unacknowledged record may be lost
+                failed.append(e)
+            i += 1
+        producer.close()
+
+    thread = threading.Thread(target=produce, daemon=True)
+    thread.start()
+    wait_for(lambda: len(acked) >= 100, timeout=30, what="records acknowledged before the kill")
+    first.kill()  # SIGKILL
+    killed_at = time.monotonic()
+    new, new_epoch = wait_for(lambda: active_controller(cluster, epoch), timeout=30,
+                              interval=0.05, what="a new active controller")
+    failover = time.monotonic() - killed_at
+    assert new is not first and new_epoch > epoch
+    # the fetch timeout (2 election timeouts), then a pre-vote and a vote
+    assert failover < 6 * ELECTION_TIMEOUT_S, f"failover took {failover:.1f} s"
+    before_broker_kill = len(acked)
+    wait_for(lambda: len(acked) >= before_broker_kill + 100, timeout=30,
+             what="records acknowledged with the new controller")
+
+    # a broker killed now: the new controller moves its leaderships
+    victim = cluster.brokers[2]
+    victim.kill()
+    wait_for(lambda: all(leader not in (2, -1) and 2 not in isr
+                         for leader, isr, _ in partition_states(port, "quorum").values()),
+             timeout=30, what="every partition led by a live broker, the dead one out of ISRs")
+    mark = len(acked)
+    wait_for(lambda: len(acked) >= mark + 100, timeout=30,
+             what="records acknowledged after the broker's loss")
+    stop.set()
+    thread.join(timeout=60)
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
+                             consumer_timeout_ms=5000)
+    parts = [TopicPartition("quorum", p) for p in range(3)]
+    consumer.assign(parts)
+    consumer.seek_to_beginning(*parts)
+    read = {m.value for m in consumer}
+    consumer.close()
+    lost = [v for v in acked if v not in read]
+    print(f"acked {len(acked)}, unacknowledged {len(failed)}, read {len(read)}, lost "
+          f"{len(lost)}; controller failover {failover:.2f} s")
+    assert lost == []
+
+
+def test_controllers_count_is_checked(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "broker_sim", "cluster", "--brokers", "3",
+                          "--controllers", "2", "--data-dir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "--controllers=2 is invalid: an odd number from 1 to 7 is allowed" in out.stderr
+    with pytest.raises(ValueError, match="controllers=8 is invalid"):
+        LocalCluster(tmp_path, controllers=8)
+    with pytest.raises(ValueError, match="controllers=0 is invalid"):
+        EmbeddedCluster(controllers=0)
