@@ -119,12 +119,28 @@ class ProtobufDecoder:
         self.arrow_type = spec.arrow_type
         file = _file(spec.registry, spec.reader_id)
         self._cls = _message_class(file.pool.FindMessageTypeByName(spec.message))
+        self._matching: set[tuple[int, tuple[int, ...]]] = set()  # (id, indexes) checked
 
     def decode_one(self, data: bytes) -> Any:
         from google.protobuf.message import DecodeError
 
         schema_id, pos = split_header(data)
         indexes, pos = read_message_indexes(data, pos)
+        if (schema_id, tuple(indexes)) not in self._matching:
+            self._check(schema_id, indexes)
+        msg = self._cls()
+        try:
+            msg.ParseFromString(bytes(data[pos:]))
+        except DecodeError as e:
+            raise ValueError(f"does not decode as {self.spec.message} (writer schema "
+                             f"{schema_id}): {e}") from None
+        return to_python(msg)
+
+    def decode(self, values: Sequence[bytes | None]) -> tuple[pa.Array, list[str | None]]:
+        return decode_batch(self.decode_one, values, self.arrow_type, self.spec.column)
+
+    def _check(self, schema_id: int, indexes: list[int]) -> None:
+        """The writer's message is the reader's (by full name); ValueError saying why not."""
         try:
             file = _file(self.spec.registry, schema_id)
         except RegistryRefusal as e:
@@ -136,16 +152,7 @@ class ProtobufDecoder:
         if written.full_name != self.spec.message:
             raise ValueError(f"message {written.full_name} (schema {schema_id}, indexes "
                              f"{indexes}), not the column's {self.spec.message}")
-        msg = self._cls()
-        try:
-            msg.ParseFromString(bytes(data[pos:]))
-        except DecodeError as e:
-            raise ValueError(f"does not decode as {self.spec.message} (writer schema "
-                             f"{schema_id}): {e}") from None
-        return to_python(msg)
-
-    def decode(self, values: Sequence[bytes | None]) -> tuple[pa.Array, list[str | None]]:
-        return decode_batch(self.decode_one, values, self.arrow_type, self.spec.column)
+        self._matching.add((schema_id, tuple(indexes)))
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,7 @@ class SourceOptions:
     max_retry_backoff_ms: int = 60_000
     #: failOnDataLoss=false: where an out-of-range partition resumes ("earliest" or "latest")
     out_of_range_reset: str = "earliest"
-    #: valueFormat/keyFormat=avro: the decoded columns (a :class:`.formats.Formats`)
+    #: valueFormat/keyFormat avro, protobuf, json-schema: the decoded columns (a :class:`.formats.Formats`)
     formats: Any = None
 
     @property
