@@ -13,7 +13,9 @@ shown fetched when it last polled or heartbeat, and a broker ``k`` image version
 controller's as ``k`` records behind the high watermark (each change is one record).
 
 A request that does not name exactly ``__cluster_metadata`` partition 0 is answered
-UNKNOWN_TOPIC_OR_PARTITION, as Kafka does. Asked for the brokers (endpoint type 1),
+UNKNOWN_TOPIC_OR_PARTITION, and one reaching a controller that does not lead the quorum
+(only the leader knows every voter's progress) NOT_LEADER_OR_FOLLOWER for the partition,
+with the leader and epoch it knows, as Kafka does. Asked for the brokers (endpoint type 1),
 DescribeCluster on a controller is MISMATCHED_ENDPOINT_TYPE, as on Kafka's controllers.
 
 Threading: request-handler threads (and, in a single broker, the broker's own) call every
@@ -30,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol.errors import MismatchedEndpointType, UnknownTopicOrPartition
+from ..protocol.errors import MismatchedEndpointType, NotLeaderOrFollower, UnknownTopicOrPartition
 from ..protocol.schema import Data
 from ..quorum import ReplicaState
 from .controller import Controller
@@ -140,6 +142,12 @@ class QuorumStatus:
                          leader_epoch=view.leader_epoch, high_watermark=view.high_watermark,
                          current_voters=[replica(r) for r in view.voters],
                          observers=[replica(r) for r in view.observers])
+        if view.leader_id != self.node_id:
+            partition = Data(partition_index=0, error_code=NotLeaderOrFollower.code,
+                             error_message=f"controller {self.node_id} does not lead the quorum "
+                                           f"(leader: {view.leader_id}, epoch {view.leader_epoch})",
+                             leader_id=view.leader_id, leader_epoch=view.leader_epoch,
+                             high_watermark=-1, current_voters=[], observers=[])
         return Data(error_code=0, error_message=None,
                     topics=[Data(topic_name=METADATA_TOPIC, partitions=[partition])],
                     nodes=[Data(node_id=node, listeners=[Data(name=CONTROLLER_LISTENER, host=host, port=port)])

@@ -13,7 +13,7 @@ import pytest
 from broker_sim.controller.controller import Controller
 from broker_sim.controller.quorum_status import QuorumStatus
 from broker_sim.controller.voter_changes import VoterChanges
-from broker_sim.protocol.errors import DuplicateVoter, NotController
+from broker_sim.protocol.errors import DuplicateVoter, NotController, NotLeaderOrFollower
 from broker_sim.protocol.schema import Data
 from broker_sim.quorum import MetadataQuorum
 from broker_sim.timer import SystemTimer, TimerReaper
@@ -85,3 +85,5 @@ def test_three_voters_described_and_one_removed_and_added_back(
     standby = VoterChanges(controllers[follower].metadata.quorum)
     refused = standby.remove_body(Data(voter_id=leader_id))
     assert refused.error_code == NotController.code, refused
+    elsewhere = described(controllers[follower])  # only the leader knows every voter's progress
+    assert (elsewhere.error_code, elsewhere.leader_id) == (NotLeaderOrFollower.code, leader_id)
