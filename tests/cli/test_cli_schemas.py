@@ -16,8 +16,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
@@ -28,6 +28,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from connector.client import Admin
 from connector.cluster import EmbeddedCluster
+from tests import avro_schemas
 from tests.cli.support import Result, pyq_here
 
 pytestmark = [pytest.mark.integration]  # starts controller + broker processes
@@ -35,9 +36,7 @@ pytestmark = [pytest.mark.integration]  # starts controller + broker processes
 PYQ = str(Path(sys.executable).parent / "pyq")  # the console script pip installed
 
 
-def record(name: str, *fields: dict[str, Any]) -> str:
-    return json.dumps({"type": "record", "name": name, "namespace": "pyq.cli",
-                       "fields": list(fields)})
+record = partial(avro_schemas.record, namespace="pyq.cli")
 
 
 CLICK_V1 = record("Click", {"name": "id", "type": "long"}, {"name": "page", "type": "string"})

@@ -28,6 +28,7 @@ from broker_sim.registry.http_api import CONTENT_TYPE, RegistryApp
 from broker_sim.registry.registry import SchemaRegistry
 from broker_sim.registry.store import MemoryLog, SchemaStore
 from reference.jars import avro_jars, java
+from tests.avro_schemas import record_schema
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka]  # a JVM reference (see the docstring)
 
@@ -35,10 +36,7 @@ JAVA_PROGRAM = Path(__file__).with_name("AvroCompatibilityReference.java")
 
 
 def rec(*fields: Any, name: str = "R", ns: str | None = "pyq", **extra: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "record", "name": name, "fields": list(fields), **extra}
-    if ns is not None:
-        out["namespace"] = ns
-    return out
+    return record_schema(name, *fields, namespace=ns, **extra)
 
 
 def f(name: str, type_: Any, **extra: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@ rules of ids, versions, soft and hard deletes, modes and references.
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import pytest
@@ -15,11 +16,9 @@ from werkzeug.test import Client
 from broker_sim.registry.http_api import CONTENT_TYPE, RegistryApp
 from broker_sim.registry.registry import MAX_SCHEMA_BYTES, SchemaRegistry
 from broker_sim.registry.store import MemoryLog, SchemaStore
+from tests import avro_schemas
 
-
-def record(name: str, *fields: dict[str, Any], namespace: str = "t") -> str:
-    return json.dumps({"type": "record", "name": name, "namespace": namespace,
-                       "fields": list(fields)})
+record = partial(avro_schemas.record, namespace="t")
 
 
 V1 = record("User", {"name": "id", "type": "long"})

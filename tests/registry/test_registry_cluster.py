@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -33,13 +34,12 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from connector.client import Admin
 from connector.cluster import EmbeddedCluster
+from tests import avro_schemas
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]  # starts controller + broker processes
 
 
-def record(name: str, *fields: dict[str, Any]) -> str:
-    return json.dumps({"type": "record", "name": name, "namespace": "pyq.test",
-                       "fields": list(fields)})
+record = partial(avro_schemas.record, namespace="pyq.test")
 
 
 USER_V1 = record("User", {"name": "id", "type": "long"}, {"name": "name", "type": "string"})
