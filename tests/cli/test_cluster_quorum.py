@@ -98,6 +98,13 @@ def test_kafka_metadata_quorum_describes_pyqs_quorum(pyq: EmbeddedCluster, boots
     assert sorted(o["id"] for o in json.loads(fields["CurrentObservers"])) == [0, 1]
     assert fields["MaxFollowerLag"] == "0"
 
+    if bootstrap == "--bootstrap-server":  # Kafka's admin's RemoveRaftVoter, forwarded
+        refused = run_tool("kafka-metadata-quorum", bootstrap, servers, "remove-controller",
+                           "--controller-id", str(CONTROLLER_ID), "--controller-directory-id",
+                           "AAECAwQFBgcICQoLDA0ODw", check=False)
+        assert refused.returncode == 1
+        assert ("org.apache.kafka.common.errors.InvalidRequestException: node 3000 is the only "
+                "voter") in refused.stderr, refused.stderr[-2000:]
     if bootstrap == "--bootstrap-controller":  # the same answer: one table is enough
         replication = run_tool("kafka-metadata-quorum", bootstrap, servers, "describe",
                                "--replication").stdout
