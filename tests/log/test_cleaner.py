@@ -26,6 +26,7 @@ from broker_sim.protocol.records.builder import RecordBatchBuilder
 from broker_sim.protocol.records.compression import LZ4
 from broker_sim.protocol.records.control import marker_batch
 from broker_sim.protocol.records.reader import iter_records
+from tests.wire import wait_for
 
 COMPACT = LogConfig(segment_bytes=16 * 1024, index_interval_bytes=512, cleanup_policy="compact",
                     min_cleanable_dirty_ratio=0.01, segment_ms=60_000)
@@ -354,7 +355,9 @@ def test_a_clean_told_to_stop_leaves_the_log_as_it_was(open_log, phase: str) -> 
 
 def test_stopping_the_cleaner_abandons_a_long_clean_at_once(open_log) -> None:
     """A real cleaner thread in the middle of a pass over one large segment (about a
-    second of work here): ``stop`` returns at once, with the log as it was."""
+    second of work here): ``stop`` returns at once, with the log as it was. The stop comes
+    once the thread has built its offset map and is rewriting the segment into cleaning/
+    (the directory exists), not after a fixed sleep."""
     log = open_log(COMPACT.replace(segment_bytes=1 << 30, index_interval_bytes=4096))
     latest = fill(log, 1_000_000, 5_000)
     last = seal(log, b"last")
@@ -362,11 +365,8 @@ def test_stopping_the_cleaner_abandons_a_long_clean_at_once(open_log) -> None:
     before = _files(log.dir)
     cleaner = LogCleaner(lambda: [log], threads=1, backoff_ms=10, clock=ManualClock(wall_start_ms=2_000_000)).start()
     try:
-        deadline = time.monotonic() + 10
-        while not cleaner._busy:  # the thread has picked the log: the pass is under way
-            assert time.monotonic() < deadline, "the cleaner never started"
-            time.sleep(0.005)
-        time.sleep(0.2)
+        wait_for(lambda: (log.dir / CLEANING).is_dir(), timeout=10, interval=0.002,
+                 what="the cleaner rewriting the segment into cleaning/")
     finally:
         started = time.monotonic()
         cleaner.stop()
