@@ -23,6 +23,7 @@ Three clients write and read while the nemesis works, each tagging what it does 
 - **aborted_read**: a record of an aborted transaction the read_committed reader read;
 - **partial**: a committed or unknown transaction of which the reader read some records
   but not all;
+- **backwards**: a partition where the reader was handed an offset not above the one before;
 - **stuck**: partitions the reader had not caught up on (read the final marker record the
   checker writes after every transaction is resolved) within the catch-up deadline.
 
@@ -295,6 +296,12 @@ def check_transactions(txns: Transactions, reader: Reader,
         if outcome != "aborted" and 0 < len(seen) < len(values):
             row["partial"] += 1
             partial.append(t)
+    offsets: dict[int, list[int]] = {}
+    for _, p, offset in reader.read:
+        offsets.setdefault(p, []).append(offset)
+    backwards = sorted(p for p, seq in offsets.items()
+                       if any(b <= a for a, b in zip(seq, seq[1:], strict=False)))
     return {"lost": [v.decode() for v in lost], "duplicated": [v.decode() for v in duplicated],
             "aborted_read": [v.decode() for v in aborted_read], "partial": partial,
+            "backwards": backwards,
             "outcomes": dict(Counter(txns.outcome))}

@@ -10,7 +10,12 @@ quorum once it is healed):
   both sides);
 - ``partition-controller``: the active controller cut off from the other nodes (pyq's
   controller process from every broker; Kafka's KRaft leader from the other nodes);
-- ``asymmetric``: a partition leader cannot reach one other broker, which still reaches it.
+- ``asymmetric``: a partition leader cannot reach one other broker, which still reaches it;
+- ``leader-controller`` (soaks only): a partition leader and the active controller cut off
+  from each other, everything else still connected (the leader keeps its clients and its
+  followers but not its controller: the stale leader of a split brain). On Kafka the
+  leader of another partition is taken when this one's leads the quorum too; when every
+  partition's does, nothing is cut (the log says so).
 
 The three network faults need the cluster in network namespaces (:mod:`tests.faults.netns`).
 
@@ -38,6 +43,8 @@ from tests.faults.netns import Network
 
 PROCESS_FAULTS = ("pause", "kill")
 NETWORK_FAULTS = ("partition-leader", "partition-controller", "asymmetric")
+#: network faults only the soak's schedule draws (the suite's stays within its time)
+SOAK_NETWORK_FAULTS = ("leader-controller",)
 
 
 class Nodes(Protocol):
@@ -143,7 +150,7 @@ def mixed_schedule(seed: int, nodes: int, partitions: int, rounds: int,
                   rng.uniform(*seconds)) for kind in order]
 
 
-def _cut(nodes: Nodes, fault: Fault, leader: Callable[[int], int]) -> str:
+def _cut(nodes: Nodes, fault: Fault, leader: Callable[[int], int], partitions: int) -> str:
     """Apply a network fault; what was cut, for the log."""
     network = nodes.network
     assert network is not None, f"{fault.kind} needs the cluster in network namespaces"
@@ -152,6 +159,14 @@ def _cut(nodes: Nodes, fault: Fault, leader: Callable[[int], int]) -> str:
         isolated = nodes.controller_namespace()
         network.isolate([isolated], [ns for ns in everyone if ns != isolated])
         return f"controller {isolated} cut off"
+    if fault.kind == "leader-controller":
+        controller = nodes.controller_namespace()
+        for p in ((fault.node + i) % partitions for i in range(partitions)):
+            lead = leader(p)
+            if nodes.namespace(lead) != controller:
+                network.isolate([nodes.namespace(lead)], [controller])
+                return f"leader {lead} of partition {p} and the controller cut apart"
+        return "every partition's leader is the controller: nothing cut"
     lead = leader(fault.node)
     if fault.kind == "partition-leader":
         isolated = nodes.namespace(lead)
@@ -165,17 +180,18 @@ def _cut(nodes: Nodes, fault: Fault, leader: Callable[[int], int]) -> str:
 
 def run(nodes: Nodes, faults: list[Fault], gap_s: float = 2.0,
         phase: Callable[[str], None] = lambda _: None,
-        leader: Callable[[int], int] | None = None) -> list[str]:
+        leader: Callable[[int], int] | None = None, partitions: int = 1) -> list[str]:
     """Inject each fault, heal it, wait ``gap_s``; what happened, one line per fault.
     ``phase(kind)`` is called as each fault starts (the workload tags its writes with it);
-    ``leader(partition)`` names a partition's leader for the network faults."""
+    ``leader(partition)`` names a partition's leader for the network faults (of the
+    workload topic's ``partitions``)."""
     log = []
     for fault in faults:
         phase(fault.kind)
         start = time.monotonic()
-        if fault.kind in NETWORK_FAULTS:
+        if fault.kind in NETWORK_FAULTS + SOAK_NETWORK_FAULTS:
             assert leader is not None, f"{fault.kind} needs leader()"
-            what = _cut(nodes, fault, leader)
+            what = _cut(nodes, fault, leader, partitions)
             time.sleep(fault.seconds)  # the fault's length: this sleep *is* the partition
             assert nodes.network is not None
             nodes.network.heal()

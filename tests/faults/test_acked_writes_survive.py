@@ -16,8 +16,8 @@ active controller is hit by every fault).
 At the end of the module the per-fault table (acknowledged, read, lost, duplicated,
 aborted-read and partly visible transactions, for pyq and for Kafka) is printed (``-s``
 shows it). The partition test's schedule is the three partitions and a pause in a seeded
-order (the other test kills); ``PYQ_FAULT_ROUNDS=N`` makes it a soak of N faults of all five
-kinds, kills too, ``PYQ_FAULT_SEED`` picks another schedule and ``PYQ_FAULT_SECONDS=LOW,HIGH``
+order (the other test kills); ``PYQ_FAULT_ROUNDS=N`` makes it a soak of N faults of every
+kind, kills and a leader cut from its controller too, ``PYQ_FAULT_SEED`` picks another schedule and ``PYQ_FAULT_SECONDS=LOW,HIGH``
 longer faults (``PYQ_FAULT_ROUNDS=40 PYQ_FAULT_SEED=7 pytest -s tests/faults -k partitions``).
 """
 
@@ -73,7 +73,8 @@ class Target:
 @pytest.fixture(scope="module", autouse=True)
 def table() -> Iterator[None]:
     yield
-    kinds = ["healthy", *nemesis.PROCESS_FAULTS, *nemesis.NETWORK_FAULTS]
+    kinds = ["healthy", *nemesis.PROCESS_FAULTS, *nemesis.NETWORK_FAULTS,
+             *nemesis.SOAK_NETWORK_FAULTS]
     columns = ("acked", "read", "lost", "duplicated", "aborted_read", "partial")
     lines = ["fault                 target " + " ".join(f"{c:>12}" for c in columns)]
     for kind in kinds:
@@ -121,7 +122,7 @@ def _run(target: Target, topic: str, faults: list[nemesis.Fault]) -> tuple[dict[
     try:
         wait_for(lambda: client.acked() >= 200, 60, what="the workload under way")
         events = nemesis.run(target.nodes, faults, gap_s=1.5, phase=client.phase,
-                             leader=client.leader)
+                             leader=client.leader, partitions=PARTITIONS)
         client.phase("healthy")
         acked_before_end = client.acked()
         wait_for(lambda: client.acked() >= acked_before_end + 200, 120,
@@ -147,7 +148,8 @@ def _assert_clean(target: Target, verdict: dict[str, Any], events: list[str]) ->
     anomalies = {k: verdict[k] for k in ("lost", "duplicated", "misplaced", "reordered", "stuck")
                  if verdict[k]}
     anomalies.update({f"transactions {k}": txns[k]
-                      for k in ("lost", "duplicated", "aborted_read", "partial") if txns[k]})
+                      for k in ("lost", "duplicated", "aborted_read", "partial", "backwards")
+                      if txns[k]})
     assert not anomalies, f"{report}\n{anomalies}"
     assert verdict["acked"] > verdict["sent"] * 0.9, report  # the faults never stopped writes long
     assert txns["outcomes"].get("committed", 0) > 0, report
@@ -162,7 +164,8 @@ def test_nothing_acknowledged_is_lost_duplicated_or_reordered_under_pauses_and_k
 def test_nothing_acknowledged_is_lost_and_no_aborted_read_under_partitions(target: Target) -> None:
     if target.network is None:
         pytest.skip(str(_no_netns()))
-    kinds = nemesis.NETWORK_FAULTS + (("pause", "kill") if SOAK_ROUNDS else ("pause",))
+    kinds = nemesis.NETWORK_FAULTS + (("pause", "kill", *nemesis.SOAK_NETWORK_FAULTS)
+                                      if SOAK_ROUNDS else ("pause",))
     faults = nemesis.mixed_schedule(SEED, len(target.nodes.ids), PARTITIONS,
                                     max(SOAK_ROUNDS, len(kinds)), kinds,
                                     seconds=(SECONDS[0], SECONDS[-1]))
