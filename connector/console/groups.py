@@ -14,6 +14,7 @@ the group has members (their own commits would overwrite it): the page shows tha
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 from flask import Blueprint, Flask, current_app, jsonify, render_template, request
@@ -39,13 +40,26 @@ def history_of(app: Flask) -> LagHistory | None:
 
 @blueprint.route("/groups")
 def group_list() -> str:
-    """Every group with its state and its lag now (summed over its partitions)."""
+    """Every group with its state and its lag (summed over its partitions): as the lag
+    history's last round sampled it when that round is recent (at most two sampling
+    intervals old; the page says when), computed now for a group that round did not see
+    or without a recent round. A group's own page always computes it now."""
+    history = history_of(current_app)
+    sampled = history.latest_round() if history else None
+    seen = sampled[1] if sampled else {}
     with clients_of(current_app).session() as c:
         listed = c.admin.list_groups()
-        lags = group_lags(c.admin, [g.group_id for g in listed])
+        lags = group_lags(c.admin, [g.group_id for g in listed if g.group_id not in seen])
     rows = [{"listing": g, "partitions": len(lags[g.group_id]), "lag": total(lags[g.group_id])}
-            for g in listed]
-    return render_template("groups.html", groups=rows)
+            if g.group_id in lags else
+            {"listing": g, "partitions": seen[g.group_id]["partition_count"],
+             "lag": seen[g.group_id]["lag"]} for g in listed]
+    return render_template("groups.html", groups=rows,
+                           sampled_at=iso_ms(sampled[0]) if sampled and seen else None)
+
+
+def iso_ms(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="seconds")
 
 
 def describe(admin: Admin, group: str) -> GroupDescription:

@@ -10,9 +10,10 @@ from collections import deque
 from typing import Any
 
 from broker_sim.protocol.errors import PyqError
+from connector.client import Admin
 
 from .clients import ConsoleClients
-from .lag import group_lags
+from .lag import group_lags, total
 
 log = logging.getLogger(__name__)
 
@@ -23,15 +24,18 @@ DEFAULT_INTERVAL_MS = 5_000
 
 class LagHistory:
     """Samples of each group's lag, ``{"time": ms, "total": n, "partitions": {"t-p": n},
-    "committed": n}`` (``committed``: the sum of its committed offsets, for a rate),
+    "committed": n, "partition_count": n, "lag": n or None}`` (``committed``: the sum of
+    its committed offsets, for a rate; ``lag``: :func:`.lag.total`, None when no lag is
+    known, for the groups page),
     the newest last, at most ``samples`` per group (the oldest dropped); a group is
     sampled from the first round after it appears (ListGroups) until it is gone.
 
     Threading: :meth:`start` runs the sampling rounds on a daemon thread of its own, which
-    reaches the cluster through the console's clients under their lock (a round waits for
-    a page being rendered, and the other way round); :meth:`samples` is read by request
-    threads, under this object's own lock. :meth:`close` stops the thread (a round in
-    progress finishes first). A round that fails (the cluster unreachable, a group
+    reaches the cluster through an Admin of its own (made from the console's client
+    options, used by that thread only), so a page never waits for a round;
+    :meth:`samples`, :meth:`rate` and :meth:`latest_round` are read by request threads,
+    under this object's own lock. :meth:`close` stops the thread (a round in progress
+    finishes first), then closes the Admin. A round that fails (the cluster unreachable, a group
     described while it is deleted) is logged and kept as :attr:`last_error`, and the next
     round tries again.
     """
@@ -42,6 +46,8 @@ class LagHistory:
             raise ValueError(f"lag history interval {interval_ms} ms is not allowed: must be "
                              "at least 100")
         self.clients = clients
+        self._admin = Admin(clients.options)
+        self._round: tuple[int, dict[str, dict[str, Any]]] | None = None
         self.interval_ms = interval_ms
         self._samples = samples
         self._history: dict[str, deque[dict[str, Any]]] = {}
@@ -63,16 +69,16 @@ class LagHistory:
     def sample(self) -> None:
         """One round: every group's lag now."""
         try:
-            with self.clients.session() as c:
-                now = int(time.time() * 1000)
-                groups = [g.group_id for g in c.admin.list_groups()]
-                taken = {}
-                for group, rows in group_lags(c.admin, groups).items():
-                    lags = {f"{r['topic']}-{r['partition']}": r["lag"] for r in rows
-                            if r["lag"] is not None}
-                    taken[group] = {"time": now, "total": sum(lags.values()), "partitions": lags,
-                                    "committed": sum(r["committed"] for r in rows
-                                                     if r["committed"] is not None)}
+            now = int(time.time() * 1000)
+            groups = [g.group_id for g in self._admin.list_groups()]
+            taken = {}
+            for group, rows in group_lags(self._admin, groups).items():
+                lags = {f"{r['topic']}-{r['partition']}": r["lag"] for r in rows
+                        if r["lag"] is not None}
+                taken[group] = {"time": now, "total": sum(lags.values()), "partitions": lags,
+                                "committed": sum(r["committed"] for r in rows
+                                                 if r["committed"] is not None),
+                                "partition_count": len(rows), "lag": total(rows)}
         except PyqError as e:
             self.last_error = f"{type(e).__name__}: {' '.join(str(e).split())}"
             log.warning("lag history: sampling failed, trying again in %d ms: %s",
@@ -80,6 +86,7 @@ class LagHistory:
             return
         self.last_error = None
         with self._lock:
+            self._round = (now, taken)
             for group in list(self._history):
                 if group not in taken:
                     del self._history[group]
@@ -89,6 +96,16 @@ class LagHistory:
     def samples(self, group: str) -> list[dict[str, Any]]:
         with self._lock:
             return list(self._history.get(group, ()))
+
+    def latest_round(self) -> tuple[int, dict[str, dict[str, Any]]] | None:
+        """(time in ms, each group's sample) of the last round that succeeded, if it is
+        at most two intervals old (None otherwise: the groups page then computes lag
+        itself)."""
+        with self._lock:
+            taken = self._round
+        if taken is None or time.time() * 1000 - taken[0] > 2 * self.interval_ms:
+            return None
+        return taken
 
     def rate(self, group: str, window_ms: int = 60_000) -> float | None:
         """Records per second the group committed past over the last ``window_ms`` of
@@ -105,3 +122,4 @@ class LagHistory:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+        self._admin.close()

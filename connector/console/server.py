@@ -22,8 +22,9 @@ class ConsoleServer:
     Threading: :meth:`serve_forever` runs on the caller's thread (``pyq console``) or
     :meth:`start` on a daemon thread of its own; each request is answered on a thread of
     its own, and they reach the cluster one at a time (:class:`.clients.ConsoleClients`).
-    The lag history (:class:`.lag_history.LagHistory`, every ``lag_interval_ms``) is
-    sampled from construction on. :meth:`close` stops serving, then the sampling, then
+    The lag history (:class:`.lag_history.LagHistory`, every ``lag_interval_ms``, over an
+    Admin of its own, so pages never wait for it) is sampled from construction on.
+    :meth:`close` stops serving, then the sampling, then
     closes the clients.
     """
 
@@ -33,12 +34,15 @@ class ConsoleServer:
                  basic_auth: tuple[str, str] | None = None,
                  registry_ca: str | None = None, registry_user: str | None = None) -> None:
         self.clients = ConsoleClients(options)
+        history = None
         try:
-            self.lag_history = LagHistory(self.clients, lag_interval_ms)
+            history = self.lag_history = LagHistory(self.clients, lag_interval_ms)
             self.app = create_app(self.clients, schema_registry, self.lag_history, basic_auth,
                                   registry_ca, registry_user)
             self._server = make_server(host, port, self.app, threaded=True)
         except BaseException:
+            if history is not None:
+                history.close()
             self.clients.close()
             raise
         self.lag_history.start()

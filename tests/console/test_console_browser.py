@@ -586,3 +586,35 @@ def test_pipelines_show_a_source_groups_progress_and_its_dead_letters_live(page,
              and cell(page, f"{section} .progress .lag") == "0"
              and cell(page, f"{section} .progress .rate") not in ("-", "0.0"),
              what="the page's own refresh showing the new dead letter, lag 0 and a rate")
+
+
+def test_the_groups_page_shows_the_lag_historys_last_round_and_computes_new_groups(console):
+    """With a recent sampling round the groups list shows its lag (and says when it was
+    sampled); a group that round did not see is computed now; a group's page is live."""
+    from connector.console import ConsoleServer
+
+    name, sampled, late = (f"rounds-{console.name}", f"sampled-{console.name}",
+                           f"late-{console.name}")
+    make_topic(console, name)
+    with Producer({"bootstrap.servers": console.bootstrap}) as p:
+        for _ in range(10):
+            p.send(name, b"r", partition=0)
+        p.flush()
+    with admin(console) as a:
+        a.commit_offsets(sampled, {(name, 0): 4})
+    server = ConsoleServer({"bootstrap.servers": console.bootstrap}, lag_interval_ms=60_000)
+    try:
+        wait_for(lambda: server.lag_history.latest_round() is not None, what="a first round")
+        with admin(console) as a:
+            a.commit_offsets(sampled, {(name, 0): 9})
+            a.commit_offsets(late, {(name, 0): 7})
+        web = server.app.test_client()
+        listed = web.get("/groups").get_data(as_text=True)
+        assert 'id="sampled-at"' in listed
+        for group, lag in ((sampled, 6), (late, 3)):  # as sampled; computed now
+            row = re.search(rf'data-group="{group}".*?class="lag">(\d+)<', listed, re.S)
+            assert row and row.group(1) == str(lag), listed
+        detail = web.get(f"/groups/{sampled}").get_data(as_text=True)
+        assert re.search(r'id="total-lag">1<', detail)
+    finally:
+        server.close()
