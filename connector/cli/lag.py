@@ -5,7 +5,8 @@ partition: the offset the group committed (the next one it will read), the parti
 latest offset (high watermark), the lag between them and, for a group with members, the
 member that owns the partition (CONSUMER, HOST, CLIENT). A reader that
 keeps counters in the commit's metadata string as a JSON object — the pyq Spark source
-stores ``{"query": ..., "skipped": n, "lost": n, "retried": n, "dead_lettered": n}`` —
+stores ``{"query": ..., "skipped": n, "lost": n, "retried": n, "dead_lettered": n}``, and
+``"dead_letter_topic"`` when it has one —
 gets each of its fields as an extra column (nested objects flattened with dots)::
 
     GROUP q1  TYPE simple  STATE Empty  MEMBERS 0  COORDINATOR 1

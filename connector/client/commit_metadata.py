@@ -1,7 +1,8 @@
 """Counters a reader keeps in its committed offsets' metadata string, read back as fields.
 
 A reader that stores a JSON object as an offset commit's metadata (the pyq Spark source
-stores ``{"query": ..., "skipped": n, "lost": n, "retried": n, "dead_lettered": n}``) gets
+stores ``{"query": ..., "skipped": n, "lost": n, "retried": n, "dead_lettered": n}``, and
+``"dead_letter_topic"`` when it has one) gets
 its scalar fields back per partition, nested objects flattened with dots; anything else
 (plain text, a list) gives no fields. ``pyq lag`` shows them as columns and the console's
 group page beside the lag.
