@@ -13,13 +13,13 @@ type of the column and the Arrow type the decoder builds:
 | ``string`` (any ``format``), ``enum`` of strings | string |
 | ``integer`` / ``number`` / ``boolean`` | bigint / double / boolean |
 | ``type: [T, "null"]``, ``oneOf``/``anyOf`` of ``{"type": "null"}`` and one schema | T |
-| ``$ref`` within the schema (``#/definitions/...``, ``#/$defs/...``) | the referenced schema's type |
+| ``$ref`` within the schema (``#/definitions/...``, ``#/$defs/...``) or to a schema reference by its name (``address.json``, ``address.json#/definitions/X``) | the referenced schema's type |
 
 Refused at construction, naming the construct and where it is: ``oneOf``/``anyOf`` of
 several non-null schemas (no single Spark type), ``allOf``, tuples (``items`` as a list,
 ``prefixItems``), an object with neither ``properties`` nor an ``additionalProperties``
-schema, a schema that accepts any value, recursive ``$ref``, and ``$ref`` to another
-registered schema (schema references).
+schema, a schema that accepts any value, recursive ``$ref``, and a ``$ref`` that names no
+reference.
 
 :class:`JsonColumn` (picklable, made on the driver) is the reader; :class:`JsonDecoder`
 (one per task) reads each value: the header, the writer schema id (fetched once per id:
@@ -62,32 +62,45 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def json_schema_types(schema: Any, where: str = "value") -> tuple[str, pa.DataType]:
-    """(Spark DDL type, Arrow type) of data of ``schema`` (parsed JSON)."""
-    return _types(schema, schema, where, ())
+@dataclass(frozen=True)
+class JsonDocument:
+    """A JSON Schema and the schemas its references name (``name`` -> parsed JSON)."""
+
+    schema: Any
+    references: tuple[tuple[str, Any], ...] = ()
 
 
-def _deref(root: Any, node: Any, where: str, stack: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
+def json_schema_types(doc: JsonDocument, where: str = "value") -> tuple[str, pa.DataType]:
+    """(Spark DDL type, Arrow type) of data of ``doc``."""
+    return _types(doc.schema, doc.schema, where, (), dict(doc.references))
+
+
+def _deref(root: Any, node: Any, where: str, stack: tuple[str, ...], refs: dict[str, Any]
+           ) -> tuple[Any, tuple[str, ...], Any]:
     while isinstance(node, dict) and isinstance(node.get("$ref"), str):
         ref = node["$ref"]
-        if not ref.startswith("#"):
-            raise UnsupportedJsonSchema(f"{where}: $ref {ref!r} names another schema (schema "
-                                        "references are not read by the pyq source yet)")
         if ref in stack:
             raise UnsupportedJsonSchema(f"{where}: $ref {ref!r} is recursive (no Spark type)")
         stack = stack + (ref,)
+        name, _, fragment = ref.partition("#")
+        if name:
+            if name not in refs:
+                raise UnsupportedJsonSchema(f"{where}: $ref {ref!r} names no reference of the "
+                                            f"schema ({', '.join(refs) or 'it has none'})")
+            root = refs[name]
         target = root
-        for part in [p for p in ref[1:].split("/") if p]:
+        for part in [p for p in fragment.split("/") if p]:
             part = part.replace("~1", "/").replace("~0", "~")
             if not isinstance(target, dict) or part not in target:
                 raise UnsupportedJsonSchema(f"{where}: $ref {ref!r} does not resolve")
             target = target[part]
         node = target
-    return node, stack
+    return node, stack, root
 
 
-def _types(root: Any, node: Any, where: str, stack: tuple[str, ...]) -> tuple[str, pa.DataType]:
-    node, stack = _deref(root, node, where, stack)
+def _types(root: Any, node: Any, where: str, stack: tuple[str, ...], refs: dict[str, Any]
+           ) -> tuple[str, pa.DataType]:
+    node, stack, root = _deref(root, node, where, stack, refs)
     if not isinstance(node, dict) or not node:
         raise UnsupportedJsonSchema(f"{where}: a schema that accepts any JSON value has no "
                                     "Spark type")
@@ -100,7 +113,7 @@ def _types(root: Any, node: Any, where: str, stack: tuple[str, ...]) -> tuple[st
             if len(members) != 1:
                 raise UnsupportedJsonSchema(f"{where}: {combinator} of {len(members)} non-null "
                                             "schemas has no single Spark type")
-            return _types(root, members[0], where, stack)
+            return _types(root, members[0], where, stack, refs)
     kind = node.get("type")
     if isinstance(kind, list):
         kinds = [k for k in kind if k != "null"]
@@ -133,20 +146,20 @@ def _types(root: Any, node: Any, where: str, stack: tuple[str, ...]) -> tuple[st
         if not isinstance(items, dict):
             raise UnsupportedJsonSchema(f"{where}: an array without an items schema has no "
                                         "Spark type")
-        ddl, arrow = _types(root, items, where + "[]", stack)
+        ddl, arrow = _types(root, items, where + "[]", stack, refs)
         return f"array<{ddl}>", pa.list_(pa.field("element", arrow, True))
     if kind == "object":
         props = node.get("properties")
         if props:
             ddls, fields = [], []
             for name, sub in props.items():
-                ddl, arrow = _types(root, sub, f"{where}.{name}", stack)
+                ddl, arrow = _types(root, sub, f"{where}.{name}", stack, refs)
                 ddls.append(f"{_quote(name)}: {ddl}")
                 fields.append(pa.field(name, arrow, True))
             return f"struct<{', '.join(ddls)}>", pa.struct(fields)
         extra = node.get("additionalProperties")
         if isinstance(extra, dict) and extra:
-            ddl, arrow = _types(root, extra, where + "{}", stack)
+            ddl, arrow = _types(root, extra, where + "{}", stack, refs)
             return (f"map<string,{ddl}>",
                     pa.map_(pa.field("key", pa.string(), False), pa.field("value", arrow, True)))
         raise UnsupportedJsonSchema(f"{where}: an object with neither properties nor an "
@@ -154,11 +167,17 @@ def _types(root: Any, node: Any, where: str, stack: tuple[str, ...]) -> tuple[st
     raise UnsupportedJsonSchema(f"{where}: type {kind!r} has no Spark type")
 
 
-def _validator(schema: Any) -> Any:
+def _validator(doc: JsonDocument) -> Any:
     import jsonschema
+    import referencing
+    import referencing.jsonschema
 
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
-    return cls(schema)
+    cls = jsonschema.validators.validator_for(doc.schema, default=jsonschema.Draft7Validator)
+    draft = referencing.jsonschema.specification_with(cls.META_SCHEMA["$schema"])
+    registry: Any = referencing.Registry().with_resources(
+        (name, referencing.Resource.from_contents(schema, default_specification=draft))
+        for name, schema in doc.references)
+    return cls(doc.schema, registry=registry)
 
 
 def _why(validator: Any, value: Any) -> str | None:
@@ -180,21 +199,29 @@ def _schema(registry: RegistrySettings, schema_id: int, client: Any = None) -> A
     with _schemas_lock:
         if key in _schemas:
             return _schemas[key]
-    record = (client or registry.client()).schema_by_id(schema_id)
-    parsed = _parse(record, schema_id)
+    client = client or registry.client()
+    parsed = _parse(client.schema_by_id(schema_id), schema_id, client)
     with _schemas_lock:
         _schemas[key] = parsed
     return parsed
 
 
-def _parse(record: dict[str, Any], schema_id: int | str) -> Any:
-    if record.get("schemaType") != "JSON":
-        raise RegistryError(f"schema {schema_id} is {record.get('schemaType') or 'AVRO'}, not "
-                            "JSON")
-    if record.get("references"):
-        raise RegistryError(f"schema {schema_id} has references, which the pyq source does not "
-                            "read yet")
-    return json.loads(record["schema"])
+def _parse(record: dict[str, Any], schema_id: int | str, client: Any) -> JsonDocument:
+    """The schema of a registry record, with its references (and theirs) fetched by
+    subject and version."""
+    refs: dict[str, Any] = {}
+
+    def add(rec: dict[str, Any], sid: int | str) -> Any:
+        if rec.get("schemaType") != "JSON":
+            raise RegistryError(f"schema {sid} is {rec.get('schemaType') or 'AVRO'}, not JSON")
+        for ref in rec.get("references") or []:
+            if ref["name"] not in refs:
+                refs[ref["name"]] = add(client.version(ref["subject"], str(ref["version"])),
+                                        f"{ref['subject']} version {ref['version']}")
+        return json.loads(rec["schema"])
+
+    schema = add(record, schema_id)
+    return JsonDocument(schema, tuple(refs.items()))
 
 
 @dataclass(frozen=True)
@@ -225,7 +252,7 @@ def resolve_json_reader(column: str, registry: RegistrySettings, subject: str | 
         record = client.version(subject, version or "latest")
         sid = int(record["id"])
         where = f"subject {subject} version {record['version']} (id {sid})"
-    schema = _parse(record, sid)
+    schema = _parse(record, sid, client)
     with _schemas_lock:
         _schemas[(registry.url, sid)] = schema
     ddl, arrow = json_schema_types(schema, column)
@@ -284,7 +311,7 @@ _writer_validators: dict[tuple[int, str], Any] = {}
 
 @dataclass(frozen=True)
 class JsonWriterSchema:
-    schema: Any
+    schema: JsonDocument
     schema_id: int
     description: str
 
@@ -325,4 +352,4 @@ def json_writer(registry: RegistrySettings, subject: str | None, schema_text: st
         record = client.version(subject, "latest")
         sid = int(record["id"])
         where = f"subject {subject} version {record['version']} (id {sid})"
-    return JsonWriterSchema(_parse(record, sid), sid, where)
+    return JsonWriterSchema(_parse(record, sid, client), sid, where)

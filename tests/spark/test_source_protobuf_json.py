@@ -346,3 +346,29 @@ def test_protobuf_with_a_reference_resolved_across_schema_versions(cluster):
     assert column.to_pylist()[0] == {"id": 7, "at": {"city": "Oslo"}}
     assert reasons[0] is None
     assert reasons[1] is not None and "name no message" in reasons[1]
+
+
+def test_json_schema_with_a_reference(cluster):
+    """A JSON Schema whose property is a ``$ref`` to another registered schema (a
+    reference, by its name): typed and validated through it (the decoders alone)."""
+    from connector.registry.framing import header
+    from connector.registry.json_schema_codec import json_writer, resolve_json_reader
+    from connector.registry.settings import RegistrySettings
+
+    client = cluster_client(cluster)
+    client.register("pyq-address", {"schemaType": "JSON", "schema": json.dumps(
+        {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})})
+    sid = client.register("people-value", {"schemaType": "JSON", "schema": json.dumps(
+        {"type": "object", "properties": {"name": {"type": "string"},
+                                          "home": {"$ref": "address.json"}}}),
+        "references": [{"name": "address.json", "subject": "pyq-address", "version": 1}]})
+    settings = RegistrySettings(cluster.schema_registry_url)
+    data = json_writer(settings, "people-value", None, None, False).encode(
+        {"name": "Ada", "home": {"city": "London"}})
+    reader = resolve_json_reader("value", settings, "people-value", None, None, validate=True)
+    assert reader.ddl == "struct<`home`: struct<`city`: string>, `name`: string>"
+    homeless = header(sid) + json.dumps({"name": "Bo", "home": {}}).encode()
+    column, reasons = reader.decoder().decode([data, homeless])
+    assert column.to_pylist()[0] == {"home": {"city": "London"}, "name": "Ada"}
+    assert reasons == [None, f"value: not valid under writer schema {sid}: at home: 'city' is a "
+                             "required property"]
