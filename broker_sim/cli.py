@@ -203,6 +203,9 @@ def run_broker(argv: list[str]) -> int:
 
 QUORUM_OPTIONS = ("node.id", "controller.quorum.voters",
                   "controller.quorum.election.timeout.ms", "controller.quorum.fetch.timeout.ms")
+#: ID@HOST:PORT,... of every controller's request listener (what DescribeQuorum and a
+#: controller's DescribeCluster name, so an admin client finds the active one)
+CONTROLLER_LISTENERS = "controller.listeners"
 
 
 def quorum_config(options: dict[str, str]
@@ -258,7 +261,9 @@ def run_controller(argv: list[str]) -> int:
                         "leader.imbalance.per.broker.percentage; for a quorum of controllers "
                         "node.id=N and controller.quorum.voters=ID@HOST:PORT,... (each voter's "
                         "quorum address), controller.quorum.election.timeout.ms and "
-                        "controller.quorum.fetch.timeout.ms")
+                        "controller.quorum.fetch.timeout.ms; controller.listeners=ID@HOST:PORT,... "
+                        "(every controller's request listener, for DescribeQuorum and "
+                        "DescribeCluster to name)")
     _add_log_options(p)
     args = p.parse_args(argv)
     _logging(args.log_level, args.log_format, role="controller")
@@ -268,8 +273,18 @@ def run_controller(argv: list[str]) -> int:
     metrics_port = None
     balance: dict[str, str] = {}
     quorum_options: dict[str, str] = {}
+    peers: dict[int, tuple[str, int]] = {}
     for item in args.override:
         name, sep, value = (part.strip() for part in item.partition("="))
+        if name == CONTROLLER_LISTENERS and sep:
+            from .quorum import parse_voters
+            try:
+                peers = parse_voters(value)
+            except ValueError as e:
+                print(f"pyq-broker controller: {str(e).replace('controller.quorum.voters', name)}",
+                      file=sys.stderr)
+                return 2
+            continue
         if name in LEADER_BALANCE_OPTIONS and sep:
             balance[name] = value
             continue
@@ -279,7 +294,8 @@ def run_controller(argv: list[str]) -> int:
         if name != "metrics.port" or not sep:
             print(f"pyq-broker controller: --override {item!r} is not allowed: the controller "
                   f"takes metrics.port=N and "
-                  f"{', '.join([*LEADER_BALANCE_OPTIONS, *QUORUM_OPTIONS])}", file=sys.stderr)
+                  f"{', '.join([*LEADER_BALANCE_OPTIONS, *QUORUM_OPTIONS, CONTROLLER_LISTENERS])}",
+                  file=sys.stderr)
             return 2
         if not value.isdigit() or int(value) > 65535:
             print(f"pyq-broker controller: metrics.port={value} is not allowed: must be 0..65535 "
@@ -300,7 +316,8 @@ def run_controller(argv: list[str]) -> int:
     server = ControllerServer(args.data_dir, args.host, args.port, args.session_timeout_ms,
                               scram_credentials=scram, metrics_port=metrics_port,
                               leader_balance=leader_balance, node_id=node_id,
-                              quorum_voters=voters, raft_config=raft_config).start()
+                              quorum_voters=voters, raft_config=raft_config,
+                              controller_listeners=peers).start()
     wait_for_stop = _catch_stop_signals()
     if server.metrics_port is not None:
         print(f"metrics on {server.host}:{server.metrics_port}", flush=True)

@@ -90,14 +90,18 @@ class LocalCluster:
         self.controllers: list[ManagedProcess] = []
         ids = [FIRST_CONTROLLER_ID + i for i in range(controllers)]
         voters = ",".join(f"{i}@127.0.0.1:{_free_port()}" for i in ids)
+        # each controller's request listener, for DescribeQuorum / DescribeCluster to name
+        ports = {i: _free_port() for i in ids} if controllers > 1 else {}
+        listeners = ",".join(f"{i}@127.0.0.1:{p}" for i, p in ports.items())
         for n, node_id in enumerate(ids):
             options = dict(controller_options)
             directory = self.data_dir / "controller"
             port = "0"
             if controllers > 1:  # fixed ports: a restarted controller keeps its addresses
-                options.update({"node.id": str(node_id), "controller.quorum.voters": voters})
+                options.update({"node.id": str(node_id), "controller.quorum.voters": voters,
+                                "controller.listeners": listeners})
                 directory = self.data_dir / f"controller-{node_id}"
-                port = str(_free_port())
+                port = str(ports[node_id])
                 if n > 0 and "metrics.port" in options:
                     options["metrics.port"] = "0"
             self.controllers.append(ManagedProcess(

@@ -42,7 +42,10 @@ class ControllerServer:
                  leader_balance: LeaderBalanceConfig = KAFKA_DEFAULTS,
                  node_id: int | None = None,
                  quorum_voters: dict[int, tuple[str, int]] | None = None,
-                 raft_config: RaftConfig | None = None) -> None:
+                 raft_config: RaftConfig | None = None,
+                 controller_listeners: dict[int, tuple[str, int]] | None = None) -> None:
+        """``controller_listeners``: node id -> (host, port) of each controller's request
+        listener (its own included or not), named by DescribeQuorum and DescribeCluster."""
         self.timer = SystemTimer("controller-timer")
         quorum = None
         if quorum_voters:
@@ -59,6 +62,8 @@ class ControllerServer:
                                           10 * 1024 * 1024, 1000, apis=CONTROLLER_APIS)
         self.apis = ControllerApis(self.controller, self.socket_server.channel)
         self.apis.quorum.endpoint = lambda: (self.host, self.port)
+        peers = dict(controller_listeners or {})
+        self.apis.quorum.peers = lambda: peers
         self.handlers = RequestHandlerPool(2, self.socket_server.channel, self.apis)
         self.reaper = TimerReaper(self.timer, "controller-session-reaper")
         self.metrics_port_requested = metrics_port
