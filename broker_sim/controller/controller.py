@@ -236,6 +236,9 @@ class Controller(LeaderElections, AdminChanges):
             self.metadata.commit(record, self._active_epoch)
         except KafkaError:
             self.image = ClusterImage.from_json(json.dumps(self._committed_raw))
+            if self._active_epoch >= 0:  # the record may still commit: start over from the log
+                epoch, self._active_epoch = self._active_epoch, -1
+                self.metadata.resync_later(epoch)
             raise
         self._committed_raw = raw
         text = self.image.to_json()

@@ -16,7 +16,9 @@ The active controller (:class:`~.controller.Controller`) changes its working ima
 lock, turns the change into a record (:meth:`ClusterImage.record`: the entities it touched)
 and calls :meth:`commit` (append as the leader of its epoch, then wait for the commit); if
 that fails (NotController: the leadership is gone; RequestTimedOut: no majority in time) it
-puts back the last committed image and the caller answers with that error.
+puts back the last committed image, stops being active, and the caller answers with that
+error; :meth:`resync_later` makes it active again from the committed image once the failed
+record's fate is known (a timed-out record may still commit), if it still leads.
 
 A single controller is a quorum of one voter, as in Kafka: it elects itself at once and
 commits on its own fsync.
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from ..quorum import MetadataQuorum
@@ -48,6 +51,8 @@ class MetadataLog:
                              "a positive number of records is allowed")
         self.quorum = quorum
         self.snapshot_every = snapshot_every
+        #: how long :meth:`commit` waits for a record to commit
+        self.commit_timeout_s = COMMIT_TIMEOUT_S
         self._on_active = on_active
         self._lock = threading.Lock()
         self._image = ClusterImage()
@@ -87,11 +92,26 @@ class MetadataLog:
         with self._lock:
             return ClusterImage.from_json(self._image.to_json())
 
-    def commit(self, record: bytes, epoch: int, timeout_s: float = COMMIT_TIMEOUT_S) -> None:
-        """Append ``record`` as the leader of ``epoch`` and wait until it is committed (and
-        applied to the committed image). NotController or RequestTimedOut otherwise."""
+    def commit(self, record: bytes, epoch: int) -> None:
+        """Append ``record`` as the leader of ``epoch`` and wait (``commit_timeout_s``) until
+        it is committed and applied to the committed image. NotController or
+        RequestTimedOut otherwise."""
         offset = self.quorum.append(record, epoch)
-        self.quorum.await_committed(offset, timeout_s)
+        self.quorum.await_committed(offset, self.commit_timeout_s)
+
+    def resync_later(self, epoch: int, timeout_s: float = 60.0) -> None:
+        """After a change that failed but may still commit (a timeout): once every entry
+        this node holds is applied, or it no longer leads ``epoch``, call
+        ``on_active(epoch)`` again so the controller starts over from the committed image
+        (it does nothing if the leadership is gone)."""
+        def run() -> None:
+            deadline = time.monotonic() + timeout_s
+            while self.quorum.is_active(epoch) and not self.quorum.caught_up() \
+                    and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self._on_active(epoch)
+        threading.Thread(target=run, daemon=True,
+                         name=f"controller-{self.quorum.node_id}-resync").start()
 
     def close(self) -> None:
         self.quorum.close()

@@ -150,6 +150,13 @@ class MetadataQuorum:
         with self._lock:
             return self.core.leader_id, self.core.epoch
 
+    def caught_up(self) -> bool:
+        """Every entry this node holds has been committed and handed to the listeners (on
+        the leader: nothing it appended is still pending)."""
+        with self._lock:
+            end = self.core.log.end_offset
+        return self._applied >= end
+
     def is_active(self, epoch: int) -> bool:
         """This node leads ``epoch`` and its listeners have heard so."""
         return self._leader_epoch == epoch

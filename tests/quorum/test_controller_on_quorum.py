@@ -14,7 +14,7 @@ import pytest
 from broker_sim.controller.configs import RESOURCE_BROKER, replace_all
 from broker_sim.controller.controller import STATE_FILE, Controller
 from broker_sim.controller.image import ClusterImage
-from broker_sim.protocol.errors import NotController
+from broker_sim.protocol.errors import NotController, RequestTimedOut
 from broker_sim.quorum import LOG_DIR, MetadataQuorum
 from broker_sim.timer import SystemTimer, TimerReaper
 from tests.quorum.test_metadata_quorum import CONFIG
@@ -138,3 +138,21 @@ def test_a_change_that_cannot_commit_is_undone(three: dict[int, Controller]) -> 
     with pytest.raises(NotController):
         leader.create_topic("lost", 1, 1, {})  # the leader resigns: no quorum answers it
     assert "lost" not in leader.image.topics and leader.version == version
+
+
+def test_a_timed_out_change_that_commits_later_is_taken_from_the_log(
+        three: dict[int, Controller]) -> None:
+    leader = active(three)
+    leader.heartbeat(0, "127.0.0.1", 9000, "inc-0")
+    leader.metadata.commit_timeout_s = 0.0  # answer before the followers could fetch it
+    with pytest.raises(RequestTimedOut):
+        leader.create_topic("late", 1, 1, {})
+    assert "late" not in leader.image.topics  # undone for now, and no longer active
+    leader.metadata.commit_timeout_s = 5.0
+    # the record did commit: the controller starts over from the committed image
+    wait_for(lambda: leader.is_active and "late" in leader.image.topics, timeout=5,
+             what="the controller active again with the record that committed late")
+    leader.create_topic("next", 1, 1, {})
+    standby = next(c for c in three.values() if c is not leader)
+    wait_for(lambda: same(standby.metadata.committed_image(), leader.image), timeout=5,
+             what="the standby holds the same image")
