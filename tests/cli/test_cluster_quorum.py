@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -21,11 +18,11 @@ from connector.client import Admin
 from connector.client.admin import NewTopic
 from connector.cluster import EmbeddedCluster
 from reference.kafka_tools import run_tool
+from tests.cli.support import Result, pyq_here
 from tests.wire import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
-PYQ = str(Path(sys.executable).parent / "pyq")
 CONTROLLER_ID = 3000
 
 
@@ -52,16 +49,24 @@ def caught_up_quorum(servers: str) -> int:
     return quorum.high_watermark
 
 
-def pyq_status(servers: str, *extra: str) -> str:
-    out = subprocess.run([PYQ, "cluster", "status", "--bootstrap-server", servers, *extra],
-                         capture_output=True, text=True, timeout=60)
+def pyq_cluster(monkeypatch: pytest.MonkeyPatch, servers: str, *args: str,
+                options: dict | None = None) -> Result:
+    """``pyq cluster ARGS --bootstrap-server SERVERS [-X NAME=VALUE ...]`` in this process."""
+    extra = [a for k, v in (options or {}).items() if k != "bootstrap.servers"
+             for a in ("-X", f"{k}={v}")]
+    return pyq_here(monkeypatch, "cluster", *args, "--bootstrap-server", servers, *extra)
+
+
+def pyq_status(monkeypatch: pytest.MonkeyPatch, servers: str, *extra: str) -> str:
+    out = pyq_cluster(monkeypatch, servers, "status", *extra)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
 
-def test_pyq_cluster_status_shows_the_quorum(pyq: EmbeddedCluster) -> None:
+def test_pyq_cluster_status_shows_the_quorum(monkeypatch: pytest.MonkeyPatch,
+                                             pyq: EmbeddedCluster) -> None:
     hw = caught_up_quorum(pyq.bootstrap_servers)
-    text = pyq_status(pyq.bootstrap_servers)
+    text = pyq_status(monkeypatch, pyq.bootstrap_servers)
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("quorum:"))
     assert lines[start] == f"quorum: leader {CONTROLLER_ID}, epoch 1, high watermark {hw}"
@@ -75,7 +80,7 @@ def test_pyq_cluster_status_shows_the_quorum(pyq: EmbeddedCluster) -> None:
     # the brokers poll the controller: each fetched within a poll's wait, not never
     assert all(0 <= int(r[5]) < 10_000 for r in rows)
 
-    document = json.loads(pyq_status(pyq.bootstrap_servers, "--format", "json"))
+    document = json.loads(pyq_status(monkeypatch, pyq.bootstrap_servers, "--format", "json"))
     assert document["quorum_error"] is None
     quorum = document["quorum"]
     assert (quorum["leader"], quorum["epoch"], quorum["high_watermark"]) == (CONTROLLER_ID, 1, hw)
@@ -126,12 +131,6 @@ def test_pyqs_client_reads_kafkas_quorum(kafka) -> None:
     assert f"CONTROLLER://127.0.0.1:{node.controller_port}" in quorum.endpoints[node.node_id]
 
 
-def pyq_cluster(servers: str, *args: str, options: dict | None = None) -> subprocess.CompletedProcess[str]:
-    extra = [a for k, v in (options or {}).items() if k != "bootstrap.servers" for a in ("-X", f"{k}={v}")]
-    return subprocess.run([PYQ, "cluster", *args, "--bootstrap-server", servers, *extra],
-                          capture_output=True, text=True, timeout=60)
-
-
 @pytest.mark.parametrize(("args", "error"), [
     (["remove-controller", "--controller-id", "3000"],
      "InvalidRequest: RemoveRaftVoter of node 3000: node 3000 is the only voter"),
@@ -143,29 +142,31 @@ def pyq_cluster(servers: str, *args: str, options: dict | None = None) -> subpro
      "InvalidRequest: AddRaftVoter of node 3005: node 3005 has not fetched from leader 3000 in "
      "epoch 1: start it as an observer first"),
 ], ids=["last-voter", "not-a-voter", "already-a-voter", "not-fetching"])
-def test_voter_changes_refused_with_their_reason(pyq: EmbeddedCluster, args: list[str],
+def test_voter_changes_refused_with_their_reason(monkeypatch: pytest.MonkeyPatch,
+                                                 pyq: EmbeddedCluster, args: list[str],
                                                  error: str) -> None:
     """Through a broker (forwarded) to the controller's quorum: exit 1, the command and why."""
-    out = pyq_cluster(pyq.bootstrap_servers, *args)
+    out = pyq_cluster(monkeypatch, pyq.bootstrap_servers, *args)
     assert (out.returncode, out.stdout) == (1, "")
     assert out.stderr.strip() == f"pyq cluster {args[0]}: error: {error}"
     with Admin({"bootstrap.servers": pyq.bootstrap_servers}) as admin:
         assert [v.node_id for v in admin.describe_quorum().voters] == [CONTROLLER_ID]
 
 
-def test_voter_changes_on_a_static_kafka_quorum_say_it_is_unsupported(kafka) -> None:
+def test_voter_changes_on_a_static_kafka_quorum_say_it_is_unsupported(
+        monkeypatch: pytest.MonkeyPatch, kafka) -> None:
     """Kafka's quorum from ``controller.quorum.voters`` (kraft.version 0) cannot change its
     voters: add-controller says the cluster does not support it, naming the request; its
     static voter has no directory id, which Kafka's RemoveRaftVoter refuses."""
     node = kafka.nodes[0]
     options = kafka.client_options("admin")
-    out = pyq_cluster(options["bootstrap.servers"], "add-controller", "--controller-id", "9",
+    out = pyq_cluster(monkeypatch, options["bootstrap.servers"], "add-controller", "--controller-id", "9",
                       "--controller-endpoint", "127.0.0.1:1", "--controller-directory-id",
                       "AAECAwQFBgcICQoLDA0ODw", options=options)
     assert out.returncode == 1, out
     assert out.stderr.startswith("pyq cluster add-controller: error: the cluster does not "
                                  "support controller voter changes (AddRaftVoter): "), out.stderr
-    out = pyq_cluster(options["bootstrap.servers"], "remove-controller", "--controller-id",
+    out = pyq_cluster(monkeypatch, options["bootstrap.servers"], "remove-controller", "--controller-id",
                       str(node.node_id), options=options)
     assert out.returncode == 1
     assert out.stderr.strip() == (f"pyq cluster remove-controller: error: InvalidRequest: "
@@ -173,14 +174,15 @@ def test_voter_changes_on_a_static_kafka_quorum_say_it_is_unsupported(kafka) -> 
                                   "didn't include a valid voter")
 
 
-def test_status_without_describe_on_the_cluster_says_the_quorum_is_unavailable(kafka) -> None:
+def test_status_without_describe_on_the_cluster_says_the_quorum_is_unavailable(
+        monkeypatch: pytest.MonkeyPatch, kafka) -> None:
     """On Kafka as a user without Describe on the cluster: the brokers are listed, the quorum
     is not, and the command still exits 0."""
     options = kafka.client_options("alice")
-    out = pyq_cluster(options["bootstrap.servers"], "status", options=options)
+    out = pyq_cluster(monkeypatch, options["bootstrap.servers"], "status", options=options)
     assert out.returncode == 0, out.stderr
     assert "quorum: unavailable (ClusterAuthorizationFailed: DescribeQuorum: " in out.stdout
-    document = json.loads(pyq_cluster(options["bootstrap.servers"], "status", "--format", "json",
-                                      options=options).stdout)
+    document = json.loads(pyq_cluster(monkeypatch, options["bootstrap.servers"], "status",
+                                      "--format", "json", options=options).stdout)
     assert document["quorum"] is None
     assert document["quorum_error"].startswith("ClusterAuthorizationFailed: ")

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -19,11 +16,11 @@ from broker_sim.cluster import LocalCluster
 from broker_sim.quorum import parse_voters
 from connector.client import Admin
 from reference.kafka_tools import run_tool
+from tests.cli.support import Result, pyq_here
 from tests.wire import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
-PYQ = str(Path(sys.executable).parent / "pyq")
 IDS = [3000, 3001, 3002]
 
 
@@ -35,30 +32,37 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     local.stop()
 
 
-def pyq(cluster: LocalCluster, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PYQ, "cluster", *args, "--bootstrap-server", cluster.bootstrap_servers],
-                          capture_output=True, text=True, timeout=60)
+Pyq = Callable[..., Result]
 
 
-def quorum(cluster: LocalCluster) -> dict:
+@pytest.fixture
+def pyq(monkeypatch: pytest.MonkeyPatch) -> Pyq:
+    """``pyq cluster ARGS --bootstrap-server <the cluster>`` in this process."""
+    def run(cluster: LocalCluster, *args: str) -> Result:
+        return pyq_here(monkeypatch, "cluster", *args, "--bootstrap-server",
+                        cluster.bootstrap_servers)
+    return run
+
+
+def quorum(pyq: Pyq, cluster: LocalCluster) -> dict:
     out = pyq(cluster, "status", "--format", "json")
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)["quorum"]
 
 
-def caught_up(cluster: LocalCluster, voters: list[int]) -> dict:
+def caught_up(pyq: Pyq, cluster: LocalCluster, voters: list[int]) -> dict:
     def check() -> dict | None:
         with Admin({"bootstrap.servers": cluster.bootstrap_servers}) as admin:
             q = admin.describe_quorum()
         ok = sorted(v.node_id for v in q.voters) == voters and all(v.lag == 0 for v in q.voters)
-        return quorum(cluster) if ok else None
+        return quorum(pyq, cluster) if ok else None
     return wait_for(check, timeout=20, interval=0.2, what=f"voters {voters} caught up")
 
 
-def test_three_voters_shown_removed_and_added_back(cluster: LocalCluster) -> None:
+def test_three_voters_shown_removed_and_added_back(pyq: Pyq, cluster: LocalCluster) -> None:
     listeners = {c_id: f"CONTROLLER://127.0.0.1:{c.port}" for c_id, c in zip(IDS, cluster.controllers,
                                                                               strict=True)}
-    q = caught_up(cluster, IDS)
+    q = caught_up(pyq, cluster, IDS)
     leader = q["leader"]
     assert leader in IDS and q["epoch"] >= 1
     voters = [r for r in q["replicas"] if r["role"] in ("leader", "voter")]
@@ -75,8 +79,8 @@ def test_three_voters_shown_removed_and_added_back(cluster: LocalCluster) -> Non
 
     out = pyq(cluster, "remove-controller", "--controller-id", str(standby))
     assert (out.returncode, out.stdout.strip()) == (0, f"controller {standby} is no longer a voter"), out
-    q = caught_up(cluster, [i for i in IDS if i != standby])
-    wait_for(lambda: standby in [r["node"] for r in quorum(cluster)["replicas"]
+    caught_up(pyq, cluster, [i for i in IDS if i != standby])
+    wait_for(lambda: standby in [r["node"] for r in quorum(pyq, cluster)["replicas"]
                                  if r["role"] == "observer"], timeout=10,
              what="the removed controller following the log as an observer")
 
@@ -87,4 +91,4 @@ def test_three_voters_shown_removed_and_added_back(cluster: LocalCluster) -> Non
                                      "--controller-endpoint", f"{host}:{port}")).returncode == 0 and o,
                    timeout=20, interval=0.5, what="the observer added back")
     assert out.stdout.strip() == f"controller {standby} ({host}:{port}) is a voter"
-    caught_up(cluster, IDS)
+    caught_up(pyq, cluster, IDS)
