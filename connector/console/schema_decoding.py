@@ -20,8 +20,9 @@ not the registry's, or the payload does not decode with that schema: the browser
 shows the bytes as text or hex, as without a registry.
 
 Threading: request threads call :meth:`SchemaDecoder.decode` at once; the cache of schemas
-(one entry per id, misses included, so an unknown id is asked once) is under a lock, and
-protoc runs under it (one compile at a time).
+(one entry per id, an id the registry refuses included, so it is asked once; not an
+unreachable registry's) is under a lock, and protoc runs under it (one compile at a
+time).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from connector.registry.avro_types import parse_registry_schema
-from connector.registry.client import RegistryClient, RegistryError
+from connector.registry.client import RegistryClient, RegistryError, RegistryRefusal
 
 MAGIC = 0
 
@@ -130,12 +131,17 @@ class SchemaDecoder:
         return str(json_format.MessageToJson(message, preserving_proto_field_name=True, indent=2))
 
     def _schema(self, schema_id: int) -> _Schema | None:
+        """The schema of ``schema_id``; None (remembered) when the registry refuses the id
+        or its schema does not parse, None (asked again next time) when the registry
+        cannot be reached."""
         with self._lock:
             if schema_id not in self._schemas:
                 try:
                     self._schemas[schema_id] = self._fetch(schema_id)
-                except (RegistryError, ValueError, OSError):
+                except (RegistryRefusal, ValueError):
                     self._schemas[schema_id] = None
+                except (RegistryError, OSError):
+                    return None
             return self._schemas[schema_id]
 
     def _fetch(self, schema_id: int) -> _Schema:
