@@ -263,7 +263,8 @@ def run_controller(argv: list[str]) -> int:
                         "quorum address), controller.quorum.election.timeout.ms and "
                         "controller.quorum.fetch.timeout.ms; controller.listeners=ID@HOST:PORT,... "
                         "(every controller's request listener, for DescribeQuorum and "
-                        "DescribeCluster to name)")
+                        "DescribeCluster to name); cluster.id=ID (the brokers' cluster.id, "
+                        "default pyq-cluster)")
     _add_log_options(p)
     args = p.parse_args(argv)
     _logging(args.log_level, args.log_format, role="controller")
@@ -274,8 +275,16 @@ def run_controller(argv: list[str]) -> int:
     balance: dict[str, str] = {}
     quorum_options: dict[str, str] = {}
     peers: dict[int, tuple[str, int]] = {}
+    cluster_id = "pyq-cluster"
     for item in args.override:
         name, sep, value = (part.strip() for part in item.partition("="))
+        if name == "cluster.id" and sep:
+            if not value:
+                print("pyq-broker controller: cluster.id='' is invalid: a non-empty id is allowed",
+                      file=sys.stderr)
+                return 2
+            cluster_id = value
+            continue
         if name == CONTROLLER_LISTENERS and sep:
             from .quorum import parse_voters
             try:
@@ -294,7 +303,8 @@ def run_controller(argv: list[str]) -> int:
         if name != "metrics.port" or not sep:
             print(f"pyq-broker controller: --override {item!r} is not allowed: the controller "
                   f"takes metrics.port=N and "
-                  f"{', '.join([*LEADER_BALANCE_OPTIONS, *QUORUM_OPTIONS, CONTROLLER_LISTENERS])}",
+                  f"{', '.join([*LEADER_BALANCE_OPTIONS, *QUORUM_OPTIONS, CONTROLLER_LISTENERS])}, "
+                  "cluster.id",
                   file=sys.stderr)
             return 2
         if not value.isdigit() or int(value) > 65535:
@@ -317,7 +327,7 @@ def run_controller(argv: list[str]) -> int:
                               scram_credentials=scram, metrics_port=metrics_port,
                               leader_balance=leader_balance, node_id=node_id,
                               quorum_voters=voters, raft_config=raft_config,
-                              controller_listeners=peers).start()
+                              controller_listeners=peers, cluster_id=cluster_id).start()
     wait_for_stop = _catch_stop_signals()
     if server.metrics_port is not None:
         print(f"metrics on {server.host}:{server.metrics_port}", flush=True)

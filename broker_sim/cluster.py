@@ -87,6 +87,8 @@ class LocalCluster:
                               if k in self.overrides}
         if metrics is not None:
             controller_options["metrics.port"] = metrics
+        if "cluster.id" in self.overrides:  # the brokers' id: what a controller describes too
+            controller_options["cluster.id"] = self.overrides["cluster.id"]
         self.controllers: list[ManagedProcess] = []
         ids = [FIRST_CONTROLLER_ID + i for i in range(controllers)]
         voters = ",".join(f"{i}@127.0.0.1:{_free_port()}" for i in ids)

@@ -43,7 +43,8 @@ class ControllerServer:
                  node_id: int | None = None,
                  quorum_voters: dict[int, tuple[str, int]] | None = None,
                  raft_config: RaftConfig | None = None,
-                 controller_listeners: dict[int, tuple[str, int]] | None = None) -> None:
+                 controller_listeners: dict[int, tuple[str, int]] | None = None,
+                 cluster_id: str = "pyq-cluster") -> None:
         """``controller_listeners``: node id -> (host, port) of each controller's request
         listener (its own included or not), named by DescribeQuorum and DescribeCluster."""
         self.timer = SystemTimer("controller-timer")
@@ -62,6 +63,7 @@ class ControllerServer:
                                           10 * 1024 * 1024, 1000, apis=CONTROLLER_APIS)
         self.apis = ControllerApis(self.controller, self.socket_server.channel)
         self.apis.quorum.endpoint = lambda: (self.host, self.port)
+        self.apis.quorum.cluster_id = cluster_id
         peers = dict(controller_listeners or {})
         self.apis.quorum.peers = lambda: peers
         self.handlers = RequestHandlerPool(2, self.socket_server.channel, self.apis)

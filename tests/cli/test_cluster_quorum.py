@@ -24,11 +24,14 @@ from tests.wire import wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
 CONTROLLER_ID = 3000
+#: given to the brokers and the controller alike: both paths of Kafka's tool print it
+CLUSTER_ID = "quorum-test-cluster"
 
 
 @pytest.fixture(scope="module")
 def pyq(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
-    cluster = EmbeddedCluster(brokers=2, data_dir=tmp_path_factory.mktemp("pyq-quorum"))
+    cluster = EmbeddedCluster(brokers=2, data_dir=tmp_path_factory.mktemp("pyq-quorum"),
+                              overrides={"cluster.id": CLUSTER_ID})
     cluster.start()
     yield cluster
     cluster.stop()
@@ -96,7 +99,7 @@ def test_kafka_metadata_quorum_describes_pyqs_quorum(pyq: EmbeddedCluster, boots
     status = run_tool("kafka-metadata-quorum", bootstrap, servers, "describe", "--status").stdout
     fields = dict(re.findall(r"^(\w+):\s+(.*)$", status, re.MULTILINE))
     assert (fields["ClusterId"], fields["LeaderId"], fields["LeaderEpoch"]) == (
-        "pyq-cluster", str(CONTROLLER_ID), "1")
+        CLUSTER_ID, str(CONTROLLER_ID), "1")
     assert int(fields["HighWatermark"]) == hw  # the topic's commit was the last change
     assert json.loads(fields["CurrentVoters"]) == [
         {"id": CONTROLLER_ID, "endpoints": [f"CONTROLLER://{controller_endpoint(pyq)}"]}]
