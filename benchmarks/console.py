@@ -3,9 +3,11 @@ page of a partition holding ``--records`` (1,000,000) records, and the consumer 
 page over ``--groups`` (100) groups that each committed offsets for every one of
 ``--partitions`` (64) partitions of a topic. One broker process; the console in this
 process (as ``EmbeddedCluster(console_port=...)`` runs it), asked over HTTP ``--requests``
-(50) times per page, with its lag sampler running at its default interval. Prints one
+(50) times per page, with its lag sampler running at its default interval (the groups
+page shows the sampler's last round and asks the cluster only for ListGroups). Prints one
 JSON line per page: the median and p99 response time in milliseconds (target: p99 at most
-200 ms on the project's 2-core machine).
+200 ms on the project's 2-core machine). To compare with an older tree, run it from a
+``git archive`` of that commit with ``PYTHONPATH`` set to it, alternating with this one.
 """
 
 from __future__ import annotations
