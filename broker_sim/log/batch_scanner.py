@@ -13,14 +13,17 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
-from ..protocol.records.batch_header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader
+from ..protocol.errors import CorruptMessage
+from ..protocol.records.batch_header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, validate_batch
 
 # base_offset, batch_length, leader_epoch, magic, crc, attributes, last_offset_delta
 _PREFIX = struct.Struct(">qiibIhi")
 PREFIX_SIZE = _PREFIX.size  # 27: enough of the header to know a batch's offsets and size
 _LENGTH = struct.Struct(">i")  # batch_length, at byte 8
 CHUNK = 64 * 1024
+INT32_MAX = 2**31 - 1
 
 Reader = Callable[[int, int], "bytes | memoryview"]
 """``read(position, size)``: up to ``size`` bytes from ``position``."""
@@ -93,3 +96,41 @@ def whole_batches(data: bytes, start: int = 0) -> bytes:
                                          chunk_size=len(data) or 1):
         end = pos + size
     return data if end == len(data) else data[:end]
+
+
+class ValidPrefix(NamedTuple):
+    """What recovery keeps of a segment file: its batches up to the first bad one."""
+
+    end: int  # the end of the last good batch: everything after it is cut
+    next_offset: int  # the last good batch's last offset + 1 (the base offset if none)
+    max_timestamp: int  # -1 if no batch
+    max_timestamp_position: int  # of the first batch carrying it, -1 if none
+    bytes_since_index: int  # bytes after the last index entry
+    index_entries: list[tuple[int, int]]  # (offset, position), one per index interval
+
+
+def valid_prefix(read: Reader, size: int, base_offset: int, index_interval: int) -> ValidPrefix:
+    """Validate the batches of a segment from position 0 on, as recovery after a crash
+    does: each batch's length, magic and CRC-32C (``validate_batch``), offsets that
+    increase and fit the segment (at most ``base_offset + 2**31 - 1``). Stops at the first
+    batch that fails, and says where the index entries go (one after each
+    ``index_interval`` bytes, as appends place them)."""
+    end, nxt, since = 0, base_offset, 0
+    max_ts, max_ts_pos = -1, -1
+    entries: list[tuple[int, int]] = []
+    for pos, chunk, off, batch_size in scan(read, 0, size, whole=True):
+        try:
+            header = validate_batch(chunk, off)
+        except CorruptMessage:
+            break
+        if header.base_offset < nxt or header.last_offset - base_offset > INT32_MAX:
+            break
+        if since > index_interval:
+            entries.append((header.base_offset, pos))
+            since = 0
+        since += batch_size
+        if header.max_timestamp > max_ts:
+            max_ts, max_ts_pos = header.max_timestamp, pos
+        nxt = header.next_offset
+        end = pos + batch_size
+    return ValidPrefix(end, nxt, max_ts, max_ts_pos, since, entries)

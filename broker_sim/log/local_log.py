@@ -25,9 +25,10 @@ from typing import Any
 
 from ..common import Clock
 from ..protocol.errors import KafkaStorageError
+from .batch_scanner import INT32_MAX
 from .config import LogConfig
 from .log_view import LogView
-from .segment import INT32_MAX, LogSegment
+from .segment import LogSegment
 
 
 class LocalLog:

@@ -18,16 +18,15 @@ Worked example: a segment with base offset 100 holding a 3-record batch and then
 first one being the batch that holds offset 102 (a consumer skips records below the offset
 it asked for, as with Kafka). A segment never rewrites the bytes of a batch.
 
-This module is longer than pyq's 450-line guideline on purpose: lock-free reads stay
-correct only through a protocol between every read and every mutation (the reader guard,
-the truncation generation, sizes published after the bytes), and keeping that protocol in
-one class is what lets it be checked in one place. The walks over batches live in
-:mod:`.batch_scanner`.
+Lock-free reads stay correct only through a protocol between every read and every mutation
+(the reader guard, the truncation generation, sizes published after the bytes), kept in
+one class so it is checked in one place. What does not take part in it lives beside: the
+walks over batches and the validation of a segment's prefix after a crash in
+:mod:`.batch_scanner`, the crash-safe copy of a file's prefix in :mod:`.log_dir`.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import struct
 import threading
@@ -35,27 +34,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..protocol.errors import CorruptMessage
-from ..protocol.records.batch_header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, validate_batch
-from .batch_scanner import CHUNK, batch_extents, batch_headers, file_reader, scan, whole_batches
+from ..protocol.records.batch_header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader
+from .batch_scanner import (
+    CHUNK,
+    batch_extents,
+    batch_headers,
+    file_reader,
+    valid_prefix,
+    whole_batches,
+)
 from .file_records import FileRecords, SegmentChanged
-from .log_dir import LOG_SUFFIX, fsync_dir, segment_name
+from .log_dir import LOG_SUFFIX, replace_with_prefix, segment_name
 from .offset_index import INDEX_SUFFIX, CorruptIndex, OffsetIndex
 
-INT32_MAX = 2**31 - 1
-
 _APPEND_FIELDS = struct.Struct(">qi23xq")  # base_offset, batch_length, max_timestamp (at 35)
-
-
-def _copy_range(src: int, dst: int, offset: int, count: int) -> int:
-    """Copy up to ``count`` bytes at ``offset`` of ``src`` to the same offset of ``dst``;
-    how many were copied (in the kernel where it can: ``copy_file_range``)."""
-    if hasattr(os, "copy_file_range"):
-        try:
-            return os.copy_file_range(src, dst, count, offset, offset)
-        except OSError as e:
-            if e.errno not in (errno.ENOSYS, errno.EXDEV, errno.EINVAL, errno.EOPNOTSUPP):
-                raise
-    return os.pwrite(dst, os.pread(src, min(count, 1 << 20), offset), offset)
 
 
 class SegmentGone(Exception):
@@ -532,35 +524,18 @@ class LogSegment:
         try:
             file_size = os.fstat(self._fd).st_size
             self.index.reset()
-            interval = self.index_interval_bytes
-            end = 0  # the end of the last good batch: everything after it is cut
-            nxt = self.base_offset
-            since = 0
-            max_ts, max_ts_pos = -1, -1
-            for pos, chunk, off, size in scan(file_reader(self._fd), 0, file_size, whole=True):
-                try:
-                    header = validate_batch(chunk, off)
-                except CorruptMessage:
-                    break
-                if header.base_offset < nxt or header.last_offset - self.base_offset > INT32_MAX:
-                    break
-                if since > interval:
-                    self.index.append(header.base_offset, pos)
-                    since = 0
-                since += size
-                if header.max_timestamp > max_ts:
-                    max_ts, max_ts_pos = header.max_timestamp, pos
-                nxt = header.next_offset
-                end = pos + size
-            pos = end
-            truncated = file_size - pos
+            good = valid_prefix(file_reader(self._fd), file_size, self.base_offset,
+                                self.index_interval_bytes)
+            for offset, position in good.index_entries:
+                self.index.append(offset, position)
+            truncated = file_size - good.end  # everything after the last good batch
             if truncated:
-                os.ftruncate(self._fd, pos)
-            self._size = pos
-            self._next_offset = nxt
-            self._max_timestamp = max_ts
-            self._max_timestamp_position = max_ts_pos
-            self._bytes_since_index = since
+                os.ftruncate(self._fd, good.end)
+            self._size = good.end
+            self._next_offset = good.next_offset
+            self._max_timestamp = good.max_timestamp
+            self._max_timestamp_position = good.max_timestamp_position
+            self._bytes_since_index = good.bytes_since_index
             return truncated
         finally:
             self._gen += 1
@@ -610,22 +585,7 @@ class LogSegment:
         """Make the ``.log`` file a new one holding the first ``size`` bytes (crash-safe:
         written and synced as ``*.log.tmp``, which a log load deletes, then renamed over),
         leaving the old file's bytes as they are for sends in flight (see the class)."""
-        tmp = self.log_path.with_name(self.log_path.name + ".tmp")
-        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            copied = 0
-            while copied < size:
-                n = _copy_range(self._fd, fd, copied, size - copied)
-                if n == 0:
-                    raise OSError(f"{self.log_path} ended at {copied} bytes, not {size}")
-                copied += n
-            os.fsync(fd)
-            os.replace(tmp, self.log_path)
-        except BaseException:
-            os.close(fd)
-            tmp.unlink(missing_ok=True)
-            raise
-        fsync_dir(self.dir)
+        fd = replace_with_prefix(self._fd, self.log_path, size)
         with self._lock:
             old, self._fd = self._fd, fd
             self._retired.append(old)
