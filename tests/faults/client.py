@@ -58,6 +58,10 @@ class WorkloadProcess:
     def leader(self, partition: int) -> int:
         return int(self.command(f"leader {partition}", "leader"))
 
+    def controller(self) -> int:
+        """The active controller's node id (DescribeQuorum's leader)."""
+        return int(self.command("controller", "controller"))
+
     def acked(self) -> int:
         return int(self.command("status", "acked"))
 

@@ -10,14 +10,17 @@ pid as the loopback clusters do; the network is the caller's to close afterwards
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 from typing import Any
 
-from broker_sim.cluster import LocalCluster
-from broker_sim.process import BrokerProcess
+from broker_sim.cluster import FIRST_CONTROLLER_ID, LocalCluster
+from broker_sim.process import BrokerProcess, ManagedProcess
 from reference.kafka_cluster import KafkaCluster, KafkaNode
 from tests.faults.netns import Network
+
+#: the port every controller listens on for brokers, each on its own namespace's address
+CONTROLLER_PORT = 9093
 
 
 class _NamespacedBroker(BrokerProcess):
@@ -30,22 +33,39 @@ class _NamespacedBroker(BrokerProcess):
 
 
 class NetnsPyqCluster(LocalCluster):
-    """The controller in namespace ``ctl``, broker i in ``b<i>``."""
+    """Controller ``3000 + i`` in namespace ``ctl<i>``, broker i in ``b<i>``. Every
+    controller listens on :data:`CONTROLLER_PORT` of its own address (so a killed one comes
+    back where the brokers look for it) and on its quorum port of that address."""
 
     def __init__(self, data_dir: Path, network: Network, brokers: int = 3,
-                 overrides: dict[str, str] | None = None, **kwargs: Any) -> None:
-        super().__init__(data_dir, brokers, overrides, **kwargs)
+                 overrides: dict[str, str] | None = None, controllers: int = 1,
+                 **kwargs: Any) -> None:
+        super().__init__(data_dir, brokers, overrides, controllers=controllers, **kwargs)
         self.network = network
-        self.controller_ns = network.add("ctl")
+        self.controller_ns = {FIRST_CONTROLLER_ID + i: network.add(f"ctl{i}")
+                              for i in range(controllers)}
         self.broker_ns = [network.add(f"b{i}") for i in range(brokers)]
-        self.controller.host = network.address[self.controller_ns]
-        self.controller.command = [*network.exec_prefix(self.controller_ns),
-                                   *self.controller.command, "--host", self.controller.host]
+        for node_id, process in zip(self.controller_ns, self.controllers, strict=True):
+            ns = self.controller_ns[node_id]
+            process.host = network.address[ns]
+            command = list(process.command)
+            command[command.index("--port") + 1] = str(CONTROLLER_PORT)
+            for i, arg in enumerate(command):
+                if arg.startswith("controller.quorum.voters="):
+                    command[i] = re.sub(r"(\d+)@127\.0\.0\.1:", self._voter, arg)
+            process.command = [*network.exec_prefix(ns), *command, "--host", process.host]
+
+    def _voter(self, m: re.Match[str]) -> str:
+        return f"{m.group(1)}@{self.network.address[self.controller_ns[int(m.group(1))]]}:"
+
+    def controller_process(self, node_id: int) -> ManagedProcess:
+        return self.controllers[node_id - FIRST_CONTROLLER_ID]
 
     def start(self) -> NetnsPyqCluster:
-        self.controller.start()
-        controller = f"{self.controller.host}:{self.controller.port}"
         try:
+            for c in self.controllers:
+                c.start()
+            controller = ",".join(f"{c.host}:{c.port}" for c in self.controllers)
             for i, ns in enumerate(self.broker_ns):
                 b = _NamespacedBroker(self.network.exec_prefix(ns), self.data_dir / f"broker-{i}",
                                       broker_id=i, host=self.network.address[ns],
@@ -86,18 +106,3 @@ class NetnsKafkaCluster(KafkaCluster):
 
     def _launcher(self, node: KafkaNode) -> list[str]:
         return self.network.exec_prefix(self.namespace[node.node_id])
-
-    def active_controller(self) -> int:
-        """The KRaft leader of the highest epoch any node's ``quorum-state`` file records."""
-        best = (-1, -1)
-        for n in self.nodes:
-            path = n.directory / "data" / "__cluster_metadata-0" / "quorum-state"
-            try:
-                state = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-            if state.get("leaderId", -1) >= 0:
-                best = max(best, (int(state["leaderEpoch"]), int(state["leaderId"])))
-        if best[1] < 0:
-            raise RuntimeError("no node's quorum-state names a KRaft leader")
-        return best[1]

@@ -8,8 +8,11 @@ quorum once it is healed):
 - ``partition-leader``: the leader of a partition of the workload's topic cut off from every
   other node of the cluster (a minority of one against the majority; the clients still reach
   both sides);
-- ``partition-controller``: the active controller cut off from the other nodes (pyq's
-  controller process from every broker; Kafka's KRaft leader from the other nodes);
+- ``partition-controller``: the active controller cut off from every other node (pyq's
+  quorum leader from the other controllers and the brokers; Kafka's KRaft leader, a broker
+  too, from the other nodes);
+- ``pause-controller``, ``kill-controller``: the active controller paused or killed (and
+  started again on the same addresses and data), as the issue's SIGSTOP finding did;
 - ``asymmetric``: a partition leader cannot reach one other broker, which still reaches it;
 - ``leader-controller`` (soaks only): a partition leader and the active controller cut off
   from each other, everything else still connected (the leader keeps its clients and its
@@ -17,13 +20,15 @@ quorum once it is healed):
   leader of another partition is taken when this one's leads the quorum too; when every
   partition's does, nothing is cut (the log says so).
 
-The three network faults need the cluster in network namespaces (:mod:`tests.faults.netns`).
+The network faults need the cluster in network namespaces (:mod:`tests.faults.netns`), and
+so do the controller faults on pyq (its controllers keep their ports across a restart only
+there). Which node leads a partition or the controller quorum is asked of the workload's
+client process (:class:`Observer`: Metadata and DescribeQuorum) just before the fault.
 
 :class:`Nodes` is what the nemesis needs of a cluster; :class:`PyqNodes` and
-:class:`KafkaNodes` adapt pyq's :class:`~broker_sim.cluster.LocalCluster` (its brokers:
-pyq's single controller is paused or killed by no fault until the controller quorum exists;
-it is partitioned) and Apache Kafka's :class:`~reference.kafka_cluster.KafkaCluster` (every
-node is broker and KRaft controller, so Kafka's active controller is a target too).
+:class:`KafkaNodes` adapt pyq's :class:`~broker_sim.cluster.LocalCluster` (brokers by id,
+controllers by id from 3000) and Apache Kafka's :class:`~reference.kafka_cluster.KafkaCluster`
+(every node is broker and KRaft voter, so a node fault may hit Kafka's active controller).
 """
 
 from __future__ import annotations
@@ -32,22 +37,35 @@ import os
 import random
 import signal
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from broker_sim.cluster import LocalCluster
+from broker_sim.cluster import FIRST_CONTROLLER_ID, LocalCluster
+from broker_sim.process import ManagedProcess
 from reference.kafka_cluster import KafkaCluster
 from tests.faults.clusters import NetnsKafkaCluster, NetnsPyqCluster
 from tests.faults.netns import Network
 
 PROCESS_FAULTS = ("pause", "kill")
 NETWORK_FAULTS = ("partition-leader", "partition-controller", "asymmetric")
+#: the active controller paused or killed: Kafka's KRaft leader, pyq's quorum leader
+CONTROLLER_FAULTS = ("pause-controller", "kill-controller")
 #: network faults only the soak's schedule draws (the suite's stays within its time)
 SOAK_NETWORK_FAULTS = ("leader-controller",)
 
 
+class Observer(Protocol):
+    """What the nemesis asks the workload's client process."""
+
+    def phase(self, name: str) -> None: ...
+    def leader(self, partition: int) -> int: ...
+    def controller(self) -> int: ...
+
+
 class Nodes(Protocol):
+    """A cluster's processes by node id (pyq: brokers and controllers 3000...; Kafka: its
+    nodes) and, in namespaces, each one's namespace. ``ids`` are the brokers."""
+
     ids: list[int]
     network: Network | None
 
@@ -56,7 +74,6 @@ class Nodes(Protocol):
     def kill(self, node: int) -> None: ...
     def restart(self, node: int) -> None: ...
     def namespace(self, node: int) -> str: ...
-    def controller_namespace(self) -> str: ...
     def namespaces(self) -> list[str]: ...
 
 
@@ -66,30 +83,33 @@ class PyqNodes:
         self.ids = [b.broker_id for b in cluster.brokers]
         self.network = cluster.network if isinstance(cluster, NetnsPyqCluster) else None
 
+    def _process(self, node: int) -> ManagedProcess:
+        if node >= FIRST_CONTROLLER_ID:
+            return self.cluster.controllers[node - FIRST_CONTROLLER_ID]
+        return self.cluster.broker(node)
+
     def pause(self, node: int) -> None:
-        self.cluster.broker(node).pause()
+        self._process(node).pause()
 
     def resume(self, node: int) -> None:
-        self.cluster.broker(node).resume()
+        self._process(node).resume()
 
     def kill(self, node: int) -> None:
-        self.cluster.broker(node).kill()
+        self._process(node).kill()
 
     def restart(self, node: int) -> None:
-        self.cluster.broker(node).start()
+        self._process(node).start()
 
     def _netns(self) -> NetnsPyqCluster:
         assert isinstance(self.cluster, NetnsPyqCluster), "this cluster is not in namespaces"
         return self.cluster
 
     def namespace(self, node: int) -> str:
-        return self._netns().broker_ns[node]
-
-    def controller_namespace(self) -> str:
-        return self._netns().controller_ns
+        cluster = self._netns()
+        return cluster.controller_ns[node] if node >= FIRST_CONTROLLER_ID else cluster.broker_ns[node]
 
     def namespaces(self) -> list[str]:
-        return [self._netns().controller_ns, *self._netns().broker_ns]
+        return [*self._netns().controller_ns.values(), *self._netns().broker_ns]
 
 
 class KafkaNodes:
@@ -117,16 +137,13 @@ class KafkaNodes:
     def namespace(self, node: int) -> str:
         return self._netns().namespace[node]
 
-    def controller_namespace(self) -> str:
-        return self.namespace(self._netns().active_controller())
-
     def namespaces(self) -> list[str]:
         return list(self._netns().namespace.values())
 
 
 @dataclass(frozen=True)
 class Fault:
-    kind: str  # one of PROCESS_FAULTS or NETWORK_FAULTS
+    kind: str  # one of PROCESS_FAULTS, CONTROLLER_FAULTS, NETWORK_FAULTS, SOAK_NETWORK_FAULTS
     node: int  # pause/kill: the node's index; partitions: the workload partition's number
     seconds: float  # how long the fault lasts
 
@@ -150,24 +167,25 @@ def mixed_schedule(seed: int, nodes: int, partitions: int, rounds: int,
                   rng.uniform(*seconds)) for kind in order]
 
 
-def _cut(nodes: Nodes, fault: Fault, leader: Callable[[int], int], partitions: int) -> str:
+def _cut(nodes: Nodes, fault: Fault, observer: Observer, partitions: int) -> str:
     """Apply a network fault; what was cut, for the log."""
     network = nodes.network
     assert network is not None, f"{fault.kind} needs the cluster in network namespaces"
     everyone = nodes.namespaces()
     if fault.kind == "partition-controller":
-        isolated = nodes.controller_namespace()
+        active = observer.controller()
+        isolated = nodes.namespace(active)
         network.isolate([isolated], [ns for ns in everyone if ns != isolated])
-        return f"controller {isolated} cut off"
+        return f"active controller {active} cut off"
     if fault.kind == "leader-controller":
-        controller = nodes.controller_namespace()
+        controller = nodes.namespace(observer.controller())
         for p in ((fault.node + i) % partitions for i in range(partitions)):
-            lead = leader(p)
+            lead = observer.leader(p)
             if nodes.namespace(lead) != controller:
                 network.isolate([nodes.namespace(lead)], [controller])
                 return f"leader {lead} of partition {p} and the controller cut apart"
         return "every partition's leader is the controller: nothing cut"
-    lead = leader(fault.node)
+    lead = observer.leader(fault.node)
     if fault.kind == "partition-leader":
         isolated = nodes.namespace(lead)
         network.isolate([isolated], [ns for ns in everyone if ns != isolated])
@@ -178,27 +196,29 @@ def _cut(nodes: Nodes, fault: Fault, leader: Callable[[int], int], partitions: i
     return f"leader {lead} of partition {fault.node} cannot reach {peer} (which reaches it)"
 
 
-def run(nodes: Nodes, faults: list[Fault], gap_s: float = 2.0,
-        phase: Callable[[str], None] = lambda _: None,
-        leader: Callable[[int], int] | None = None, partitions: int = 1) -> list[str]:
+def run(nodes: Nodes, faults: list[Fault], observer: Observer, gap_s: float = 2.0,
+        partitions: int = 1) -> list[str]:
     """Inject each fault, heal it, wait ``gap_s``; what happened, one line per fault.
-    ``phase(kind)`` is called as each fault starts (the workload tags its writes with it);
-    ``leader(partition)`` names a partition's leader for the network faults (of the
-    workload topic's ``partitions``)."""
+    ``observer.phase(kind)`` is called as each fault starts (the workload tags its writes
+    with it); the observer names partition leaders (of the workload topic's ``partitions``)
+    and the active controller for the faults aimed at them."""
     log = []
     for fault in faults:
-        phase(fault.kind)
+        observer.phase(fault.kind)
         start = time.monotonic()
         if fault.kind in NETWORK_FAULTS + SOAK_NETWORK_FAULTS:
-            assert leader is not None, f"{fault.kind} needs leader()"
-            what = _cut(nodes, fault, leader, partitions)
+            what = _cut(nodes, fault, observer, partitions)
             time.sleep(fault.seconds)  # the fault's length: this sleep *is* the partition
             assert nodes.network is not None
             nodes.network.heal()
         else:
-            node = nodes.ids[fault.node % len(nodes.ids)]
-            what = f"node {node}"
-            if fault.kind == "pause":
+            if fault.kind in CONTROLLER_FAULTS:
+                node = observer.controller()
+                what = f"active controller {node}"
+            else:
+                node = nodes.ids[fault.node % len(nodes.ids)]
+                what = f"node {node}"
+            if fault.kind.startswith("pause"):
                 nodes.pause(node)
                 time.sleep(fault.seconds)  # the fault's length: this sleep *is* the pause
                 nodes.resume(node)

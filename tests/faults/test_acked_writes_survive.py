@@ -8,17 +8,17 @@ no aborted record was read, no committed transaction partly, and the reader caug
 
 Where this machine allows it (root, ``ip`` and ``tc``, network namespaces), each node lives
 in a network namespace of its own and the clients in another (:mod:`tests.faults.netns`),
-and the partition test runs; elsewhere the clusters run on loopback and it skips, naming
-what is missing. pyq's controller is partitioned, not paused or killed: it is one process
-until the controller quorum is built (Kafka's nodes are its KRaft quorum, so there the
-active controller is hit by every fault).
+pyq runs a quorum of 3 controllers (Kafka's 3 nodes are its KRaft quorum), and the partition
+test runs: the partition leader, the active controller and an asymmetric cut, and the active
+controller paused, in a seeded order. Elsewhere the clusters run on loopback (pyq with one
+controller) and that test skips, naming what is missing.
 
 At the end of the module the per-fault table (acknowledged, read, lost, duplicated,
 aborted-read and partly visible transactions, for pyq and for Kafka) is printed (``-s``
-shows it). The partition test's schedule is the three partitions and a pause in a seeded
-order (the other test kills); ``PYQ_FAULT_ROUNDS=N`` makes it a soak of N faults of every
-kind, kills and a leader cut from its controller too, ``PYQ_FAULT_SEED`` picks another schedule and ``PYQ_FAULT_SECONDS=LOW,HIGH``
-longer faults (``PYQ_FAULT_ROUNDS=40 PYQ_FAULT_SEED=7 pytest -s tests/faults -k partitions``).
+shows it). ``PYQ_FAULT_ROUNDS=N`` makes the partition test a soak of N faults of every kind
+(broker pauses and kills, the active controller killed, a leader cut from its controller
+too), ``PYQ_FAULT_SEED`` picks another schedule and ``PYQ_FAULT_SECONDS=LOW,HIGH`` longer
+faults (``PYQ_FAULT_ROUNDS=40 PYQ_FAULT_SEED=7 pytest -s tests/faults -k partitions``).
 """
 
 from __future__ import annotations
@@ -73,8 +73,8 @@ class Target:
 @pytest.fixture(scope="module", autouse=True)
 def table() -> Iterator[None]:
     yield
-    kinds = ["healthy", *nemesis.PROCESS_FAULTS, *nemesis.NETWORK_FAULTS,
-             *nemesis.SOAK_NETWORK_FAULTS]
+    kinds = ["healthy", *nemesis.PROCESS_FAULTS, *nemesis.CONTROLLER_FAULTS,
+             *nemesis.NETWORK_FAULTS, *nemesis.SOAK_NETWORK_FAULTS]
     columns = ("acked", "read", "lost", "duplicated", "aborted_read", "partial")
     lines = ["fault                 target " + " ".join(f"{c:>12}" for c in columns)]
     for kind in kinds:
@@ -94,8 +94,8 @@ def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             from broker_sim.cluster import LocalCluster
 
             overrides = {"replica.lag.time.max.ms": "2000"}
-            cluster = (NetnsPyqCluster(directory, network, 3, overrides) if network is not None
-                       else LocalCluster(directory, 3, overrides))
+            cluster = (NetnsPyqCluster(directory, network, 3, overrides, controllers=3)
+                       if network is not None else LocalCluster(directory, 3, overrides))
             try:
                 cluster.start()
                 yield Target("pyq", cluster.bootstrap_servers, nemesis.PyqNodes(cluster),
@@ -121,8 +121,7 @@ def _run(target: Target, topic: str, faults: list[nemesis.Fault]) -> tuple[dict[
     client = target.workload(topic)
     try:
         wait_for(lambda: client.acked() >= 200, 60, what="the workload under way")
-        events = nemesis.run(target.nodes, faults, gap_s=1.5, phase=client.phase,
-                             leader=client.leader, partitions=PARTITIONS)
+        events = nemesis.run(target.nodes, faults, client, gap_s=1.5, partitions=PARTITIONS)
         client.phase("healthy")
         acked_before_end = client.acked()
         wait_for(lambda: client.acked() >= acked_before_end + 200, 120,
@@ -164,8 +163,9 @@ def test_nothing_acknowledged_is_lost_duplicated_or_reordered_under_pauses_and_k
 def test_nothing_acknowledged_is_lost_and_no_aborted_read_under_partitions(target: Target) -> None:
     if target.network is None:
         pytest.skip(str(_no_netns()))
-    kinds = nemesis.NETWORK_FAULTS + (("pause", "kill", *nemesis.SOAK_NETWORK_FAULTS)
-                                      if SOAK_ROUNDS else ("pause",))
+    kinds = nemesis.NETWORK_FAULTS + (
+        ("pause", "kill", *nemesis.CONTROLLER_FAULTS, *nemesis.SOAK_NETWORK_FAULTS)
+        if SOAK_ROUNDS else ("pause-controller",))
     faults = nemesis.mixed_schedule(SEED, len(target.nodes.ids), PARTITIONS,
                                     max(SOAK_ROUNDS, len(kinds)), kinds,
                                     seconds=(SECONDS[0], SECONDS[-1]))

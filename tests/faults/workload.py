@@ -11,6 +11,8 @@ command read from stdin:
 - ``phase NAME``: what is sent from now on is tagged NAME;
 - ``status``: counts so far (sent, acked, transactions, records read);
 - ``leader P``: the leader of the idempotent topic's partition P (a fresh Metadata request);
+- ``controller``: the active controller's node id (DescribeQuorum's leader; asked again
+  while the quorum elects one, 30 s at most);
 - ``stop``: stop writing, wait for every outcome, resolve open transactions, write a marker
   record to each partition of the transactions' topic and wait (90 s at most) until the
   reader read every marker, then check; prints the verdict and exits.
@@ -27,6 +29,7 @@ from typing import Any
 
 from confluent_kafka import Producer
 
+from broker_sim.protocol.errors import PyqError
 from connector.client import Admin
 from tests.faults.history import Idempotent, Reader, Transactions, check, check_transactions
 
@@ -40,6 +43,24 @@ def _markers(bootstrap: str, topic: str, partitions: int) -> None:
     for p in range(partitions):
         producer.produce(topic, b"end-%d" % p, partition=p)
     assert producer.flush(60) == 0, "the end markers were not acknowledged within 60 s"
+
+
+def _active_controller(bootstrap: str, timeout_s: float = 30.0) -> int:
+    """DescribeQuorum's leader, asked again while the quorum is between leaders."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with Admin({"bootstrap.servers": bootstrap}) as admin:
+                leader = admin.describe_quorum(timeout_ms=10_000).leader_id
+            if leader >= 0:
+                return leader
+        except PyqError as e:
+            if time.monotonic() > deadline:
+                raise
+            print(f"DescribeQuorum: {e}", file=sys.stderr)
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no controller leads the quorum after {timeout_s} s")
+        time.sleep(0.1)
 
 
 def main(config: dict[str, Any]) -> None:
@@ -69,6 +90,8 @@ def main(config: dict[str, Any]) -> None:
         elif command == "leader":
             meta = idempotent.producer.list_topics(topic, timeout=10)
             _say({"leader": meta.topics[topic].partitions[int(arg)].leader})
+        elif command == "controller":
+            _say({"controller": _active_controller(bootstrap)})
         elif command == "stop":
             break
         else:
