@@ -49,12 +49,14 @@ from typing import Any
 
 import pyarrow as pa
 
+from broker_sim.protocol.errors import PyqError
+
 from .client import RegistryError, RegistryRefusal
 from .framing import SCHEMA_NOT_FOUND, decode_batch, header, split_header
 from .settings import RegistrySettings
 
 
-class UnsupportedJsonSchema(ValueError):
+class UnsupportedJsonSchema(PyqError, ValueError):
     """A JSON Schema construct with no Spark type here; names it and where it is."""
 
 
@@ -297,7 +299,9 @@ def _plain(value: Any) -> Any:
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
-    if isinstance(value, (datetime.datetime, datetime.date)):
+    if isinstance(value, datetime.datetime):  # naive: PySpark's local time
+        return value.astimezone(datetime.timezone.utc).isoformat()
+    if isinstance(value, datetime.date):
         return value.isoformat()
     if isinstance(value, decimal.Decimal):
         return int(value) if value == value.to_integral_value() else float(value)

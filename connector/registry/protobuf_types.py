@@ -45,6 +45,8 @@ import pyarrow as pa
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, FileDescriptor
 
+from broker_sim.protocol.errors import PyqError
+
 from .client import RegistryError
 
 _F = FieldDescriptor
@@ -70,7 +72,7 @@ _WELL_KNOWN_MODULES = ("any_pb2", "api_pb2", "duration_pb2", "empty_pb2", "field
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
-class UnsupportedProtobuf(ValueError):
+class UnsupportedProtobuf(PyqError, ValueError):
     """A Protobuf message with a field that has no Spark column here; names the field."""
 
 
@@ -328,8 +330,8 @@ def _set_message(target: Any, f: FieldDescriptor, v: Any, path: str) -> None:
     if name == TIMESTAMP:
         if not isinstance(v, datetime.datetime):
             raise ValueError(f"a timestamp, not {type(v).__name__}")
-        if v.tzinfo is None:
-            v = v.replace(tzinfo=datetime.timezone.utc)
+        if v.tzinfo is None:  # PySpark's rows give local time (Arrow batches give UTC)
+            v = v.astimezone(datetime.timezone.utc)
         delta = v - EPOCH
         seconds = delta.days * 86400 + delta.seconds
         target.seconds, target.nanos = seconds, delta.microseconds * 1000
