@@ -43,12 +43,6 @@ NOT_YET = {
     # broker_sim.raft imports nothing of pyq (sans-I/O core, not wired yet)
     "broker_sim.raft.core.RaftError",
     "broker_sim.raft.core.NotLeaderError",
-    # files other work was changing when the model was folded
-    "connector.console.forms.FormError",
-    "connector.registry.avro_types.UnsupportedAvro",
-    "connector.registry.json_schema_codec.UnsupportedJsonSchema",
-    "connector.registry.protobuf_types.UnsupportedProtobuf",
-    "connector.source.formats.BadRecordError",
 }
 
 

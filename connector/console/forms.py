@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from broker_sim.protocol.errors import PyqError
 
-class FormError(ValueError):
+
+class FormError(PyqError, ValueError):
     pass
 
 

@@ -39,6 +39,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from broker_sim.protocol.errors import PyqError
+
 from .client import RegistryError
 
 PRIMITIVES = {"boolean": ("boolean", pa.bool_()), "int": ("int", pa.int32()),
@@ -49,7 +51,7 @@ TIMESTAMP = ("timestamp", pa.timestamp("us", tz="UTC"))
 TIMESTAMP_NTZ = ("timestamp_ntz", pa.timestamp("us"))
 
 
-class UnsupportedAvro(ValueError):
+class UnsupportedAvro(PyqError, ValueError):
     """An Avro schema with a type that has no Spark column here; names the field."""
 
 

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from broker_sim.protocol.errors import PyqError
 from connector.option_values import OptionError, parse_bool, parse_positive_int
 from connector.registry.avro_decoding import resolve_reader
 from connector.registry.avro_types import UnsupportedAvro
@@ -112,7 +113,7 @@ class Formats:
         return out
 
 
-class BadRecordError(RuntimeError):
+class BadRecordError(PyqError, RuntimeError):
     """A record that does not decode, under mode=FAILFAST."""
 
 
