@@ -70,7 +70,13 @@ binary 72,700 / 54,500 / 76,100 rows/s, avro 20,800 / 20,500 / 24,100, pandas UD
 15,700 / 21,100; ``avro_source_vs_binary`` 0.286 / 0.375 / 0.316 (median **0.316**, target
 0.5), ``avro_source_vs_udf`` 1.274 / 1.306 / 1.142 (median **1.274**, target 2). An earlier
 run's untimed warm-up round at load ~1 (before the machine filled up): binary 86,500
-(first query of the JVM, cold), avro 141,500, UDF 74,000 rows/s.
+(first query of the JVM, cold), avro 141,500, UDF 74,000 rows/s. A second run (load 12 ->
+23): binary 223,300 / 69,600 / 73,000 rows/s, avro 94,100 / 32,100 / 20,300, pandas UDF
+22,500 / 20,700 / 30,800; ``avro_source_vs_binary`` 0.422 / 0.462 / 0.279 (median 0.422),
+``avro_source_vs_udf`` 4.175 / 1.551 / 0.661 (median 1.551); from ``addBatch`` time only
+0.218 and 1.913. Rounds this far apart say the machine's load, not the code, moves each
+figure; the profile above (thread CPU, one thread) is the steadier guide: avro and the UDF
+decode at the same ~140,000-160,000 rows/s a core.
 
 Output: human-readable lines, then one JSON line (the last line)::
 
@@ -375,6 +381,11 @@ def main() -> None:
     for k, v in per_round.items():
         print(f"{k}: per round " + ", ".join(f"{r:.3f}" for r in v) + f"; median {ratios[k]:.3f}")
     print("targets: avro_source_vs_binary >= 0.5, avro_source_vs_udf >= 2")
+    add_batch = {  # the same from addBatch (the batch's tasks) only: no query start-up
+        k: round(median([b.add_batch_ms / a.add_batch_ms for a, b in
+                         zip(runs["avro"], runs[base], strict=True)]), 3)
+        for k, base in (("avro_source_vs_binary", "binary"), ("avro_source_vs_udf", "udf"))}
+    print("from addBatch time only: " + ", ".join(f"{k} {v:.3f}" for k, v in add_batch.items()))
     best = {k: max(v, key=lambda r: r.rate) for k, v in runs.items()}
     figures.update({
         "records": n, "partitions": parts, "brokers": args.brokers, "spark_master": "local[2]",
@@ -383,6 +394,7 @@ def main() -> None:
         **{k: best[k].figures() for k in runs},  # each query's best round
         "runs_rows_per_s": {k: [round(r.rate, 1) for r in v] for k, v in runs.items()},
         "ratios_per_round": {k: [round(r, 3) for r in v] for k, v in per_round.items()},
+        "add_batch_ratios": add_batch,
         "loadavg_1min": {"start": load_start, "end": round(os.getloadavg()[0], 2)},
     })
     print(json.dumps({"benchmark": "avro", "ratios": ratios, "figures": figures}))
