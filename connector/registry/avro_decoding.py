@@ -7,7 +7,12 @@ version or id — and the registry settings; :class:`AvroDecoder` (one per task,
 executor) reads each value with its writer schema, fetched once per id by
 ``/schemas/ids/{id}`` and kept for the life of the Python worker, resolved into the reader
 schema by Avro's rules (fastavro's ``schemaless_reader(writer, reader)``), and builds the
-Arrow column of the batch in one ``pyarrow.array`` call.
+Arrow column of the batch in one ``pyarrow.array`` call. That is the per-record path; the
+values of a batch whose writer schema is the reader's (the common case) take the fast path
+of :mod:`.avro_runs` instead (polars reading them as one Avro container, ~10x faster) when
+the schema is one it reads exactly, and fall back to the per-record path when polars
+refuses the run (a corrupt value in it), so bad records are named as before. Values of
+another writer schema (schema evolution) always take the per-record path.
 
 A value that cannot be read is a *bad record*, with a reason: ``no magic byte 0``, ``too
 short``, ``unknown schema id N`` (the registry's 40403), or ``does not decode ...`` (a
@@ -17,7 +22,8 @@ with them (fail, keep, dead-letter) is the caller's. A registry that cannot be r
 not a bad record: it raises.
 
 Threading: a decoder belongs to one task's thread; the shared writer-schema cache is
-guarded by a lock.
+guarded by a lock, and :meth:`AvroDecoder.decode` looks each writer schema up once per batch
+(not once per value).
 """
 
 from __future__ import annotations
@@ -29,9 +35,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from fastavro import schemaless_reader
 
+from .avro_runs import RunReader, eligible, expanded
 from .avro_types import avro_types, parse_registry_schema, plain_converter
 from .client import RegistryRefusal
 from .settings import RegistrySettings
@@ -91,37 +99,47 @@ class AvroDecoder:
         self.arrow_type = spec.arrow_type
         self._plain = plain_converter(spec.reader)
         self._client: Any = None
+        self._runs: dict[int, RunReader | None] = {}
 
     def _writer(self, schema_id: int) -> Any:
+        if schema_id == self.spec.reader_id:
+            return self.spec.reader
         key = (self.spec.registry.url, schema_id)
         with _writers_lock:
             if key in _writers:
                 return _writers[key]
-        if schema_id == self.spec.reader_id:
-            parsed = self.spec.reader
-        else:
-            if self._client is None:
-                self._client = self.spec.registry.client()
-            record = {"id": schema_id, **self._client.schema_by_id(schema_id)}
-            parsed = parse_registry_schema(self._client, record, {})
+        if self._client is None:
+            self._client = self.spec.registry.client()
+        record = {"id": schema_id, **self._client.schema_by_id(schema_id)}
+        parsed = parse_registry_schema(self._client, record, {})
         with _writers_lock:
             _writers[key] = parsed
         return parsed
 
-    def decode_one(self, data: bytes) -> Any:
-        """The datum of one framed value; raises ValueError with the reason."""
-        if len(data) < 5 or data[0] != MAGIC:
-            why = "too short for Confluent's 5-byte header" if data[:1] == bytes([MAGIC]) \
-                else "no magic byte 0"
-            raise ValueError(f"{why} (first bytes {bytes(data[:5]).hex() or 'none'})")
-        (schema_id,) = struct.unpack_from(">I", data, 1)
+    def _known_writer(self, schema_id: int) -> Any:
+        """The writer schema of ``schema_id``; ValueError when the registry has none."""
         try:
-            writer = self._writer(schema_id)
+            return self._writer(schema_id)
         except RegistryRefusal as e:
             if e.error_code != SCHEMA_NOT_FOUND:
                 raise
             raise ValueError(f"unknown schema id {schema_id} ({e.message}, registry error "
                              f"{e.error_code})") from None
+
+    @staticmethod
+    def _schema_id(data: bytes) -> int:
+        if len(data) < 5 or data[0] != MAGIC:
+            why = "too short for Confluent's 5-byte header" if data[:1] == bytes([MAGIC]) \
+                else "no magic byte 0"
+            raise ValueError(f"{why} (first bytes {bytes(data[:5]).hex() or 'none'})")
+        return int(struct.unpack_from(">I", data, 1)[0])
+
+    def decode_one(self, data: bytes) -> Any:
+        """The datum of one framed value; raises ValueError with the reason."""
+        schema_id = self._schema_id(data)
+        return self._datum(data, schema_id, self._known_writer(schema_id))
+
+    def _datum(self, data: bytes, schema_id: int, writer: Any) -> Any:
         body = io.BytesIO(data)
         body.seek(5)
         try:
@@ -136,18 +154,79 @@ class AvroDecoder:
                              f"schema {schema_id}")
         return datum if self._plain is None or datum is None else self._plain(datum)
 
+    def _run_reader(self, schema_id: int) -> RunReader | None:
+        """The fast path's reader for values of writer ``schema_id``: when that schema is
+        the reader's (its id, or the same expanded schema) and polars reads it; else None."""
+        if schema_id in self._runs:
+            return self._runs[schema_id]
+        reader = expanded(self.spec.reader)
+        run = None
+        if eligible(reader):
+            try:
+                same = schema_id == self.spec.reader_id or \
+                    expanded(self._writer(schema_id)) == reader
+            except RegistryRefusal as e:
+                if e.error_code != SCHEMA_NOT_FOUND:
+                    raise
+                same = False
+            run = RunReader(reader, self.arrow_type) if same else None
+        self._runs[schema_id] = run
+        return run
+
     def decode(self, values: Sequence[bytes | None]) -> tuple[pa.Array, list[str | None]]:
         """The Arrow column of ``values`` (null stays null) and, per value, the reason it
-        could not be read (None when it was)."""
+        could not be read (None when it was). Values are grouped by writer schema id; a
+        group of the reader's schema is read by :class:`RunReader` (polars), the rest (and
+        a group polars cannot read exactly) value by value with fastavro."""
+        groups: dict[int, list[int]] = {}
+        for i, v in enumerate(values):
+            if v is not None and len(v) >= 5 and v[0] == MAGIC:
+                groups.setdefault(int.from_bytes(v[1:5], "big"), []).append(i)
+        pieces: list[pa.Array] = []
+        placed: list[int] = []
+        for schema_id, rows in groups.items():
+            run = self._run_reader(schema_id)
+            column = None if run is None else run.read([(values[i] or b"")[5:] for i in rows])
+            if column is not None:
+                pieces.append(column)
+                placed += rows
+        if not placed:
+            return self._decode_slow(values)
+        if len(placed) == len(values) and len(pieces) == 1:
+            return pieces[0], [None] * len(values)
+        done = set(placed)
+        rest = [i for i in range(len(values)) if i not in done]
+        slow, slow_reasons = self._decode_slow([values[i] for i in rest])
+        reasons: list[str | None] = [None] * len(values)
+        position = np.empty(len(values), np.int64)
+        position[placed] = np.arange(len(placed))
+        if rest:
+            position[rest] = len(placed) + np.arange(len(rest))
+            for i, why in zip(rest, slow_reasons, strict=True):
+                reasons[i] = why
+        return pa.concat_arrays([*pieces, slow]).take(pa.array(position)), reasons
+
+    def _decode_slow(self, values: Sequence[bytes | None]) -> tuple[pa.Array, list[str | None]]:
+        """:meth:`decode` value by value with fastavro (each writer schema looked up once)."""
         data: list[Any] = []
         reasons: list[str | None] = []
+        writers: dict[int, Any] = {}
         for v in values:
             if v is None:
                 data.append(None)
                 reasons.append(None)
                 continue
             try:
-                data.append(self.decode_one(v))
+                schema_id = self._schema_id(v)
+                if schema_id not in writers:
+                    try:
+                        writers[schema_id] = self._known_writer(schema_id)
+                    except ValueError as e:
+                        writers[schema_id] = e
+                writer = writers[schema_id]
+                if isinstance(writer, ValueError):
+                    raise writer
+                data.append(self._datum(v, schema_id, writer))
                 reasons.append(None)
             except ValueError as e:
                 data.append(None)
