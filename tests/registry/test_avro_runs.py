@@ -64,7 +64,7 @@ def datum(i: int) -> dict:
         "note": None if i % 3 == 0 else f"note {i}", "last": None if i % 4 == 1 else -i,
         "tags": [None if j % 2 else f"t{j}" for j in range(i % 4)],
         "grid": [[j] * j for j in range(i % 3)],
-        "device": None if i % 5 == 0 else {"os": "linux", 
+        "device": None if i % 5 == 0 else {"os": "linux",
                                             "seen": None if i % 2 else datetime.datetime(2026, 2, 3, tzinfo=UTC)},
     }
 
