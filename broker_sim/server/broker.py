@@ -98,7 +98,8 @@ class Broker:
     def _controller_client(self) -> ControllerClient:
         cfg = self.config
         if cfg.controller and "," in cfg.controller:  # a quorum: follow the active one
-            return QuorumControllerClient(parse_controllers(cfg.controller), cfg.broker_id)
+            return QuorumControllerClient(parse_controllers(cfg.controller), cfg.broker_id,
+                                          request_timeout_s=cfg.session_timeout_ms / 2000)
         if cfg.controller:
             host, _, port = cfg.controller.rpartition(":")
             return RemoteControllerClient(host, int(port), cfg.broker_id)

@@ -46,13 +46,21 @@ def parse_controllers(spec: str) -> list[tuple[str, int]]:
 
 
 class QuorumControllerClient(RemoteControllerClient):
-    def __init__(self, addresses: list[tuple[str, int]], broker_id: int) -> None:
+    """``request_timeout_s`` bounds a heartbeat or AlterPartition: a controller that does not
+    answer within it (paused, partitioned away) is left for the next one, well before the
+    broker's session could expire at the new active controller (half a session by default)."""
+
+    def __init__(self, addresses: list[tuple[str, int]], broker_id: int,
+                 request_timeout_s: float = 1.5) -> None:
         if not addresses:
             raise ValueError("controller='' is invalid: at least one HOST:PORT is needed")
         self.addresses = list(addresses)
         self._index = 0
         self._move_lock = threading.Lock()
+        self.request_timeout_s = request_timeout_s
         super().__init__(*self.addresses[0], broker_id)
+        self._conn = BlockingConnection(self.host, self.port, f"broker-{broker_id}",
+                                        timeout_s=request_timeout_s)
 
     def _move_on(self, failed: tuple[str, int]) -> None:
         """The controller at ``failed`` did not answer: use the next address."""
@@ -65,7 +73,7 @@ class QuorumControllerClient(RemoteControllerClient):
                      self.broker_id, failed[0], failed[1], self.host, self.port)
             old = [self._conn, self._metadata_conn]
             self._conn = BlockingConnection(self.host, self.port, f"broker-{self.broker_id}",
-                                            timeout_s=10.0)
+                                            timeout_s=self.request_timeout_s)
             self._metadata_conn = BlockingConnection(
                 self.host, self.port, f"broker-{self.broker_id}-metadata", timeout_s=10.0)
             with self._admin_lock:

@@ -128,3 +128,41 @@ def test_controllers_count_is_checked(tmp_path: Path) -> None:
         LocalCluster(tmp_path, controllers=8)
     with pytest.raises(ValueError, match="controllers=0 is invalid"):
         EmbeddedCluster(controllers=0)
+
+
+def test_a_paused_active_controller_is_replaced_and_no_broker_is_fenced(
+        cluster: LocalCluster) -> None:
+    """SIGSTOP of the active controller past the fetch timeout: a standby takes over, the
+    brokers leave the silent controller within half a session (they do not wait for a
+    10 s request timeout) and keep their sessions at the new one; the resumed controller
+    steps down without fencing anyone."""
+    for process in [*cluster.controllers, *cluster.brokers]:  # back from the test above
+        if process.proc is None or process.proc.poll() is not None:
+            process.start()
+    port = cluster.brokers[0].port
+    assert port is not None
+    wait_for(lambda: all(len(isr) == 3 for _, isr, _ in partition_states(port, "quorum").values()),
+             timeout=60, what="every replica in sync again")
+    old, epoch = wait_for(lambda: active_controller(cluster), timeout=30,
+                          what="an active controller")
+    marks = [len(c.output()) for c in cluster.controllers]
+    before = {p: leader for p, (leader, _, _) in partition_states(port, "quorum").items()}
+    old.pause()
+    try:
+        new, _ = wait_for(lambda: active_controller(cluster, epoch), timeout=30, interval=0.05,
+                          what="a standby active while the leader is paused")
+        activated = time.monotonic()
+        assert new is not old
+        # past one broker session at the new controller: a broker that had not found it
+        # would be fenced by now
+        wait_for(lambda: time.monotonic() > activated + 3.5, timeout=10,
+                 what="one session timeout at the new controller")
+        admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+        admin.create_topics([NewTopic("after-pause", 1, 3)])  # needs all 3 brokers alive
+        admin.close()
+    finally:
+        old.resume()
+    outputs = [c.output()[mark:] for c, mark in zip(cluster.controllers, marks, strict=True)]
+    assert not any("session expired" in out for out in outputs), outputs
+    after = {p: leader for p, (leader, _, _) in partition_states(port, "quorum").items()}
+    assert after == before  # no broker fenced: no leadership moved
