@@ -188,6 +188,52 @@ def test_bad_records_go_to_the_dead_letter_topic(spark, cluster, registry, tmp_p
     assert [r.value for r in sorted(dead, key=lambda r: dict(r.headers)["pyq.offset"])][0] == b"plain text"
 
 
+EVENT = json.dumps({"type": "record", "name": "Event", "namespace": "pyq.test", "fields": [
+    {"name": "id", "type": "long"},
+    {"name": "page", "type": "string"},
+    {"name": "kind", "type": {"type": "enum", "name": "EventKind", "symbols": ["VIEW", "BUY"]}},
+    {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+    {"name": "price", "type": {"type": "fixed", "name": "Price", "size": 8, "logicalType": "decimal",
+                               "precision": 12, "scale": 2}},
+    {"name": "tags", "type": {"type": "array", "items": "string"}},
+    {"name": "device", "type": ["null", {"type": "record", "name": "EventDevice", "fields": [
+        {"name": "os", "type": "string"}, {"name": "raw", "type": "bytes"}]}], "default": None},
+    {"name": "note", "type": ["null", "string"], "default": None}]})
+
+
+def event(i: int) -> dict:
+    return {"id": i, "page": f"/p/{i}", "kind": "BUY" if i % 2 else "VIEW",
+            "at": datetime.datetime(2026, 1, 1, 0, 0, i, tzinfo=UTC), "day": datetime.date(2026, 1, 1 + i),
+            "price": decimal.Decimal(f"{i}.25"), "tags": [f"t{i}"] * (i % 3),
+            "device": None if i % 3 == 0 else {"os": "linux", "raw": bytes([i])},
+            "note": None if i % 2 else f"note {i}"}
+
+
+def test_a_corrupt_value_among_values_of_the_readers_schema_is_kept_with_its_reason(spark, cluster, registry):
+    """Values of the reader's own schema take the fast path (polars); a corrupt one among
+    them sends the batch the per-record way, so PERMISSIVE names it as before."""
+    topic = "events-mixed"
+    good = serialize(registry, EVENT, topic, [event(i) for i in range(6)])
+    send(cluster, topic, [good[0], good[1] + b"\x00", good[2], good[3][:12], good[4], good[5]])
+    df = read(spark, cluster, topic, mode="PERMISSIVE").select("offset", "value.*", "_corrupt_record")
+    rows = {r.offset: r for r in df.collect()}
+    schema_id = struct.unpack(">I", good[0][1:5])[0]
+    assert rows[1]._corrupt_record == f"value: 1 byte(s) left after the datum of writer schema {schema_id}"
+    assert rows[3]._corrupt_record.startswith(f"value: does not decode with writer schema {schema_id}")
+    assert rows[1].id is None and rows[3].id is None
+    kept = df.where("offset not in (1, 3)").drop("_corrupt_record")
+    expected = spark.createDataFrame([
+        (i, i, f"/p/{i}", "BUY" if i % 2 else "VIEW", datetime.datetime(2026, 1, 1, 0, 0, i),
+         datetime.date(2026, 1, 1 + i), decimal.Decimal(f"{i}.25"), [f"t{i}"] * (i % 3),
+         None if i % 3 == 0 else ("linux", bytearray([i])), None if i % 2 else f"note {i}")
+        for i in (0, 2, 4, 5)], kept.schema)
+    assert_df_equality(kept.orderBy("offset"), expected.orderBy("offset"), ignore_nullable=True)
+    clean = read(spark, cluster, topic, startingOffsets='{"events-mixed": {"0": 4}}').select("value.*")
+    assert_df_equality(clean.orderBy("id"), expected.drop("offset").where("id >= 4").orderBy("id"),
+                       ignore_nullable=True)
+
+
 def test_from_confluent_avro_over_a_binary_read(spark, cluster, registry):
     topic = "clicks-binary"
     send(cluster, topic, serialize(registry, CLICK_V1, topic, [datum(i) for i in range(3)]))
