@@ -491,9 +491,10 @@ class Controller(LeaderElections, AdminChanges):
                 and not self._closed
 
     def read_image(self, read: Callable[[ClusterImage], T]) -> T:
-        """``read(image)`` under the image's lock (for metrics: look, never change)."""
+        """``read(image)`` under the image's lock (for metrics: look, never change). On a
+        standby: the committed image, which follows the active controller's."""
         with self._lock:
-            return read(self.image)
+            return read(self.image if self.is_active else self.metadata.committed_image())
 
     def close(self) -> None:
         """Shutting down: requests waiting for propagation return now (not yet propagated),

@@ -100,6 +100,8 @@ def test_three_controllers_hold_one_image_and_fail_over(three: dict[int, Control
     standbys = [c for c in three.values() if c is not leader]
     wait_for(lambda: all(same(c.metadata.committed_image(), leader.image) for c in standbys),
              timeout=5, what="every standby applied the same records")
+    # what a standby's metrics read is the committed image, not its own stale one
+    assert standbys[0].read_image(lambda image: sorted(image.topics)) == ["events"]
     with pytest.raises(NotController, match=f"leader: {leader_id}") as refused:
         standbys[0].heartbeat(0, "127.0.0.1", 9000, "inc-0")
     assert refused.value.leader_id == leader_id  # type: ignore[attr-defined]
