@@ -33,7 +33,7 @@ import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -179,14 +179,21 @@ class AvroDecoder:
         group of the reader's schema is read by :class:`RunReader` (polars), the rest (and
         a group polars cannot read exactly) value by value with fastavro."""
         groups: dict[int, list[int]] = {}
-        for i, v in enumerate(values):
-            if v is not None and len(v) >= 5 and v[0] == MAGIC:
-                groups.setdefault(int.from_bytes(v[1:5], "big"), []).append(i)
+        first = values[0] if values else None
+        if first is not None and len(first) >= 5 and first[0] == MAGIC and all(
+                v is not None and v.startswith(first[:5]) for v in values):
+            groups[int.from_bytes(first[1:5], "big")] = list(range(len(values)))  # the usual
+        else:
+            for i, v in enumerate(values):
+                if v is not None and len(v) >= 5 and v[0] == MAGIC:
+                    groups.setdefault(int.from_bytes(v[1:5], "big"), []).append(i)
         pieces: list[pa.Array] = []
         placed: list[int] = []
         for schema_id, rows in groups.items():
             run = self._run_reader(schema_id)
-            column = None if run is None else run.read([(values[i] or b"")[5:] for i in rows])
+            column = None if run is None else run.read(
+                cast("Sequence[bytes]", values) if len(rows) == len(values)
+                else [values[i] or b"" for i in rows])
             if column is not None:
                 pieces.append(column)
                 placed += rows

@@ -42,6 +42,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+HEADER = 5  # Confluent's: magic byte 0, the schema id
 _SYNC = b"pyq-avro-run\x00\x00\x00\x00"
 _LOGICAL_OK = {"date", "timestamp-millis", "timestamp-micros", "local-timestamp-millis",
                "local-timestamp-micros"}
@@ -171,13 +172,19 @@ class RunReader:
             head += _zigzag_varint(len(k)) + k.encode() + _zigzag_varint(len(v)) + v
         self._head = bytes(head + _zigzag_varint(0) + _SYNC)
 
-    def read(self, payloads: Sequence[bytes]) -> pa.Array | None:
-        """The Arrow column of ``payloads`` (each one Avro datum), or None when polars
-        cannot read them all exactly (the caller then decodes them one by one)."""
+    def read(self, values: Sequence[bytes]) -> pa.Array | None:
+        """The Arrow column of framed ``values`` (each Confluent's 5-byte header, then one
+        Avro datum), or None when polars cannot read them all exactly (the caller then
+        decodes them one by one)."""
         import polars
 
-        body = b"".join(payloads)
-        block = b"".join((self._head, _zigzag_varint(len(payloads)), _zigzag_varint(len(body)),
+        framed = np.frombuffer(b"".join(values), np.uint8)
+        lengths = np.fromiter(map(len, values), np.int64, len(values)) - HEADER
+        starts = np.cumsum(lengths + HEADER) - (lengths + HEADER)
+        keep = np.ones(len(framed), bool)
+        keep[(starts[:, None] + np.arange(HEADER)).ravel()] = False
+        body = framed[keep].tobytes()  # the payloads, one after the other
+        block = b"".join((self._head, _zigzag_varint(len(values)), _zigzag_varint(len(body)),
                           body, _SYNC))
         try:
             table = polars.read_avro(io.BytesIO(block)).to_arrow()
@@ -185,13 +192,12 @@ class RunReader:
             raise
         except BaseException:  # polars' errors, and pyo3's PanicException (a BaseException)
             return None
-        if table.num_rows != len(payloads):
+        if table.num_rows != len(values):
             return None
         table = table.combine_chunks()
         column = pa.StructArray.from_arrays(
             [c.chunk(0) if c.num_chunks else pa.array([], c.type) for c in table.columns],
             names=table.schema.names)
-        lengths = np.fromiter(map(len, payloads), np.int64, len(payloads))
         try:
             if not np.array_equal(_sizes(column, self.schema), lengths):
                 return None
