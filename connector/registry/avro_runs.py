@@ -75,6 +75,8 @@ def expanded(schema: Any) -> Any:
 def eligible(schema: Any, top: bool = True, nested: bool = False) -> bool:
     """Whether polars reads data of the expanded ``schema`` as the source's types (see
     the module doc)."""
+    if top and not (isinstance(schema, dict) and schema.get("type") == "record"):
+        return False
     if isinstance(schema, str):
         return schema in ("boolean", "int", "long", "float", "double", "string", "bytes")
     if isinstance(schema, list):
@@ -82,9 +84,7 @@ def eligible(schema: Any, top: bool = True, nested: bool = False) -> bool:
         return len(schema) == 2 and len(members) == 1 and eligible(members[0], False, True)
     kind, logical = schema["type"], schema.get("logicalType")
     if isinstance(kind, (dict, list)):
-        return not top and eligible(kind, False, nested)
-    if top and kind != "record":
-        return False
+        return eligible(kind, False, nested)
     if logical is not None:
         if logical == "decimal":
             return kind == "fixed" and int(schema["precision"]) <= 38

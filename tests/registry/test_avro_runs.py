@@ -116,6 +116,12 @@ def test_the_fast_path_gives_the_per_record_paths_arrow_column() -> None:
 def test_what_polars_does_not_read_exactly_keeps_the_per_record_path(schema) -> None:
     record = fastavro.parse_schema({"type": "record", "name": "R", "fields": [{"name": "x", "type": schema}]})
     assert not eligible(expanded(record))
+    assert not eligible(expanded(fastavro.parse_schema(schema)))  # nor at the top, as it is
+
+
+def test_a_value_that_is_not_a_record_keeps_the_per_record_path() -> None:
+    assert not eligible("string") and not eligible(["null", "long"])
+    assert eligible(expanded(fastavro.parse_schema({"type": "record", "name": "R", "fields": []})))
 
 
 def test_a_corrupt_value_inside_a_run_is_named_as_the_per_record_path_names_it() -> None:
