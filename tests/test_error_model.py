@@ -40,9 +40,9 @@ SIGNALS = {
 
 #: Not folded yet, and why (each is a user-facing error that should become a PyqError).
 NOT_YET = {
-    # broker_sim.raft imports nothing of pyq (sans-I/O core, not wired yet)
-    "broker_sim.raft.core.RaftError",
-    "broker_sim.raft.core.NotLeaderError",
+    # broker_sim.raft imports nothing of pyq (the sans-I/O core stands alone)
+    "broker_sim.raft.errors.RaftError",
+    "broker_sim.raft.errors.NotLeaderError",
 }
 
 

@@ -108,7 +108,8 @@ class MetadataQuorum:
         if port is None:
             port = voters[node_id][1] if node_id in voters else 0
         self._inbox: queue.Queue[Message | None] = queue.Queue()
-        self.transport = QuorumTransport(host, port, self._inbox.put)
+        self.transport = QuorumTransport(host, port, self._inbox.put,
+                                         lambda node: self._inbox.put(_LinkLost(node, node_id, 0)))
         self.transport.set_peers({n: a for n, a in voters.items() if n != node_id})
         self._t0 = time.monotonic()
         self._shift = 2 * self.config.election_timeout if set(voters) == {node_id} else 0
@@ -286,7 +287,9 @@ class MetadataQuorum:
                 if self._closed:
                     return
                 for msg in batch:
-                    if msg is not _WAKE:
+                    if isinstance(msg, _LinkLost):
+                        self.core.peer_disconnected(msg.src)
+                    elif msg is not _WAKE:
                         try:
                             self.core.step(msg)
                         except (ValueError, TypeError):
@@ -371,6 +374,11 @@ class MetadataQuorum:
 
 class _Wake(Message):
     pass
+
+
+class _LinkLost(Message):
+    """The transport's word that the connection from ``src`` broke (see the core's
+    ``peer_disconnected``)."""
 
 
 _WAKE: Message = _Wake(0, 0, 0)

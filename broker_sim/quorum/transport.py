@@ -14,8 +14,12 @@ cross a new request), while the SocketServer pairs each request with one respons
 handler pool shared with brokers' admin requests; a slow CreateTopics must never delay a vote
 or a fetch, or the quorum would hold elections under load.
 
+A peer's process that dies closes its sockets: the reader of its inbound connection sees the
+end at once and reports the node to ``on_disconnect`` (the last sender seen on that
+connection), so a follower need not wait out its fetch timeout to learn its leader is gone.
+
 Threading: the accept thread, one reader thread per inbound connection (calling
-``on_message`` with each decoded message) and one sender thread per peer; :meth:`close`
+``on_message`` with each decoded message, and ``on_disconnect`` once when it ends) and one sender thread per peer; :meth:`close`
 stops them all (closing the sockets wakes the blocked ones).
 """
 
@@ -120,8 +124,10 @@ class QuorumTransport:
     :meth:`start` begins accepting. ``peers`` maps node ids to quorum addresses and may be
     replaced (:meth:`set_peers`) as voters come and go."""
 
-    def __init__(self, host: str, port: int, on_message: Callable[[Message], None]) -> None:
+    def __init__(self, host: str, port: int, on_message: Callable[[Message], None],
+                 on_disconnect: Callable[[int], None] | None = None) -> None:
         self._on_message = on_message
+        self._on_disconnect = on_disconnect
         self._server = socket.create_server((host, port), reuse_port=False)
         self.host, self.port = self._server.getsockname()[:2]
         self._peers: dict[int, _Peer] = {}
@@ -171,6 +177,7 @@ class QuorumTransport:
                              daemon=True).start()
 
     def _read(self, conn: socket.socket) -> None:
+        src: int | None = None  # the node whose messages this connection carries
         try:
             while True:
                 head = _recv_exact(conn, _LEN.size)
@@ -188,13 +195,17 @@ class QuorumTransport:
                 except (ValueError, TypeError, KeyError):
                     log.warning("quorum: an undecodable frame; closing the connection")
                     break
+                src = msg.src
                 self._on_message(msg)
         except OSError:
             pass
         finally:
             with self._lock:
                 self._inbound.discard(conn)
+                closing = self._closed
             conn.close()
+            if src is not None and not closing and self._on_disconnect is not None:
+                self._on_disconnect(src)
 
     def close(self) -> None:
         with self._lock:

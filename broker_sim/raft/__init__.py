@@ -50,11 +50,10 @@ from .core import (
                    FOLLOWER,
                    LEADER,
                    PROSPECTIVE,
-                   NotLeaderError,
                    RaftCore,
-                   RaftError,
                    Stored,
 )
+from .errors import NotLeaderError, RaftError
 from .log import RaftLog
 from .messages import (
                    DATA,

@@ -6,6 +6,7 @@ import random
 from dataclasses import dataclass, field
 
 from .config import RaftConfig
+from .errors import NotLeaderError, RaftError
 from .log import RaftLog
 from .messages import (
     DATA,
@@ -32,18 +33,6 @@ LEADER = "leader"
 CANDIDATE = "candidate"
 PROSPECTIVE = "prospective"
 FOLLOWER = "follower"
-
-
-class RaftError(Exception):
-    """A request the core refuses in its current state (the message says why)."""
-
-
-class NotLeaderError(RaftError):
-    def __init__(self, node_id: int, leader_id: int | None, epoch: int) -> None:
-        super().__init__(f"node {node_id} is not the leader of epoch {epoch} "
-                         f"(leader: {leader_id})")
-        self.leader_id = leader_id
-        self.epoch = epoch
 
 
 @dataclass
@@ -207,6 +196,23 @@ class RaftCore:
             self._on_fetch_snapshot_response(msg)
         else:
             raise TypeError(f"not a Raft message: {msg!r}")
+
+    def peer_disconnected(self, node_id: int) -> None:
+        """The driver saw its link from ``node_id`` break (a process that dies closes its
+        sockets, so its peers learn of a crash at once rather than a fetch timeout later).
+
+        If that is the leader this voter follows, stop vouching for it: its pre-vote is no
+        longer refused on the leader's behalf, and its own pre-vote starts within a random
+        ``[0, election_timeout)`` instead of after ``fetch_timeout``. The random spread keeps
+        two followers that both lost the leader from splitting the vote. A false alarm (the
+        leader is alive; only a connection was reset) costs nothing unsafe: the pre-vote is
+        refused by voters that still hear from the leader, and a refusal that names the
+        leader makes this node follow it again (KIP-996)."""
+        if self.role != FOLLOWER or self.leader_id != node_id or not self.is_voter:
+            return
+        self._last_fetch_ok = None
+        self._election_deadline = min(self._election_deadline,
+                                      self.now + self._rng.randrange(self.config.election_timeout))
 
     def propose(self, value: object) -> int:
         """Append an application entry (leader only); returns its offset. It is committed
@@ -402,25 +408,16 @@ class RaftCore:
 
     def _validate_fetch(self, req: FetchRequest) -> FetchResponse | None:
         """A diverging or snapshot answer when the fetcher's log does not match ours at
-        its fetch offset; None when it matches."""
-        log = self.log
-
-        def answer(diverging: tuple[int, int] | None = None) -> FetchResponse:
-            snap_id = (log.snapshot.end_offset, log.snapshot.epoch) if log.snapshot else None
-            return FetchResponse(self.node_id, req.src, self.epoch, self.node_id,
-                                 req.fetch_offset, req.last_fetched_epoch, self.high_watermark,
-                                 diverging=diverging,
-                                 snapshot_id=None if diverging else snap_id)
-
-        if req.fetch_offset < log.start_offset:
-            return answer()
-        if req.fetch_offset <= log.end_offset and \
-                log.epoch_at(req.fetch_offset - 1) == req.last_fetched_epoch:
+        its fetch offset (:meth:`RaftLog.divergence`); None when it matches."""
+        match = self.log.divergence(req.fetch_offset, req.last_fetched_epoch)
+        if match is None:
             return None
-        epoch, end = log.end_offset_for_epoch(req.last_fetched_epoch)
-        if log.snapshot is not None and end < log.start_offset:
-            return answer()  # the fetcher's epoch predates the snapshot: take it whole
-        return answer(diverging=(epoch, end))
+        diverging = match if isinstance(match, tuple) else None
+        snap = self.log.snapshot
+        return FetchResponse(self.node_id, req.src, self.epoch, self.node_id, req.fetch_offset,
+                             req.last_fetched_epoch, self.high_watermark, diverging=diverging,
+                             snapshot_id=(snap.end_offset, snap.epoch)
+                             if snap is not None and diverging is None else None)
 
     def _on_fetch_request(self, req: FetchRequest) -> None:
         if self.role != LEADER or req.epoch != self.epoch:

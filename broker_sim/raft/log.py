@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from .messages import VOTERS, Entry, Snapshot
+
+#: :meth:`RaftLog.divergence`'s answer when only the snapshot can bring a fetcher up to date.
+SNAPSHOT_NEEDED: Literal["snapshot"] = "snapshot"
 
 
 class RaftLog:
@@ -63,6 +68,22 @@ class RaftLog:
         if self.snapshot and self.snapshot.epoch <= epoch:
             return self.snapshot.epoch, self.snapshot.end_offset
         return 0, 0
+
+    def divergence(self, fetch_offset: int, last_fetched_epoch: int
+                   ) -> tuple[int, int] | Literal["snapshot"] | None:
+        """Where a fetcher whose log ends at ``fetch_offset`` with an entry of
+        ``last_fetched_epoch`` stands against this log (the leader's): None if its log
+        matches this one up to there (log matching); the ``(epoch, end offset)`` it must
+        truncate to otherwise; :data:`SNAPSHOT_NEEDED` if it is below the log start or its
+        epoch predates the snapshot, so it must take the snapshot whole."""
+        if fetch_offset < self.start_offset:
+            return SNAPSHOT_NEEDED
+        if fetch_offset <= self.end_offset and self.epoch_at(fetch_offset - 1) == last_fetched_epoch:
+            return None
+        epoch, end = self.end_offset_for_epoch(last_fetched_epoch)
+        if self.snapshot is not None and end < self.start_offset:
+            return SNAPSHOT_NEEDED
+        return epoch, end
 
     def append(self, entry: Entry) -> None:
         if entry.offset != self.end_offset:

@@ -310,6 +310,20 @@ class Simulation:
             self.fail(f"node {node_id}: stored {node.storage.hard_state}, core at epoch "
                       f"{core.epoch} voted for {core.voted_for}")
         node.core = None
+        # A dead process's sockets close: its peers' drivers see the links break at once.
+        for other in self.nodes.values():
+            if other.core is not None:
+                other.core.peer_disconnected(node_id)
+                self._drain(other)
+
+    def disconnect(self, src: int, dst: int) -> None:
+        """Tell ``dst`` its link from ``src`` broke while ``src`` lives (a reset connection:
+        the false alarm a driver cannot tell from a crash)."""
+        self.log(f"link {src} -> {dst} reset")
+        node = self.nodes[dst]
+        if node.core is not None:
+            node.core.peer_disconnected(src)
+            self._drain(node)
 
     def restart(self, node_id: int) -> None:
         self.log(f"restart node {node_id}")
@@ -433,6 +447,9 @@ def random_schedule(seed: int, voters: int = 3, observers: int = 0, chaos_steps:
             sim.snapshot(rng.choice(live))
         elif r < 0.32:
             sim.change_voters(rng)
+        elif r < 0.335:
+            a, b = rng.sample(ids, 2)
+            sim.disconnect(a, b)
         sim.step()
     sim.heal()
     for node_id in ids:

@@ -2,8 +2,9 @@
 
 Each seed drives a :class:`~tests.raft.sim.Simulation` through 400 steps of message loss,
 duplication, reordering (random delays), partitions (symmetric, one-way, the leader cut off),
-crashes and restarts, proposals and snapshots, then heals everything and requires a leader
-followed by every voter and a new entry committed on every node (liveness). A violation
+crashes (whose peers see the links break, as a driver does) and restarts, connection
+resets while the peer lives (a false alarm of a crash), proposals and snapshots, then heals
+everything and requires a leader followed by every voter and a new entry committed on every node (liveness). A violation
 names the seed and the last events; ``random_schedule(seed, ...)`` replays it exactly.
 """
 
