@@ -40,43 +40,43 @@ UDF query (target >= 2).
 Where the time goes (``--profile``: outside Spark, one thread, the code the executors run:
 :func:`connector.source.read.read_ranges` over 250,000 rows of partition 0 with and without
 the ``Formats`` of ``valueFormat=avro``, and the UDF's body plus the pandas -> Arrow
-conversion Spark makes of its result; thread CPU, best of 3), 2026-11-28: binary 0.02 s
+conversion Spark makes of its result; thread CPU, best of 3), 2026-11-28, with the fast
+path (``connector/registry/avro_runs.py``: the values of the reader's own schema read by
+polars as one in-memory Avro container, cast to the column's Arrow types): binary 0.023 s
 (the reading thread's share: the C record scan; the bytes come from the broker's
-``sendfile``), avro 1.70-1.73 s (145,000-147,000 rows/s), the UDF's body 1.56-1.59 s
-(157,000-160,000 rows/s). Both decoders spend nearly all of it in fastavro, one Python dict
-per record. cProfile of the avro read (2.80 s under the profiler):
-``AvroDecoder.decode_one`` 1.80 s of own time (fastavro's compiled ``schemaless_reader``
-counts there: ~6.5 us a record), ``AvroDecoder.decode`` 0.43 s (``pyarrow.array`` of the
-dicts into the struct column, ~1.7 us a record), ``AvroDecoder._writer`` 0.23 s (the
-writer-schema cache, looked up under a lock for every record, ~0.9 us), ``struct.unpack``
-0.06 s, the rest of ``Formats.apply`` 0.05 s. Alone, on this schema, fastavro's
-``schemaless_reader`` decodes 212,000 records/s on one thread, its container-file reader
-over the same bodies as one block 253,000 (+20%), and ``pyarrow.array`` of the dicts
-1,190,000: decoding through Python objects tops out near 200,000 rows/s a core, while the
-binary read goes at well over 1,000,000 rows/s in Spark (see ``benchmarks/source.py``).
+``sendfile``), avro 0.246-0.247 s (1,012,000-1,014,000 rows/s), the UDF's body 1.35-1.46 s
+(171,000-185,000 rows/s): the source decodes ~6x faster than the UDF a core. cProfile of the
+avro read (0.46 s under the profiler): polars' ``read_avro`` 0.073 s (~0.3 us a record),
+the check that every value of the batch has the same 5-byte header 0.12 s (a generator over
+the values: the largest Python share left), the per-row encoded-length check
+(``_varint_len`` and friends, numpy) ~0.04 s, joining the payloads 0.024 s,
+``Formats.apply``'s ``to_pylist`` of the column and its reasons 0.04 s. Before the fast
+path (fastavro, a Python dict per record): avro 1.70-1.73 s (145,000-147,000 rows/s), of
+which fastavro's ``schemaless_reader`` ~6.5 us a record, ``pyarrow.array`` of the dicts
+~1.7 us and the writer-schema lookup under a lock ~0.9 us (now once per batch). A first
+cut that gave polars one container block per value read only 64,000 rows/s (polars' cost
+is per block): one block per run, checked by the encoded lengths, is what makes it fast.
 
-So the targets are not met, and a per-record fastavro decoder cannot meet the first one:
-``avro_source_vs_binary`` >= 0.5 needs ~5x the decoding speed, a decoder that writes the
-Arrow buffers without a Python object per record (compiled, as the record scan of
-``connector.client.columnar`` is). ``avro_source_vs_udf`` measures how much the built-in
-decoding saves over the UDF's second trip: in Spark the UDF's values go JVM -> Python
-(pandas) -> JVM again, and the decoding costs the same in both; dropping the per-record
-lock and schema-id lookup (decoding runs of one writer id at a time) would take ~10% off.
+Runs on 2026-11-28 with the fast path (the machine shared with other engineers' test runs:
+load average 7.6 -> 10.6 over the first run, 9.8 -> 11.1 over the second; what a busy
+2-core machine gives, not a quiet one): 1,000,000 records of 61 bytes, 4 partitions, 1
+broker. First run, rounds: binary 153,300 / 107,700 / 288,900 rows/s, avro 126,300 /
+99,500 / 218,200, pandas UDF 37,100 / 59,200 / 71,200; ``avro_source_vs_binary`` 0.824 /
+0.924 / 0.755 (median **0.824**, target 0.5), ``avro_source_vs_udf`` 3.405 / 1.679 / 3.062
+(median **3.062**, target 2); from ``addBatch`` time only 0.465 and 4.264. Second run:
+binary 283,200 / 347,600 / 192,700, avro 164,500 / 223,800 / 127,400, UDF 75,100 / 74,900 /
+75,800; ``avro_source_vs_binary`` 0.581 / 0.644 / 0.662 (median **0.644**),
+``avro_source_vs_udf`` 2.190 / 2.988 / 1.681 (median **2.190**); from ``addBatch`` time
+only 0.484 and 3.218. Both medians meet the targets in both runs; single rounds still
+swing with the load (one UDF round at 1.68), and the ``addBatch``-only ratio against binary
+sits just under 0.5 (binary's ``addBatch`` is ~1.3-2.5 s, so the fixed per-batch costs
+weigh). Before the fast path (same machine, load 12-25): ``avro_source_vs_binary`` 0.316
+and 0.422, ``avro_source_vs_udf`` 1.274 and 1.551 (medians of two runs).
 
-Runs on 2026-11-28 (the machine shared with six other engineers' test runs: load average
-4 at the start, 12-25 during the rounds; these figures are what a busy 2-core machine
-gives, not a quiet one): 1,000,000 records of 61 bytes, 4 partitions, 1 broker. Rounds:
-binary 72,700 / 54,500 / 76,100 rows/s, avro 20,800 / 20,500 / 24,100, pandas UDF 16,300 /
-15,700 / 21,100; ``avro_source_vs_binary`` 0.286 / 0.375 / 0.316 (median **0.316**, target
-0.5), ``avro_source_vs_udf`` 1.274 / 1.306 / 1.142 (median **1.274**, target 2). An earlier
-run's untimed warm-up round at load ~1 (before the machine filled up): binary 86,500
-(first query of the JVM, cold), avro 141,500, UDF 74,000 rows/s. A second run (load 12 ->
-23): binary 223,300 / 69,600 / 73,000 rows/s, avro 94,100 / 32,100 / 20,300, pandas UDF
-22,500 / 20,700 / 30,800; ``avro_source_vs_binary`` 0.422 / 0.462 / 0.279 (median 0.422),
-``avro_source_vs_udf`` 4.175 / 1.551 / 0.661 (median 1.551); from ``addBatch`` time only
-0.218 and 1.913. Rounds this far apart say the machine's load, not the code, moves each
-figure; the profile above (thread CPU, one thread) is the steadier guide: avro and the UDF
-decode at the same ~140,000-160,000 rows/s a core.
+The fast path covers records written with the reader's own schema whose types polars reads
+exactly (see ``connector/registry/avro_runs.py``: no maps, no unions of several types, no
+``time-*``, no ``bytes`` decimals, enums only as fields of the top record); other schemas,
+and records of other writer schemas (evolution), still decode at the fastavro rate above.
 
 Output: human-readable lines, then one JSON line (the last line)::
 
