@@ -103,7 +103,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchmarks._spark import bench_session
+from benchmarks._spark import bench_session, finished_progress
 from connector.client import Admin, Producer, TopicPartition
 from connector.cluster import EmbeddedCluster
 
@@ -233,16 +233,7 @@ def run_query(spark: Any, which: str, bootstrap: str, registry_url: str, rows: i
     query = writer.start()
     query.awaitTermination(1800)
     wall = time.perf_counter() - t0
-    if query.isActive:
-        query.stop()
-        raise RuntimeError(f"{which}: still running after 1800 s")
-    if query.exception() is not None:
-        raise RuntimeError(f"{which} failed: {query.exception()}")
-    progress = [json.loads(p.json) for p in query.recentProgress]
-    seen = sum(p.get("numInputRows", 0) for p in progress)
-    if seen != rows:
-        raise RuntimeError(f"{which} read {seen} rows, expected {rows}")
-    return Run(NAMES[which], rows, wall, progress)
+    return Run(NAMES[which], rows, wall, finished_progress(query, which, rows))
 
 
 NAMES = {"binary": "binary", "avro": "valueFormat=avro", "udf": "binary + pandas UDF"}

@@ -148,7 +148,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from benchmarks._proc import proc_cpu_seconds, tree_cpu_delta, tree_cpu_snapshot
-from benchmarks._spark import bench_session
+from benchmarks._spark import bench_session, finished_progress
 from broker_sim.process import BrokerProcess
 from connector.client import Admin, Producer, TopicPartition
 
@@ -348,16 +348,7 @@ def run_query(spark: Any, name: str, fmt: str, options: dict[str, str], rows: in
     wall = time.perf_counter() - t0
     spark_cpu = tree_cpu_delta(spark_cpu0, tree_cpu_snapshot(jvm_pid))
     cpu = proc_cpu_seconds(broker_pid) - cpu0 if broker_pid else None
-    if query.isActive:
-        query.stop()
-        raise RuntimeError(f"{name}: still running after 1800 s")
-    if query.exception() is not None:
-        raise RuntimeError(f"{name} failed: {query.exception()}")
-    progress = [json.loads(p.json) for p in query.recentProgress]
-    seen = sum(p.get("numInputRows", 0) for p in progress)
-    if seen != rows:
-        raise RuntimeError(f"{name} read {seen} rows, expected {rows}")
-    return Run(name, rows, wall, progress, spark_cpu, cpu)
+    return Run(name, rows, wall, finished_progress(query, name, rows), spark_cpu, cpu)
 
 
 def main() -> None:

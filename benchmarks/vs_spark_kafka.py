@@ -160,7 +160,7 @@ from benchmarks import _invocations
 from benchmarks._cluster import wait_in_sync
 from benchmarks._proc import proc_cpu_seconds, tree_cpu_delta, tree_cpu_snapshot
 from benchmarks._sides import Side, start_kafka, start_pyq
-from benchmarks._spark import bench_session
+from benchmarks._spark import bench_session, finished_progress
 from connector.client import Admin, NewTopic, Producer
 from reference.jars import spark_kafka_jars, spark_kafka_version
 
@@ -300,12 +300,7 @@ class Bench:
             query = writer.start()
             query.awaitTermination(1800)
             wall = time.perf_counter() - t0
-        if query.isActive:
-            query.stop()
-            raise RuntimeError(f"{label}: still running after 1800 s")
-        if query.exception() is not None:
-            raise RuntimeError(f"{label} failed: {query.exception()}")
-        progress = [json.loads(p.json) for p in query.recentProgress]
+        progress = finished_progress(query, label)
         seen = sum(p.get("numInputRows", 0) for p in progress)
         counted = self.spark.sql(f"SELECT sum(count) AS n, count(*) AS k FROM {name}").first()
         self.spark.catalog.dropTempView(name)
