@@ -42,6 +42,7 @@ from fastavro import schemaless_reader
 from .avro_runs import RunReader, eligible, expanded
 from .avro_types import avro_types, parse_registry_schema, plain_converter
 from .client import RegistryRefusal
+from .framing import decode_batch
 from .settings import RegistrySettings
 
 MAGIC = 0
@@ -215,39 +216,18 @@ class AvroDecoder:
 
     def _decode_slow(self, values: Sequence[bytes | None]) -> tuple[pa.Array, list[str | None]]:
         """:meth:`decode` value by value with fastavro (each writer schema looked up once)."""
-        data: list[Any] = []
-        reasons: list[str | None] = []
         writers: dict[int, Any] = {}
-        for v in values:
-            if v is None:
-                data.append(None)
-                reasons.append(None)
-                continue
-            try:
-                schema_id = self._schema_id(v)
-                if schema_id not in writers:
-                    try:
-                        writers[schema_id] = self._known_writer(schema_id)
-                    except ValueError as e:
-                        writers[schema_id] = e
-                writer = writers[schema_id]
-                if isinstance(writer, ValueError):
-                    raise writer
-                data.append(self._datum(v, schema_id, writer))
-                reasons.append(None)
-            except ValueError as e:
-                data.append(None)
-                reasons.append(f"{self.spec.column}: {e}")
-        try:
-            return pa.array(data, type=self.arrow_type), reasons
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-            pass  # one datum does not fit its Spark type: find which, row by row
-        column = []
-        for i, datum in enumerate(data):
-            try:
-                pa.array([datum], type=self.arrow_type)
-                column.append(datum)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
-                column.append(None)
-                reasons[i] = f"{self.spec.column}: does not fit its Spark type: {e}"
-        return pa.array(column, type=self.arrow_type), reasons
+
+        def decode_one(v: bytes) -> Any:
+            schema_id = self._schema_id(v)
+            if schema_id not in writers:
+                try:
+                    writers[schema_id] = self._known_writer(schema_id)
+                except ValueError as e:
+                    writers[schema_id] = e
+            writer = writers[schema_id]
+            if isinstance(writer, ValueError):
+                raise writer
+            return self._datum(v, schema_id, writer)
+
+        return decode_batch(decode_one, values, self.arrow_type, self.spec.column)
