@@ -1,0 +1,277 @@
+"""What a quorum of controllers costs and buys: a metadata commit's latency, a failover's time.
+
+Everything runs on 127.0.0.1: two :class:`broker_sim.cluster.LocalCluster` clusters of 3
+brokers each, one on a single controller and one on a quorum of 3 controllers (each its
+own OS process; ``controller.quorum.election.timeout.ms`` at its default, 1000 ms; fresh
+data directories). The client is our own wire codec over blocking sockets, one persistent
+connection to broker 0 of each cluster, opened before any clock starts.
+
+**metadata_commit_vs_single_controller** (target <= 1.5). ``--rounds`` rounds, each
+alternating the two clusters (which goes first alternates too): ``--creates`` CreateTopics
+(3 partitions, replication factor 3) through broker 0, each timed from the request until
+its answer — which comes once the controller committed the records and every live broker
+acknowledged the image holding them. The ratio is the median on the quorum over the median
+on the single controller; p50/p95 of both are printed and in the figures.
+
+**failover_vs_election_timeout** (target <= 2). On the quorum cluster, ``--failovers``
+times, while an acks=all producer (kafka-python, ``retries``) writes to an RF-3 topic: find
+the active controller with DescribeQuorum (asked through broker 0, which forwards it), then
+``kill -9`` it. From the kill: (a) ``elect`` — until DescribeQuorum (polled every 20 ms)
+names another leader in a higher epoch; (b) ``create`` — until a CreateTopics (RF 3) sent
+right after the kill succeeds, retried at once on any error. The killed controller is
+restarted and the next round waits until it is a caught-up voter again. The ratio is the
+median of (a) over the election timeout. After the last round the producer stops and the
+topic is read back: every acknowledged record must be there (``lost`` in the figures).
+
+Where the time goes (run of 2026-11-28, load average 1-3 on 2 cores, by figures printed
+below): a single controller commits a record with one append + fsync of its metadata log;
+the quorum's leader appends + fsyncs, and the record commits when a majority (the leader
+and one follower) has it: the followers' fetches are parked at the leader and woken by the
+append, each follower appends + fsyncs, and its *next* fetch carries the new end offset
+that moves the high watermark. So a 3-voter commit is one fsync on the leader, one fetch
+round trip, one fsync on the fastest follower and one more fetch request — two fsyncs in
+series and ~2 loopback round trips, against one fsync. ``fsync_ms`` in the figures is a
+100-byte append + fsync measured on the same disk (the data directory); the rest of
+CreateTopics on both clusters is the same: propagation (brokers long-poll the active
+controller, apply the image — create three logs each, become leader or follower — and
+acknowledge in their next poll). That propagation dominates both figures, which is why
+the ratio stays near 1.
+
+A failover's time is detection + election: since 5a41b7d a dead controller's sockets
+close, the followers that fetched from it learn it at once and start a pre-vote within a
+random [0, election timeout), so (a) is typically a fraction of the election timeout; a
+leader whose death is *not* seen (a pause, a cut link) is found only after the fetch
+timeout (2x the election timeout), and a split vote costs one more random timeout. (b)
+adds the brokers finding the new active controller (their next request to the dead one
+fails; they try the voters in turn) and one commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from broker_sim.cluster import LocalCluster
+from broker_sim.network.blocking_client import BlockingConnection
+from broker_sim.protocol.api import ApiKey
+from broker_sim.protocol.errors import NetworkException
+
+ELECTION_TIMEOUT_MS = 1000  # controller.quorum.election.timeout.ms's default
+FIRST_CONTROLLER_ID = 3000
+
+
+class Client:
+    """One persistent connection to a broker of a cluster, reopened after a network error."""
+
+    def __init__(self, cluster: LocalCluster) -> None:
+        self.cluster = cluster
+        self._conn: BlockingConnection | None = None
+
+    def request(self, api: int, version: int, body: dict, timeout_s: float = 35.0) -> object:
+        if self._conn is None:
+            port = self.cluster.brokers[0].port
+            assert port is not None
+            self._conn = BlockingConnection("127.0.0.1", port, "bench-failover")
+        try:
+            return self._conn.request(api, version, body, timeout_s=timeout_s)
+        except NetworkException:
+            self._conn.close()
+            self._conn = None
+            raise
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+
+
+def create_topic(client: Client, topic: str, timeout_ms: int = 30_000) -> int:
+    """CreateTopics (3 partitions, RF 3); its error code."""
+    r = client.request(ApiKey.CREATE_TOPICS, 4, {
+        "topics": [{"name": topic, "num_partitions": 3, "replication_factor": 3,
+                    "assignments": [], "configs": []}],
+        "timeout_ms": timeout_ms, "validate_only": False})
+    return int(r.topics[0].error_code)  # type: ignore[attr-defined]
+
+
+def describe_quorum(client: Client) -> tuple[int, int, dict[int, int]]:
+    """(leader id, epoch, {voter: lag}) as the active controller reports it; leader -1 on an
+    error (no leader reachable yet)."""
+    try:
+        r = client.request(ApiKey.DESCRIBE_QUORUM, 0, {"topics": [{
+            "topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]},
+            timeout_s=5)
+    except NetworkException:
+        return -1, -1, {}
+    if r.error_code or r.topics[0].partitions[0].error_code:  # type: ignore[attr-defined]
+        return -1, -1, {}
+    p = r.topics[0].partitions[0]  # type: ignore[attr-defined]
+    return (p.leader_id, p.leader_epoch,
+            {v.replica_id: max(0, p.high_watermark - v.log_end_offset) for v in p.current_voters})
+
+
+def pct(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return round(s[min(len(s) - 1, int(len(s) * q))] * 1000, 2)
+
+
+def fsync_ms(directory: Path, samples: int = 50) -> float:
+    """Median of a 100-byte append + fsync in ``directory`` (the metadata log's disk)."""
+    path = directory / "fsync-probe"
+    times = []
+    with open(path, "ab") as f:
+        for _ in range(samples):
+            t = time.perf_counter()
+            f.write(os.urandom(100))
+            f.flush()
+            os.fsync(f.fileno())
+            times.append(time.perf_counter() - t)
+    path.unlink()
+    return round(statistics.median(times) * 1000, 3)
+
+
+def commit_latency(single: Client, quorum: Client, args: argparse.Namespace
+                   ) -> tuple[dict[str, float], dict[str, object]]:
+    times: dict[str, list[float]] = {"single": [], "quorum": []}
+    for name, client in (("single", single), ("quorum", quorum)):  # warm-up
+        assert create_topic(client, f"warm-{name}") == 0
+    for r in range(args.rounds):
+        order = [("single", single), ("quorum", quorum)]
+        if r % 2:
+            order.reverse()
+        for name, client in order:
+            for i in range(args.creates):
+                t = time.perf_counter()
+                code = create_topic(client, f"c-{r}-{i}")
+                times[name].append(time.perf_counter() - t)
+                assert code == 0, (name, code)
+        print(f"round {r}: single p50 {pct(times['single'][-args.creates:], 0.5)} ms, "
+              f"quorum p50 {pct(times['quorum'][-args.creates:], 0.5)} ms", flush=True)
+    figures: dict[str, object] = {}
+    for name, xs in times.items():
+        figures[f"create_{name}_p50_ms"] = pct(xs, 0.5)
+        figures[f"create_{name}_p95_ms"] = pct(xs, 0.95)
+        print(f"CreateTopics on the {name} controller: p50 {pct(xs, 0.5)} ms, "
+              f"p95 {pct(xs, 0.95)} ms ({len(xs)} samples)", flush=True)
+    ratio = statistics.median(times["quorum"]) / statistics.median(times["single"])
+    return {"metadata_commit_vs_single_controller": round(ratio, 3)}, figures
+
+
+def failover(cluster: LocalCluster, client: Client, args: argparse.Namespace
+             ) -> tuple[dict[str, float], dict[str, object]]:
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    assert create_topic(client, "workload") == 0
+    acked: list[bytes] = []
+    failed: list[BaseException] = []
+    stop = threading.Event()
+
+    def produce() -> None:
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all",
+                                 retries=20, max_block_ms=30_000, request_timeout_ms=10_000)
+        i = 0
+        while not stop.is_set():
+            value = f"v{i}".encode()
+            try:
+                producer.send("workload", value, partition=i % 3).get(timeout=30)
+                acked.append(value)
+            except Exception as e:  # an unacknowledged record may be lost
+                failed.append(e)
+            i += 1
+        producer.close()
+
+    thread = threading.Thread(target=produce, daemon=True)
+    thread.start()
+    elects: list[float] = []
+    creates: list[float] = []
+    by_id = {FIRST_CONTROLLER_ID + n: c for n, c in enumerate(cluster.controllers)}
+    try:
+        for r in range(args.failovers):
+            deadline = time.monotonic() + 60
+            while True:  # a leader, every voter caught up (the restarted one included)
+                leader, epoch, lags = describe_quorum(client)
+                if leader in by_id and len(lags) == 3 and not any(lags.values()):
+                    break
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"quorum not settled: {leader} {epoch} {lags}")
+                time.sleep(0.05)
+            mark = len(acked)
+            while len(acked) < mark + 50:
+                time.sleep(0.01)
+            victim = by_id[leader]
+            victim.kill()
+            killed = time.monotonic()
+            new = -1
+            while True:
+                new, new_epoch, _ = describe_quorum(client)
+                if new in by_id and new != leader and new_epoch > epoch:
+                    break
+                if time.monotonic() > killed + 60:
+                    raise SystemExit("no new controller leader in 60 s")
+                time.sleep(0.02)
+            elected = time.monotonic() - killed
+            while create_topic(client, f"after-{r}", timeout_ms=10_000) != 0:
+                if time.monotonic() > killed + 60:
+                    raise SystemExit("no CreateTopics in 60 s after the kill")
+            created = time.monotonic() - killed
+            elects.append(elected)
+            creates.append(created)
+            print(f"failover {r}: killed {leader} (epoch {epoch}); new leader {new} in "
+                  f"{elected * 1000:.0f} ms, CreateTopics succeeded at {created * 1000:.0f} ms",
+                  flush=True)
+            victim.start()
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers,
+                             enable_auto_commit=False, consumer_timeout_ms=5000)
+    parts = [TopicPartition("workload", p) for p in range(3)]
+    consumer.assign(parts)
+    consumer.seek_to_beginning(*parts)
+    read = {m.value for m in consumer}
+    consumer.close()
+    lost = sum(1 for v in acked if v not in read)
+    print(f"acked {len(acked)}, unacknowledged {len(failed)}, read {len(read)}, lost {lost}",
+          flush=True)
+    ratio = statistics.median(elects) * 1000 / ELECTION_TIMEOUT_MS
+    return {"failover_vs_election_timeout": round(ratio, 3)}, {
+        "elect_ms": [round(x * 1000) for x in elects],
+        "create_after_kill_ms": [round(x * 1000) for x in creates],
+        "elect_p50_ms": round(statistics.median(elects) * 1000),
+        "create_after_kill_p50_ms": round(statistics.median(creates) * 1000),
+        "acked": len(acked), "unacknowledged": len(failed), "lost": lost}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--creates", type=int, default=10, help="CreateTopics per round")
+    parser.add_argument("--failovers", type=int, default=3)
+    args = parser.parse_args()
+    ratios: dict[str, float] = {}
+    figures: dict[str, object] = {"load_average": [round(x, 2) for x in os.getloadavg()]}
+    with tempfile.TemporaryDirectory(prefix="bench-failover-") as tmp:
+        figures["fsync_ms"] = fsync_ms(Path(tmp))
+        with LocalCluster(Path(tmp) / "single", brokers=3, controllers=1) as one, \
+                LocalCluster(Path(tmp) / "quorum", brokers=3, controllers=3) as three:
+            single, quorum = Client(one), Client(three)
+            try:
+                r, f = commit_latency(single, quorum, args)
+                ratios.update(r)
+                figures.update(f)
+                r, f = failover(three, quorum, args)
+                ratios.update(r)
+                figures.update(f)
+            finally:
+                single.close()
+                quorum.close()
+    print(json.dumps({"benchmark": "controller_failover", "ratios": ratios, "figures": figures}))
+
+
+if __name__ == "__main__":
+    main()
