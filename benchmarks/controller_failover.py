@@ -51,6 +51,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import tempfile
 import threading
@@ -115,6 +116,17 @@ def describe_quorum(client: Client) -> tuple[int, int, dict[int, int]]:
             {v.replica_id: max(0, p.high_watermark - v.log_end_offset) for v in p.current_voters})
 
 
+ACTIVE = re.compile(r"controller (\d+) active in epoch (\d+)")
+
+
+def active_logged(cluster: LocalCluster, after_epoch: int) -> bool:
+    """Whether a live controller's log says it became active in an epoch past ``after_epoch``
+    (the moment it won the election, before any broker has found it)."""
+    return any(int(epoch) > after_epoch for c in cluster.controllers
+               if c.proc is not None and c.proc.poll() is None
+               for _, epoch in ACTIVE.findall(c.output()))
+
+
 def pct(xs: list[float], q: float) -> float:
     s = sorted(xs)
     return round(s[min(len(s) - 1, int(len(s) * q))] * 1000, 2)
@@ -132,6 +144,16 @@ def fsync_ms(directory: Path, samples: int = 50) -> float:
             os.fsync(f.fileno())
             times.append(time.perf_counter() - t)
     path.unlink()
+    return round(statistics.median(times) * 1000, 3)
+
+
+def rtt_ms(client: Client, samples: int = 200) -> float:
+    """Median round trip of an ApiVersions request to broker 0 (a loopback request's cost)."""
+    times = []
+    for _ in range(samples):
+        t = time.perf_counter()
+        client.request(ApiKey.API_VERSIONS, 0, {})
+        times.append(time.perf_counter() - t)
     return round(statistics.median(times) * 1000, 3)
 
 
@@ -189,6 +211,8 @@ def failover(cluster: LocalCluster, client: Client, args: argparse.Namespace
     thread.start()
     elects: list[float] = []
     creates: list[float] = []
+    activated: list[float] = []
+    closed: list[str] = []
     by_id = {FIRST_CONTROLLER_ID + n: c for n, c in enumerate(cluster.controllers)}
     try:
         for r in range(args.failovers):
@@ -206,8 +230,10 @@ def failover(cluster: LocalCluster, client: Client, args: argparse.Namespace
             victim = by_id[leader]
             victim.kill()
             killed = time.monotonic()
-            new = -1
+            new, logged = -1, None
             while True:
+                if logged is None and active_logged(cluster, epoch):
+                    logged = time.monotonic() - killed
                 new, new_epoch, _ = describe_quorum(client)
                 if new in by_id and new != leader and new_epoch > epoch:
                     break
@@ -215,14 +241,27 @@ def failover(cluster: LocalCluster, client: Client, args: argparse.Namespace
                     raise SystemExit("no new controller leader in 60 s")
                 time.sleep(0.02)
             elected = time.monotonic() - killed
-            while create_topic(client, f"after-{r}", timeout_ms=10_000) != 0:
+            while logged is None and time.monotonic() < killed + 60:
+                if active_logged(cluster, epoch):
+                    logged = time.monotonic() - killed
+                time.sleep(0.01)
+            assert logged is not None
+            activated.append(logged)
+            while True:
+                try:
+                    if create_topic(client, f"after-{r}", timeout_ms=10_000) == 0:
+                        break
+                except NetworkException as e:  # broker 0 closed the connection: reopened
+                    closed.append(f"failover {r}: {e}")
+                    print(f"failover {r}: CreateTopics: {e}; broker 0's log ends:\n"
+                          + "\n".join(cluster.brokers[0].output().splitlines()[-8:]), flush=True)
                 if time.monotonic() > killed + 60:
                     raise SystemExit("no CreateTopics in 60 s after the kill")
             created = time.monotonic() - killed
             elects.append(elected)
             creates.append(created)
-            print(f"failover {r}: killed {leader} (epoch {epoch}); new leader {new} in "
-                  f"{elected * 1000:.0f} ms, CreateTopics succeeded at {created * 1000:.0f} ms",
+            print(f"failover {r}: killed {leader} (epoch {epoch}); new leader {new} logged active at "
+                  f"{logged * 1000:.0f} ms, in DescribeQuorum at {elected * 1000:.0f} ms, CreateTopics succeeded at {created * 1000:.0f} ms",
                   flush=True)
             victim.start()
     finally:
@@ -242,9 +281,10 @@ def failover(cluster: LocalCluster, client: Client, args: argparse.Namespace
     return {"failover_vs_election_timeout": round(ratio, 3)}, {
         "elect_ms": [round(x * 1000) for x in elects],
         "create_after_kill_ms": [round(x * 1000) for x in creates],
+        "active_logged_ms": [round(x * 1000) for x in activated],
         "elect_p50_ms": round(statistics.median(elects) * 1000),
         "create_after_kill_p50_ms": round(statistics.median(creates) * 1000),
-        "acked": len(acked), "unacknowledged": len(failed), "lost": lost}
+        "connection_closed": closed, "acked": len(acked), "unacknowledged": len(failed), "lost": lost}
 
 
 def main() -> None:
@@ -261,6 +301,7 @@ def main() -> None:
                 LocalCluster(Path(tmp) / "quorum", brokers=3, controllers=3) as three:
             single, quorum = Client(one), Client(three)
             try:
+                figures["request_rtt_ms"] = rtt_ms(quorum)
                 r, f = commit_latency(single, quorum, args)
                 ratios.update(r)
                 figures.update(f)
