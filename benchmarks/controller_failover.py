@@ -33,6 +33,8 @@ Where the time goes. Runs on 2026-11-28, 2 cores shared with six other engineers
   266 ms; 0 of 1529
 - load 6.4-10, 40 creates, 5 kills: 1.294; 23.1 / 29.2 ms; 0.711; 584, 1369, 1073, 711,
   515 ms; 0 of 1653
+- load 5.8, 40 creates, 3 kills: 1.479; 22.9 / 33.9 ms; 0.626; 197, 2066, 626 ms; 0 of
+  1218
 
 *A commit.* A single controller commits a record with one append + fsync of its metadata
 log. The quorum's leader appends + fsyncs, and the record commits when a majority (the
@@ -41,11 +43,16 @@ by the append, a follower appends + fsyncs, and its *next* fetch carries the end
 moves the high watermark. So a 3-voter commit adds one fsync on the fastest follower and
 about two loopback round trips to the single controller's one fsync: ``fsync_ms`` (a
 100-byte append + fsync on the same disk) was 0.18-1.5 ms and ``request_rtt_ms`` 0.31 ms,
-so ~1-2.5 ms of the 14-29 ms median by that estimate (measured: 0-6 ms). The rest is the same on both clusters: propagation
-(brokers long-poll the active controller, apply the image — create three logs each,
-become leader or follower — and acknowledge in their next poll). That is why the ratio
-stays near 1; its spread between runs (1.03-1.29) follows the machine's load, and the p95
-(31-96 ms) is the scheduler, not the quorum.
+so ~1-2.5 ms of the 14-34 ms median by that estimate. Measured, the gap was 0-6 ms in
+three runs and 11 ms in the fourth (its rounds 1-3: quorum 34-41 ms against 24-26 ms): more
+than the estimate, not profiled here. A likely part is CPU: the quorum cluster runs two more
+Python processes (the standby controllers, which fetch and fsync every record) on 2 cores shared with the other
+cluster and other jobs, and every step of a commit (the leader waking, a follower's fetch,
+its fsync, the next fetch) waits for a core. The rest is the same on both clusters:
+propagation (brokers long-poll the active controller, apply the image — create three logs
+each, become leader or follower — and acknowledge in their next poll). That is why the ratio
+is near 1 on a quiet machine and rises with the load (1.03-1.48), and the p95 (31-96 ms) is
+the scheduler, not the quorum.
 
 *A failover.* Detection is immediate: a dead controller's sockets close, so the followers
 that fetched from it learn it at once (``RaftCore.peer_disconnected``) and start a pre-vote
@@ -53,9 +60,10 @@ within a random [0, election timeout). The new controller logs itself active (th
 ``active_logged_ms`` figure, polled from its log) within ~0.1 s of DescribeQuorum naming it,
 so DescribeQuorum's time is the election's, not the broker's search for the new leader.
 Medians of 0.6-1.0 election timeouts are that random wait plus a pre-vote and a vote; the
-rounds above one timeout (1.37-1.63 s) are, presumably, a second try (not traced here):
+rounds above one timeout (1.37-2.07 s) are, presumably, a second try (not traced here):
 the two followers' random waits drew close (a split pre-vote) or one voter still vouched
-for the dead leader when asked.
+for the dead leader when asked; 2.07 s is past the fetch timeout, as if that round's
+disconnect went unseen.
 What would bring it down, not done here: a shorter random window after a *seen* disconnect
 (e.g. [0, election timeout / 2)), or letting the follower with the longer log go first. A
 leader whose death is *not* seen (a pause, a cut link) is found only after the fetch timeout
