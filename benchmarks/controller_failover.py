@@ -73,9 +73,10 @@ In two of six runs broker 0 closed the client's connection on the first CreateTo
 a kill, twice in a row (the benchmark reconnects, retries and lists it under
 ``connection_closed``): the broker's forward to the dead controller
 (``ControllerFailover._call_admin``) raises its NetworkException ("connection refused")
-up to the request handler instead of answering a retriable error, and puts the failed
-connection back in its pool, so the next forward fails too. A Kafka client reconnects and
-retries; a client that does not sees a dropped connection.
+up to the request handler instead of answering a retriable error; it then moves on to the
+next voter, and a forward to one not yet leader failed the same way (a second port in the
+log). A Kafka client reconnects and retries; a client that does not sees a dropped
+connection.
 
 *The commit split* (``commit_*`` / ``propagate_*`` in the figures, 10 CreateTopics a
 cluster): a second connection polls DescribeQuorum's high watermark every 2 ms while a
