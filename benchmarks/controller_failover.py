@@ -35,6 +35,9 @@ Where the time goes. Runs on 2026-11-28, 2 cores shared with six other engineers
   515 ms; 0 of 1653
 - load 5.8, 40 creates, 3 kills: 1.479; 22.9 / 33.9 ms; 0.626; 197, 2066, 626 ms; 0 of
   1218
+- load 3.3, 20 creates, 3 kills (and the commit split below): 1.069; 25.9 / 26.8 ms;
+  1.033; 414, 1455, 1033 ms; 0 of 1484
+- load 3.1, same: 0.751; 32.9 / 20.8 ms; 0.858; 627, 2453, 858 ms; 0 of 1493
 
 *A commit.* A single controller commits a record with one append + fsync of its metadata
 log. The quorum's leader appends + fsyncs, and the record commits when a majority (the
@@ -51,7 +54,7 @@ cluster and other jobs, and every step of a commit (the leader waking, a followe
 its fsync, the next fetch) waits for a core. The rest is the same on both clusters:
 propagation (brokers long-poll the active controller, apply the image — create three logs
 each, become leader or follower — and acknowledge in their next poll). That is why the ratio
-is near 1 on a quiet machine and rises with the load (1.03-1.48), and the p95 (31-96 ms) is
+is near 1 on a quiet machine and wanders with the load (0.75-1.48), and the p95 (31-96 ms) is
 the scheduler, not the quorum.
 
 *A failover.* Detection is immediate: a dead controller's sockets close, so the followers
@@ -59,11 +62,11 @@ that fetched from it learn it at once (``RaftCore.peer_disconnected``) and start
 within a random [0, election timeout). The new controller logs itself active (the
 ``active_logged_ms`` figure, polled from its log) within ~0.1 s of DescribeQuorum naming it,
 so DescribeQuorum's time is the election's, not the broker's search for the new leader.
-Medians of 0.6-1.0 election timeouts are that random wait plus a pre-vote and a vote; the
-rounds above one timeout (1.37-2.07 s) are, presumably, a second try (not traced here):
+Medians of 0.6-1.03 election timeouts are that random wait plus a pre-vote and a vote; the
+rounds above one timeout (1.37-2.45 s) are, presumably, a second try (not traced here):
 the two followers' random waits drew close (a split pre-vote) or one voter still vouched
-for the dead leader when asked; 2.07 s is past the fetch timeout, as if that round's
-disconnect went unseen.
+for the dead leader when asked; 2.07 and 2.45 s are past the fetch timeout, as if that
+round's disconnect went unseen.
 What would bring it down, not done here: a shorter random window after a *seen* disconnect
 (e.g. [0, election timeout / 2)), or letting the follower with the longer log go first. A
 leader whose death is *not* seen (a pause, a cut link) is found only after the fetch timeout
