@@ -7,8 +7,9 @@ of the cluster. :class:`QuorumControllerClient` talks to one of them at a time, 
 fails — a connection refused or reset, which is also how a standby controller refuses a
 broker's heartbeat, metadata poll or forwarded change (NOT_CONTROLLER: it closes the
 connection) — it moves to the next address and the call raises NetworkException
-(retriable): the heartbeat and metadata loops try again on their own schedule, forwarded
-admin requests are answered with a retriable error. So a broker finds the new active
+(retriable): the heartbeat and metadata loops try again on their own schedule; a forwarded
+admin request is tried at the next address until it is answered (or for
+``FORWARD_RETRY_S``), so the client's connection survives a controller failover. So a broker finds the new active
 controller within one try per standby after an election.
 
 Threading: several threads call at once (the heartbeat loop, the metadata poller, request
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from ..network.blocking_client import BlockingConnection
@@ -49,6 +51,9 @@ class QuorumControllerClient(RemoteControllerClient):
     """``request_timeout_s`` bounds a heartbeat or AlterPartition: a controller that does not
     answer within it (paused, partitioned away) is left for the next one, well before the
     broker's session could expire at the new active controller (half a session by default)."""
+
+    FORWARD_RETRY_S = 10.0
+    FORWARD_BACKOFF_S = 0.05
 
     def __init__(self, addresses: list[tuple[str, int]], broker_id: int,
                  request_timeout_s: float = 1.5) -> None:
@@ -91,6 +96,23 @@ class QuorumControllerClient(RemoteControllerClient):
             raise
 
     def _call_admin(self, key: int, version: int, body: Any) -> Any:
+        """A forwarded change goes to the active controller wherever it is now: on a failure
+        the next address is tried, with a short backoff, for up to
+        ``FORWARD_RETRY_S`` (an election takes well under that), as Kafka's forwarding
+        manager retries until the request's timeout; only then does NetworkException reach
+        the request handler. A controller that failed mid-request may have applied the
+        change: the retry then gets the controller's answer to a repeat (a topic that
+        exists, say), which is what a client retrying on its own would get."""
+        deadline = time.monotonic() + self.FORWARD_RETRY_S
+        while True:
+            try:
+                return self._call_admin_once(key, version, body)
+            except NetworkException:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(self.FORWARD_BACKOFF_S)
+
+    def _call_admin_once(self, key: int, version: int, body: Any) -> Any:
         address = (self.host, self.port)
         with self._admin_lock:
             conn = self._admin_idle.pop() if self._admin_idle else None

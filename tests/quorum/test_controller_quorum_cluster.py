@@ -19,8 +19,9 @@ from kafka.admin import NewTopic
 
 from broker_sim.cluster import LocalCluster
 from broker_sim.process import ManagedProcess
+from broker_sim.protocol.api import ApiKey
 from connector.cluster import EmbeddedCluster
-from tests.wire import partition_states, wait_for
+from tests.wire import WireClient, partition_states, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -82,13 +83,31 @@ def test_kill_the_active_controller_during_acks_all_produce(cluster: LocalCluste
     wait_for(lambda: len(acked) >= 50, timeout=30, what="records acknowledged before the kill")
     first.kill()  # SIGKILL
     killed_at = time.monotonic()
+    # A change sent to a broker at once is forwarded to the dead controller first: the broker
+    # tries the next ones until the new active controller answers, and the client's
+    # connection stays open (it used to be closed on the refused forward).
+    forwarded: list[tuple[int, int]] = []
+
+    def create_right_after_the_kill() -> None:
+        with WireClient(port, timeout=30) as c:
+            r = c.request(ApiKey.CREATE_TOPICS, 4, {
+                "topics": [{"name": "after-kill", "num_partitions": 1, "replication_factor": 3,
+                            "assignments": [], "configs": []}],
+                "timeout_ms": 20_000, "validate_only": False})
+            versions = c.request(ApiKey.API_VERSIONS, 0, {})  # the same connection
+            forwarded.append((r.topics[0].error_code, versions.error_code))
+
+    creator = threading.Thread(target=create_right_after_the_kill, daemon=True)
+    creator.start()
     new, new_epoch = wait_for(lambda: active_controller(cluster, epoch), timeout=30,
                               interval=0.05, what="a new active controller")
     failover = time.monotonic() - killed_at
     assert new is not first and new_epoch > epoch
-    # the fetch timeout (2 election timeouts), then a pre-vote and a vote (a split vote
-    # costs one to two election timeouts more)
+    # the followers see the dead leader's sockets close and pre-vote within a random
+    # election timeout (a split vote or a missed disconnect costs a few more)
     assert failover < 8 * ELECTION_TIMEOUT_S, f"failover took {failover:.1f} s"
+    creator.join(timeout=40)
+    assert forwarded == [(0, 0)]
     before_broker_kill = len(acked)
     wait_for(lambda: len(acked) >= before_broker_kill + 50, timeout=30,
              what="records acknowledged with the new controller")
