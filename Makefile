@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast demo lint bench bench-vs clean kafka chromium
+.PHONY: test test-fast demo lint bench bench-vs clean kafka chromium apicurio
 
 $(STAMP): pyproject.toml setup.py connector/client/_record_scan.c
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ kafka: $(STAMP)
 chromium:
 	test -x /usr/bin/chromium || { $$([ "$$(id -u)" = 0 ] || echo sudo) apt-get update && \
 		$$([ "$$(id -u)" = 0 ] || echo sudo) apt-get install -y chromium; }
+
+# pyq's source and sink against Apicurio Registry's Confluent-compatible API (built from
+# Maven Central by reference/apicurio/pom.xml into .cache/apicurio, once). Not part of test.
+apicurio: $(STAMP)
+	$(PY) -m reference.foreign_registry
 
 test: $(STAMP) kafka chromium
 	PYSPARK_PYTHON=$(abspath $(PY)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q --durations=25 -n 2 --dist loadfile --no-loadscope-reorder tests
