@@ -279,7 +279,9 @@ class GroupAdmin:
     def list_groups(self, states: Iterable[str] | None = None,
                     timeout_ms: float | None = None) -> list[GroupListing]:
         deadline = self._sync.deadline(timeout_ms)
-        cluster = self._sync.refresh_metadata([], deadline)
+        cluster = self._sync.metadata.recent_cluster(self._sync.now())
+        if cluster is None:
+            cluster = self._sync.refresh_metadata([], deadline)
         out: list[GroupListing] = []
         for node in sorted(cluster.brokers):
             while True:

@@ -252,6 +252,15 @@ class Metadata:
             self._last_error = error
             self._cond.notify_all()
 
+    def recent_cluster(self, now: float) -> Cluster | None:
+        """The cluster if it was fetched within ``retry.backoff.ms`` of ``now`` and no
+        refresh is due: no answer could be fresher, as none may be asked for before then
+        (so a caller that wants every broker need not wait out the backoff). None otherwise."""
+        with self._cond:
+            if self._need_update or now - self._last_success_ms >= self.config.retry_backoff_ms:
+                return None
+            return self.cluster
+
     # ---- the I/O thread -------------------------------------------------------------
     def time_to_next_update(self, now: float) -> float:
         """Milliseconds until a refresh is due (0: now)."""
