@@ -6,7 +6,7 @@ change is a metadata record committed to the controller quorum (:mod:`.metadata_
 ``DATA_DIR/__cluster_metadata-0/``) before it is published or answered, so a restarted
 controller resumes exactly where it was and a standby holds the same image. Only the
 quorum's leader is active (once its epoch's first entry has committed, it takes the
-committed image and gives every registered broker a full session timeout: a pause or an
+committed image and gives every registered broker two session timeouts: a pause or an
 election is not a death); a standby refuses heartbeats and changes with NOT_CONTROLLER,
 and a change that cannot commit puts the last committed image back and fails.
 
@@ -207,11 +207,13 @@ class Controller(LeaderElections, AdminChanges):
             for task in self._sessions.values():
                 task.cancel()
             self._sessions = {}
-            # After a restart or an election every known live broker gets a fresh session:
-            # if it is really gone, it expires one timeout from now.
+            # After a restart or an election every known live broker gets a fresh session,
+            # twice the usual: a broker first waits out its call to the old controller (up
+            # to half a session) and tries the standbys in turn before it reaches this one.
+            # If it is really gone, it expires two timeouts from now.
             for broker_id, info in self.image.brokers.items():
                 if info.alive:
-                    self._arm_session(broker_id, info.epoch)
+                    self._arm_session(broker_id, info.epoch, 2 * self.session_timeout_ms)
             log.info("controller %d active in epoch %d (image v%d)",
                      self.metadata.quorum.node_id, epoch, self.image.version)
             legacy = self.data_dir / STATE_FILE
@@ -319,11 +321,12 @@ class Controller(LeaderElections, AdminChanges):
             self._applied.notify_all()
 
     # ---- liveness --------------------------------------------------------------------
-    def _arm_session(self, broker_id: int, epoch: int) -> None:
+    def _arm_session(self, broker_id: int, epoch: int, delay_ms: int | None = None) -> None:
         old = self._sessions.get(broker_id)
         if old is not None:
             old.cancel()
-        task = _SessionExpiry(self, broker_id, epoch, self.session_timeout_ms)
+        task = _SessionExpiry(self, broker_id, epoch,
+                              self.session_timeout_ms if delay_ms is None else delay_ms)
         self._sessions[broker_id] = task
         self.timer.add(task)
 

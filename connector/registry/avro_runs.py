@@ -40,7 +40,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 HEADER = 5  # Confluent's: magic byte 0, the schema id
 _SYNC = b"pyq-avro-run\x00\x00\x00\x00"
@@ -137,6 +136,8 @@ def _sizes(array: pa.Array, schema: Any) -> np.ndarray:
     if kind in ("int", "long"):
         return _varint_len(_ints(array))
     if kind in ("string", "bytes"):
+        import pyarrow.compute as pc  # here: the driver's planning path must not load it
+
         lengths = np.asarray(pc.binary_length(array).fill_null(0).to_numpy(zero_copy_only=False),
                              dtype=np.int64)
         return _varint_len(lengths) + lengths
