@@ -52,6 +52,11 @@ INT64_MAX = 2**63 - 1
 _MISSING: Any = dataclasses.MISSING
 
 
+class Refused(ValueError):
+    """Raised by a kind's parser to state a more precise rule than :attr:`Kind.allowed`
+    for this value (``a valid regex (missing ), unterminated subpattern)``)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Kind:
     """What an option accepts: ``parse`` turns a typed or string value into the field's
@@ -276,23 +281,26 @@ def names(cls: type) -> dict[str, OptionSpec]:
 
 
 def parse_value(spec: OptionSpec, value: Any) -> Any:
-    """``value`` parsed by the option's kind; ``ValueError(spec.kind.allowed)`` if refused."""
+    """``value`` parsed by the option's kind; ``ValueError(rule)`` if refused, the rule
+    being the parser's :class:`Refused` text or else the kind's ``allowed``."""
     try:
         return spec.kind.parse(value)
+    except Refused as e:
+        raise ValueError(str(e)) from None
     except (ValueError, TypeError):
         raise ValueError(spec.kind.allowed) from None
 
 
-def parse_declared(instance: Any, error: Callable[[OptionSpec, Any], Exception]) -> None:
+def parse_declared(instance: Any, error: Callable[[OptionSpec, Any, str], Exception]) -> None:
     """Parse every option field of a frozen dataclass in place (call from ``__post_init__``):
     strings and typed values alike become the declared type; a refused value raises
-    ``error(spec, value)``."""
+    ``error(spec, value, rule)``."""
     for spec in declared(type(instance)).values():
         raw = getattr(instance, spec.attr)
         try:
             value = parse_value(spec, raw)
-        except ValueError:
-            raise error(spec, raw) from None
+        except ValueError as e:
+            raise error(spec, raw, str(e)) from None
         object.__setattr__(instance, spec.attr, value)
 
 
