@@ -70,7 +70,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     # ---- the connector: the client speaks the protocol, nothing of the broker's insides
     "connector.client": {"broker_sim.common", "broker_sim.protocol", "broker_sim.security"},
     "connector.option_values": {"broker_sim.protocol"},  # OptionError is a ConfigError
-    "connector.registry": {"broker_sim.protocol", "connector.option_values"},
+    "connector.registry": {"broker_sim.common", "broker_sim.protocol", "connector.option_values"},
     "connector.functions": {"connector.option_values", "connector.registry"},
     "connector.kafka_options": {"connector.client", "connector.option_values"},
     "connector.source": {"broker_sim.common", "broker_sim.protocol", "connector.client",
