@@ -36,6 +36,9 @@ SIGNALS = {
     "broker_sim.network.processor._FileChanged",
     "broker_sim.protocol.primitives.ExternalBytesChanged",
     "broker_sim.registry.kafka_log._Retry",
+    # an option kind's parser states its rule; options.parse_value turns it into the
+    # ValueError each part raises as its own ConfigError
+    "broker_sim.common.options.Refused",
 }
 
 #: Not folded yet, and why (each is a user-facing error that should become a PyqError).
