@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -26,8 +28,10 @@ DOC = ROOT / "docs" / "options.md"
 MODELS: dict[str, list[str]] = {
     "broker": [],
     "client": [],
-    "source": [],
-    "sink": [],
+    "source": ["connector.source.options:SourceOptions", "connector.source.formats:FormatOptions",
+               "connector.registry.settings:RegistrySettings"],
+    "sink": ["connector.sink.options:SinkOptions", "connector.sink.formats:SinkFormatOptions",
+             "connector.registry.settings:RegistrySettings"],
 }
 
 TITLES = {
@@ -54,12 +58,17 @@ def render() -> str:
              "and the code differ: `.venv/bin/python -m tests.test_option_model` writes it "
              "again). The README's tables explain the options users meet first; this is the "
              "whole list.", ""]
+    shown: set[type] = set()
     for part, title in TITLES.items():
+        lines += [f"## {title}", ""]
         for cls in model_classes(part):
-            if not options.declared(cls):
+            if cls in shown:
+                lines += [f"### {cls.__name__}", "", "As above.", ""]
                 continue
-            lines += [f"## {title}: {cls.__name__}", "", (cls.__doc__ or "").strip().split("\n\n")[0],
-                      "", options.markdown_table(cls), ""]
+            shown.add(cls)
+            about = inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0].replace("\n", " ")
+            about = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", about).replace("``", "`")
+            lines += [f"### {cls.__name__}", "", about, "", options.markdown_table(cls), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -311,8 +311,8 @@ def markdown_table(cls: type, *, columns: tuple[str, ...] = ("option", "default"
     for spec in declared(cls).values():
         cells = {
             "option": f"`{spec.name}`" + "".join(f" (`{a}`)" for a in spec.aliases),
-            "default": f"`{spec.default_text}`" if spec.default_text and not spec.secret
-            else ("" if not spec.default_text else "(hidden)"),
+            "default": "" if not spec.default_text else "(hidden)" if spec.secret
+            else spec.default_doc if spec.default_doc is not None else f"`{spec.default_text}`",
             "allowed": spec.kind.allowed,
             "meaning": spec.doc + (" Dynamic." if spec.dynamic else ""),
             "synonym": f"`{spec.synonym}`" if spec.synonym else "",

@@ -17,23 +17,32 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from broker_sim.common import options as o
+from broker_sim.common.options import option
 from connector.option_values import OptionError, parse_positive_int
 
 PREFIX = "schemaRegistry."
-NAMES = ("url", "basic.auth.user.info", "ssl.ca.location", "ssl.certificate.location",
-         "ssl.key.location", "ssl.key.password", "request.timeout.ms")
-OPTIONS = tuple(PREFIX + n for n in NAMES)
 
 
 @dataclass(frozen=True)
 class RegistrySettings:
-    url: str
-    user_info: str | None = None
-    ca_location: str | None = None
-    certificate_location: str | None = None
-    key_location: str | None = None
-    key_password: str | None = None
-    timeout_ms: int = 30_000
+    """How the source, the sink and :mod:`connector.functions` reach a schema registry."""
+
+    url: str = option(PREFIX + "url", kind=o.STRING, default_doc="required with a schema format",
+                      doc="the registry's URL(s), comma-separated (http:// or https://)")
+    user_info: str | None = option(PREFIX + "basic.auth.user.info", None, o.OPTIONAL_STRING,
+                                   secret=True, doc="`user:password` (Confluent's spelling)")
+    ca_location: str | None = option(PREFIX + "ssl.ca.location", None, o.OPTIONAL_STRING,
+                                     doc="CA certificate file (PEM) of an https registry")
+    certificate_location: str | None = option(
+        PREFIX + "ssl.certificate.location", None, o.OPTIONAL_STRING,
+        doc="a client certificate (PEM)")
+    key_location: str | None = option(PREFIX + "ssl.key.location", None, o.OPTIONAL_STRING,
+                                      doc="the client certificate's key (PEM)")
+    key_password: str | None = option(PREFIX + "ssl.key.password", None, o.OPTIONAL_STRING,
+                                      secret=True, doc="the key's password")
+    timeout_ms: int = option(PREFIX + "request.timeout.ms", 30_000, o.integer(1, None),
+                             doc="one request's timeout")
 
     def client(self):  # -> RegistryClient (imported lazily: urllib, ssl)
         from .client import RegistryClient
@@ -72,3 +81,7 @@ def getter(options: Mapping[str, str]):
     """Case-insensitive lookup of Spark's string options."""
     lower = {k.lower(): v for k, v in options.items()}
     return lambda name: None if lower.get(name.lower()) is None else str(lower[name.lower()])
+
+
+#: Every ``schemaRegistry.*`` option.
+OPTIONS = tuple(o.declared(RegistrySettings))

@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from broker_sim.common import options as o
+from broker_sim.common.options import option
 from connector.registry.avro_encoding import writer_schema
 from connector.registry.client import RegistryError
 from connector.registry.json_schema_codec import json_writer
@@ -33,13 +35,77 @@ from connector.registry.protobuf_codec import protobuf_writer
 from connector.registry.settings import OPTIONS as REGISTRY_OPTIONS
 from connector.registry.settings import getter, parse_registry_settings
 
-from ..option_values import OptionError, parse_bool
+from ..option_values import OptionError
 
 STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
 FORMATS = ("binary", "avro", "protobuf", "json-schema")
-OPTIONS = ("valueFormat", "keyFormat", "valueSchema", "keySchema", "valueSubjectNameStrategy",
-           "keySubjectNameStrategy", "valueProtobufMessage", "keyProtobufMessage",
-           "autoRegisterSchemas", *REGISTRY_OPTIONS)
+FORMAT = o.choice(FORMATS, allowed=", ".join(FORMATS))
+#: Confluent's class names are accepted too (``io.confluent...TopicNameStrategy``).
+def _strategy(raw: Any) -> str:
+    for strategy in STRATEGIES:
+        if strategy.lower() == str(raw).strip().split(".")[-1].lower():
+            return strategy
+    raise ValueError(raw)
+
+
+STRATEGY = o.custom("strategy", _strategy, ", ".join(STRATEGIES))
+
+
+def _column_options(column: str) -> dict[str, Any]:
+    """The options of one column (``value...`` or ``key...``), declared alike."""
+    return {
+        "format": option(f"{column}Format", "binary", FORMAT,
+                         doc=f"`binary` (a string or binary {column} column, as it is), or "
+                         "`avro`, `protobuf`, `json-schema` (a struct column, encoded)"),
+        "schema": option(f"{column}Schema", None, o.OPTIONAL_STRING,
+                         default_doc="the subject's latest version",
+                         doc="the writer schema (Avro JSON, `.proto` text, or JSON Schema)"),
+        "strategy": option(f"{column}SubjectNameStrategy", "TopicNameStrategy", STRATEGY,
+                           doc=f"the subject: TopicNameStrategy (`<topic>-{column}`), "
+                           "RecordNameStrategy (the record's full name) or "
+                           "TopicRecordNameStrategy (`<topic>-<full name>`); the last two need "
+                           "the schema"),
+        "message": option(f"{column}ProtobufMessage", None, o.OPTIONAL_STRING,
+                          default_doc="the schema's first message",
+                          doc="protobuf: the message written"),
+    }
+
+
+_VALUE, _KEY = _column_options("value"), _column_options("key")
+
+
+@dataclass(frozen=True)
+class SinkFormatOptions:
+    """The sink's encoding options; the registry's are
+    :class:`~connector.registry.settings.RegistrySettings`'. Declared here, read by
+    :func:`parse_sink_formats`."""
+
+    value_format: str = _VALUE["format"]
+    value_schema: str | None = _VALUE["schema"]
+    value_strategy: str = _VALUE["strategy"]
+    value_protobuf_message: str | None = _VALUE["message"]
+    key_format: str = _KEY["format"]
+    key_schema: str | None = _KEY["schema"]
+    key_strategy: str = _KEY["strategy"]
+    key_protobuf_message: str | None = _KEY["message"]
+    auto_register_schemas: bool = option(
+        "autoRegisterSchemas", True, o.BOOL,
+        doc="register the given schema under the subject (the registry answers the existing "
+        "id when it is there); false: it must be registered already")
+
+
+OPTIONS = (*o.declared(SinkFormatOptions), *REGISTRY_OPTIONS)
+
+
+def _parsed(get: Any, name: str) -> Any:
+    """The declared option ``name`` parsed (None when unset); refused: OptionError."""
+    raw = get(name)
+    if raw is None:
+        return None
+    try:
+        return o.parse_value(o.declared(SinkFormatOptions)[name], raw)
+    except ValueError as e:
+        raise OptionError(name, raw, str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -97,10 +163,7 @@ def parse_sink_formats(opts: dict[str, str], topic: str | None) -> SinkFormats |
     get = getter(opts)
     encoded: dict[str, str] = {}
     for column in ("key", "value"):
-        raw = get(f"{column}Format")
-        fmt = "binary" if raw is None else raw.strip().lower()
-        if fmt not in FORMATS:
-            raise OptionError(f"{column}Format", raw, ", ".join(FORMATS))
+        fmt = _parsed(get, f"{column}Format") or "binary"
         if fmt != "binary":
             encoded[column] = fmt
         else:
@@ -123,18 +186,14 @@ def parse_sink_formats(opts: dict[str, str], topic: str | None) -> SinkFormats |
         raise OptionError("topic", None, f"required with {first}Format={encoded[first]} (the "
                           "subject names the topic; a topic column is not supported with it)")
     registry = parse_registry_settings(get, f"{first}Format={encoded[first]}")
-    auto = parse_bool("autoRegisterSchemas", get("autoRegisterSchemas") or "true")
+    auto = _parsed(get, "autoRegisterSchemas")
+    auto = True if auto is None else auto
     writers: dict[str, Any] = {}
     for column, fmt in encoded.items():
         message = get(f"{column}ProtobufMessage")
         schema_text = get(f"{column}Schema")
         raw = get(f"{column}SubjectNameStrategy")
-        strategy = next((s for s in STRATEGIES if raw is not None and
-                         s.lower() == raw.strip().split(".")[-1].lower()), None)
-        if raw is None:
-            strategy = "TopicNameStrategy"
-        if strategy is None:
-            raise OptionError(f"{column}SubjectNameStrategy", raw, ", ".join(STRATEGIES))
+        strategy = _parsed(get, f"{column}SubjectNameStrategy") or "TopicNameStrategy"
         if strategy == "TopicNameStrategy":
             subject = f"{topic}-{column}"
         else:

@@ -22,21 +22,39 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from broker_sim.common import options as o
+from broker_sim.common.options import option
+
 from ..kafka_options import SINK_DEFAULT_BATCH_BYTES, KafkaOptions, parse_kafka_options
-from ..option_values import OptionError, parse_bool
-from .formats import OPTIONS as FORMAT_OPTIONS
-from .formats import parse_sink_formats
+from ..option_values import OptionError
+from .formats import SinkFormatOptions, parse_sink_formats
 
 TEXT_OR_BINARY = ("string", "binary")
+COMPRESSION = o.choice(("none", "gzip", "snappy", "lz4", "zstd"),
+                       allowed="none, gzip, snappy, lz4 or zstd")
 
 
 @dataclass(frozen=True)
 class SinkOptions:
-    bootstrap_servers: str
-    topic: str | None = None
-    exactly_once: bool = False
-    query_name: str | None = None
-    compression: str = "none"
+    """The options of ``df.write`` / ``df.writeStream`` ``.format("pyq")``, each declared
+    once; ``kafka.*`` client settings are :mod:`connector.kafka_options`' (the last four
+    fields come from them), the formats' :mod:`.formats`'."""
+
+    bootstrap_servers: str = option(
+        "kafka.bootstrap.servers", kind=o.STRING,
+        doc="`host:port[,host:port...]` of the cluster (required)")
+    topic: str | None = option(
+        "topic", None, o.OPTIONAL_STRING, default_doc="the `topic` column",
+        doc="the topic of every row (wins over a `topic` column)")
+    exactly_once: bool = option(
+        "exactlyOnce", False, o.BOOL,
+        doc="each micro-batch written in Kafka transactions the driver commits together")
+    query_name: str | None = option(
+        "queryName", None, o.OPTIONAL_STRING, default_doc="required with exactlyOnce",
+        doc="with exactlyOnce: the stable identity of the query's transactions")
+    compression: str = option(
+        "compression.type", "none", COMPRESSION,
+        doc="the record batches' compression (as `kafka.compression.type`)")
     kafka: KafkaOptions | None = None
     #: How long a partial batch waits for more rows (None: until it is full or the task ends).
     linger_ms: int | None = None
@@ -45,6 +63,16 @@ class SinkOptions:
     transaction_timeout_ms: int = 60_000
     #: valueFormat/keyFormat=avro: a :class:`.formats.SinkFormats`
     formats: Any = None
+    include_headers: bool = option(
+        "includeHeaders", False, o.BOOL,
+        doc="accepted as Spark's sink does, and as there without effect: a `headers` column "
+        "is written whenever the input has one")
+    checkpoint_location: str | None = option(
+        "checkpointLocation", None, o.OPTIONAL_STRING,
+        doc="Spark's own option (the query's checkpoint); Spark passes it to every sink")
+    path: str | None = option(
+        "path", None, o.OPTIONAL_STRING,
+        doc="`save(path)`'s argument, accepted as Spark's Kafka sink does; pyq writes to topics")
 
     def client(self) -> dict[str, object]:
         """Options for the sink's connections: bootstrap servers plus the connection
@@ -54,43 +82,44 @@ class SinkOptions:
         return self.kafka.client()
 
 
-KNOWN = {"kafka.bootstrap.servers", "topic", "exactlyOnce", "queryName", "compression.type",
-         "checkpointLocation", "path", "includeHeaders", *FORMAT_OPTIONS}
+#: Every option name of the sink (the formats' and the registry's included).
+KNOWN = {*o.declared(SinkOptions), *o.declared(SinkFormatOptions)}
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
+    """The declared options parsed, then the rules between them."""
     canonical = {k.lower(): k for k in KNOWN}  # Spark may hand options over lower-cased
     opts = {canonical.get(k.lower(), k): str(v) for k, v in options.items()}
     for k, v in opts.items():
         if k not in KNOWN and not k.lower().startswith("kafka."):
             raise OptionError(k, v, "a known pyq sink option: " + ", ".join(sorted(KNOWN)))
     kafka = parse_kafka_options(opts, "sink")
-    bootstrap = kafka.bootstrap_servers
-    exactly_once = parse_bool("exactlyOnce", opts["exactlyOnce"]) if "exactlyOnce" in opts else False
-    if "includeHeaders" in opts:  # Spark's sink ignores it: a headers column is always written
-        parse_bool("includeHeaders", opts["includeHeaders"])
-    query_name = opts.get("queryName")
-    if exactly_once and not query_name:
-        raise OptionError("queryName", query_name, "required with exactlyOnce=true (the stable "
-                          "identity of the query's transactions, which lets a restarted query "
-                          "resolve what its last run left open)")
-    compression = opts.get("compression.type", "none").lower()
-    if compression not in ("none", "gzip", "snappy", "lz4", "zstd"):
-        raise OptionError("compression.type", compression, "none, gzip, snappy, lz4 or zstd")
+    out: dict[str, Any] = {}
+    for name, spec in o.declared(SinkOptions).items():
+        if name in opts and name != "kafka.bootstrap.servers":
+            try:
+                out[spec.attr] = o.parse_value(spec, opts[name])
+            except ValueError as e:
+                raise OptionError(name, opts[name], str(e)) from None
+    if out.get("exactly_once") and not out.get("query_name"):
+        raise OptionError("queryName", out.get("query_name"), "required with exactlyOnce=true (the "
+                          "stable identity of the query's transactions, which lets a restarted "
+                          "query resolve what its last run left open)")
+    compression = out.get("compression", "none")
     specific = kafka.specific
     if "compression.type" in specific:
         given = specific["compression.type"].strip().lower()
         if "compression.type" in opts and given != compression:
             raise OptionError("kafka.compression.type", given,
                               f"the same as compression.type ({compression}), or only one of them")
-        compression = given
+        out["compression"] = given
     return SinkOptions(
-        bootstrap, opts.get("topic"), exactly_once, query_name, compression, kafka,
+        bootstrap_servers=kafka.bootstrap_servers, kafka=kafka, **out,
         linger_ms=int(specific["linger.ms"]) if "linger.ms" in specific else None,
         batch_bytes=int(specific.get("batch.size", SINK_DEFAULT_BATCH_BYTES)),
         delivery_timeout_ms=int(specific.get("delivery.timeout.ms", 120_000)),
         transaction_timeout_ms=int(specific.get("transaction.timeout.ms", 60_000)),
-        formats=parse_sink_formats(opts, opts.get("topic")))
+        formats=parse_sink_formats(opts, out.get("topic")))
 
 
 def check_schema(schema: Any, options: SinkOptions) -> None:

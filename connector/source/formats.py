@@ -34,8 +34,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from broker_sim.common import options as o
+from broker_sim.common.options import option
 from broker_sim.protocol.errors import PyqError
-from connector.option_values import OptionError, parse_bool, parse_positive_int
+from connector.option_values import OptionError
 from connector.registry.avro_decoding import resolve_reader
 from connector.registry.avro_types import UnsupportedAvro
 from connector.registry.client import RegistryError
@@ -48,10 +50,81 @@ from connector.registry.settings import getter, parse_registry_settings
 FORMATS = ("binary", "avro", "protobuf", "json-schema")
 SCHEMA_FORMATS = FORMATS[1:]
 MODES = ("FAILFAST", "PERMISSIVE")
-OPTIONS = ("valueFormat", "keyFormat", "valueSchemaVersion", "valueSchemaId",
-           "keySchemaVersion", "keySchemaId", "valueProtobufMessage", "keyProtobufMessage",
-           "valueValidate", "keyValidate", "mode", "columnNameOfCorruptRecord",
-           *REGISTRY_OPTIONS)
+
+
+def _version(raw: Any) -> str:
+    text = str(raw).strip()
+    if text.lower() != "latest" and (not text.isdigit() or int(text) < 1):
+        raise ValueError(raw)
+    return text
+
+
+FORMAT = o.choice(FORMATS, allowed=", ".join(FORMATS))
+VERSION = o.custom("version", _version, "latest or an integer of at least 1")
+SCHEMA_ID = o.integer(0, None, optional=True)
+
+
+def _column_options(column: str) -> dict[str, Any]:
+    """The options of one column (``value...`` or ``key...``), declared alike."""
+    return {
+        f"{column}_format": option(
+            f"{column}Format", "binary", FORMAT, doc=f"`binary` (the bytes), or the {column} in "
+            "Confluent's wire format with schemas in a registry: `avro`, `protobuf` or `json-schema`"),
+        f"{column}_schema_version": option(
+            f"{column}SchemaVersion", None, VERSION, default_doc="latest at query start",
+            doc=f"the reader schema: this version of the subject `<topic>-{column}`"),
+        f"{column}_schema_id": option(
+            f"{column}SchemaId", None, SCHEMA_ID,
+            doc="the reader schema by its id (the only way with several topics)"),
+        f"{column}_protobuf_message": option(
+            f"{column}ProtobufMessage", None, o.OPTIONAL_STRING,
+            default_doc="the schema's first message",
+            doc="protobuf: the message the column holds (full name, or relative to the package)"),
+        f"{column}_validate": option(
+            f"{column}Validate", False, o.BOOL,
+            doc="json-schema: check each value against its writer schema; a value it refuses "
+            "is a bad record"),
+    }
+
+
+@dataclass(frozen=True)
+class FormatOptions:
+    """The source's decoding options (``valueFormat``/``keyFormat`` and what goes with them);
+    the registry's are :class:`~connector.registry.settings.RegistrySettings`'. Declared
+    here, read by :func:`parse_formats`."""
+
+    value_format: str = _column_options("value")["value_format"]
+    value_schema_version: str | None = _column_options("value")["value_schema_version"]
+    value_schema_id: int | None = _column_options("value")["value_schema_id"]
+    value_protobuf_message: str | None = _column_options("value")["value_protobuf_message"]
+    value_validate: bool = _column_options("value")["value_validate"]
+    key_format: str = _column_options("key")["key_format"]
+    key_schema_version: str | None = _column_options("key")["key_schema_version"]
+    key_schema_id: int | None = _column_options("key")["key_schema_id"]
+    key_protobuf_message: str | None = _column_options("key")["key_protobuf_message"]
+    key_validate: bool = _column_options("key")["key_validate"]
+    mode: str = option(
+        "mode", "FAILFAST", o.choice(MODES, case="upper", allowed="FAILFAST or PERMISSIVE"),
+        doc="a record that does not decode: FAILFAST fails the query naming topic, partition, "
+        "offset and the reason; PERMISSIVE gives a null column and the reason in the "
+        "corrupt-record column")
+    corrupt_column: str = option(
+        "columnNameOfCorruptRecord", "_corrupt_record", o.STRING,
+        doc="with mode=PERMISSIVE: the corrupt-record column's name")
+
+
+OPTIONS = (*o.declared(FormatOptions), *REGISTRY_OPTIONS)
+
+
+def _parsed(get: Callable[[str], str | None], name: str) -> Any:
+    """The declared option ``name`` parsed (None when unset); refused: OptionError."""
+    raw = get(name)
+    if raw is None:
+        return None
+    try:
+        return o.parse_value(o.declared(FormatOptions)[name], raw)
+    except ValueError as e:
+        raise OptionError(name, raw, str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -125,10 +198,7 @@ def parse_formats(options: Mapping[str, str], topics: tuple[str, ...] | None,
     get = getter(options)
     chosen: dict[str, str] = {}
     for column in ("key", "value"):
-        raw = get(f"{column}Format")
-        fmt = "binary" if raw is None else raw.strip().lower()
-        if fmt not in FORMATS:
-            raise OptionError(f"{column}Format", raw, ", ".join(FORMATS))
+        fmt = _parsed(get, f"{column}Format") or "binary"
         chosen[column] = fmt
         for pin, only in (("SchemaVersion", SCHEMA_FORMATS), ("SchemaId", SCHEMA_FORMATS),
                           ("ProtobufMessage", ("protobuf",)), ("Validate", ("json-schema",))):
@@ -136,9 +206,7 @@ def parse_formats(options: Mapping[str, str], topics: tuple[str, ...] | None,
                 raise OptionError(column + pin, get(column + pin),
                                   f"only with {column}Format={' or '.join(only)}")
     mode_raw = get("mode")
-    mode = "FAILFAST" if mode_raw is None else mode_raw.strip().upper()
-    if mode not in MODES:
-        raise OptionError("mode", mode_raw, "FAILFAST or PERMISSIVE")
+    mode = _parsed(get, "mode") or "FAILFAST"
     corrupt = get("columnNameOfCorruptRecord")
     if set(chosen.values()) == {"binary"}:
         for name in ("mode", "columnNameOfCorruptRecord", *REGISTRY_OPTIONS):
@@ -170,9 +238,8 @@ def parse_formats(options: Mapping[str, str], topics: tuple[str, ...] | None,
         if version is not None and schema_id is not None:
             raise OptionError(f"{column}SchemaVersion", version, f"not with {column}SchemaId "
                               "(one reader schema: a version of the subject, or an id)")
-        if version is not None and version.strip().lower() != "latest":
-            parse_positive_int(f"{column}SchemaVersion", version, 1)
-        sid = None if schema_id is None else parse_positive_int(f"{column}SchemaId", schema_id, 0)
+        _parsed(get, f"{column}SchemaVersion")
+        sid = _parsed(get, f"{column}SchemaId")
         subject = None
         if sid is None:
             if topics is None or len(topics) != 1:
@@ -181,7 +248,6 @@ def parse_formats(options: Mapping[str, str], topics: tuple[str, ...] | None,
                                   f"<topic>-{column} gives the reader schema; {shown} has no "
                                   f"single subject: pin the reader schema with {column}SchemaId")
             subject = f"{topics[0]}-{column}"
-        validate = get(f"{column}Validate")
         try:
             if fmt == "avro":
                 specs[column] = resolve_reader(column, registry, subject, version, sid)
@@ -192,7 +258,7 @@ def parse_formats(options: Mapping[str, str], topics: tuple[str, ...] | None,
             else:
                 specs[column] = resolve_json_reader(
                     column, registry, subject, version, sid,
-                    validate is not None and parse_bool(f"{column}Validate", validate))
+                    bool(_parsed(get, f"{column}Validate")))
         except UnsupportedAvro as e:
             raise OptionError(f"{column}Format", "avro", f"an Avro schema with a Spark type: "
                               f"{e}") from None

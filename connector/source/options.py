@@ -51,65 +51,188 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from broker_sim.common import options as o
+from broker_sim.common.options import option
 from connector.kafka_options import KafkaOptions, parse_kafka_options
-from connector.option_values import (  # OptionError: also this module's API
-    OptionError,
-    parse_bool,
-    parse_duration_ms,
-    parse_positive_int,
-)
+from connector.option_values import OptionError  # also this module's API
 
-from .formats import OPTIONS as FORMAT_OPTIONS
-from .formats import Formats, parse_formats
+from .formats import FormatOptions, Formats, parse_formats
+
+_PARTITION_JSON = 'JSON like {"topic": {"0": 23, "1": -2}}'
 
 
-def _partition_json(option: str, raw: str) -> dict[str, dict[int, int]]:
+def _partition_json(raw: Any) -> dict[str, dict[int, int]]:
     """``{"topic": {"0": 12, "1": -2}}`` -> {topic: {partition: value}}."""
     try:
         data = json.loads(raw)
         return {str(t): {int(p): int(v) for p, v in parts.items()} for t, parts in data.items()}
     except (ValueError, AttributeError, TypeError):
-        raise OptionError(option, raw, 'JSON like {"topic": {"0": 23, "1": -2}}') from None
+        raise o.Refused(_PARTITION_JSON) from None
+
+
+def _topics(raw: Any) -> tuple[str, ...]:
+    topics = tuple(t.strip() for t in str(raw).split(",") if t.strip())
+    if not topics:
+        raise ValueError(raw)
+    return topics
+
+
+def _regex(raw: Any) -> str:
+    try:
+        re.compile(raw)
+    except re.error as e:
+        raise o.Refused(f"a valid regex ({e})") from None
+    return str(raw)
+
+
+def _assign(raw: Any) -> dict[str, tuple[int, ...]]:
+    data = json.loads(raw)
+    return {str(t): tuple(int(p) for p in ps) for t, ps in data.items()}
+
+
+def _starting(raw: Any) -> str | dict[str, dict[int, int]]:
+    word = str(raw).strip().lower()
+    return word if word in ("earliest", "latest", "committed") else _partition_json(raw)
+
+
+def _ending(raw: Any) -> str | dict[str, dict[int, int]]:
+    word = str(raw).strip().lower()
+    if word == "latest":
+        return word
+    if word == "earliest":
+        raise o.Refused("latest or per-partition JSON")
+    return _partition_json(raw)
+
+
+def _name(raw: Any) -> str | None:
+    if raw is None:
+        return None
+    if not re.match(r"^[A-Za-z0-9._-]+$", str(raw)):
+        raise ValueError(raw)
+    return str(raw)
+
+
+TOPICS = o.custom("topics", _topics, "a comma-separated list of topic names")
+REGEX = o.custom("regex", _regex, "a valid regex (Python's, matching the whole topic name)")
+ASSIGN = o.custom("assign", _assign, 'JSON like {"topic": [0, 1]}')
+PARTITION_JSON = o.custom("partition JSON", _partition_json, _PARTITION_JSON)
+STARTING = o.custom("starting offsets", _starting,
+                    "earliest, latest, committed or " + _PARTITION_JSON)
+ENDING = o.custom("ending offsets", _ending, "latest or " + _PARTITION_JSON)
+NAME = o.custom("name", _name, "ASCII letters, digits, '.', '_' and '-'")
+#: An optional count with a floor (Spark's integer options).
+COUNT_0, COUNT_1 = o.integer(0, None, optional=True), o.integer(1, None, optional=True)
 
 
 @dataclass(frozen=True)
 class SourceOptions:
-    bootstrap_servers: str
-    subscribe: tuple[str, ...] = ()
-    subscribe_pattern: str | None = None
-    assign: dict[str, tuple[int, ...]] | None = None
-    starting: str | dict[str, dict[int, int]] = "latest"
-    starting_by_timestamp: dict[str, dict[int, int]] | None = None
-    starting_timestamp: int | None = None
-    ending: str | dict[str, dict[int, int]] = "latest"
-    fail_on_data_loss: bool = True
-    max_offsets_per_trigger: int | None = None
-    min_offsets_per_trigger: int | None = None
-    max_trigger_delay_ms: int = 15 * 60_000
-    min_partitions: int | None = None
-    max_records_per_partition: int | None = None
-    min_records_per_partition: int = 10_000
-    max_offset_behind: int | None = None
-    group_id: str | None = None
-    query_name: str | None = None
-    max_retries: int = 3
-    retry_backoff_ms: int = 1000
-    dead_letter_topic: str | None = None
-    include_headers: bool = False
+    """The options of ``spark.read`` / ``spark.readStream`` ``.format("pyq")``, each
+    declared once (name as Spark spells it, kind, default, meaning); ``kafka.*`` client
+    settings are :mod:`connector.kafka_options`', the formats' :mod:`.formats`'."""
+
+    bootstrap_servers: str = option(
+        "kafka.bootstrap.servers", kind=o.STRING,
+        doc="`host:port[,host:port...]` of the cluster (required)")
+    subscribe: tuple[str, ...] = option(
+        "subscribe", (), TOPICS, doc="the topics to read; exactly one of subscribe, "
+        "subscribePattern and assign")
+    subscribe_pattern: str | None = option(
+        "subscribePattern", None, REGEX, doc="the topics whose whole name matches this regex")
+    assign: dict[str, tuple[int, ...]] | None = option(
+        "assign", None, ASSIGN, doc="these partitions of these topics")
+    starting: str | dict[str, dict[int, int]] = option(
+        "startingOffsets", "latest", STARTING, default_doc="latest (streaming), earliest (batch)",
+        doc="where a query starts: -2 earliest, -1 latest (refused in a batch query); "
+        "committed resumes from groupId's commits")
+    starting_by_timestamp: dict[str, dict[int, int]] | None = option(
+        "startingOffsetsByTimestamp", None, PARTITION_JSON,
+        doc="per-partition start timestamps (ms); wins over startingOffsets")
+    starting_timestamp: int | None = option(
+        "startingTimestamp", None, COUNT_0,
+        doc="one start timestamp (ms) for every partition; wins over both")
+    ending: str | dict[str, dict[int, int]] = option(
+        "endingOffsets", "latest", ENDING,
+        doc="batch only: where the read ends (-1 latest; -2 refused)")
+    fail_on_data_loss: bool = option(
+        "failOnDataLoss", True, o.BOOL,
+        doc="stop the query when offsets were deleted (retention) or truncated")
+    max_offsets_per_trigger: int | None = option(
+        "maxOffsetsPerTrigger", None, COUNT_1,
+        doc="at most this many records per micro-batch, split by lag")
+    min_offsets_per_trigger: int | None = option(
+        "minOffsetsPerTrigger", None, COUNT_1,
+        doc="hold a micro-batch back until this many records are ready (up to maxTriggerDelay)")
+    max_trigger_delay_ms: int = option(
+        "maxTriggerDelay", 15 * 60_000, o.DURATION_MS, default_doc="15m",
+        doc="how long minOffsetsPerTrigger may hold a batch back")
+    min_partitions: int | None = option(
+        "minPartitions", None, COUNT_1, doc="split ranges into at least this many Spark tasks")
+    max_records_per_partition: int | None = option(
+        "maxRecordsPerPartition", None, COUNT_1,
+        doc="split ranges so no Spark task reads more records than this")
+    min_records_per_partition: int = option(
+        "minRecordsPerPartition", 10_000, o.integer(0, None),
+        doc="pack ranges smaller than this, of partitions led by the same broker, into one "
+        "Spark task (0: one task per range; off when minPartitions is set)")
+    max_offset_behind: int | None = option(
+        "maxOffsetBehind", None, COUNT_1,
+        doc="a partition lagging more than this skips ahead (the skipped offsets counted)")
+    group_id: str | None = option(
+        "groupId", None, NAME, doc="the consumer group the query commits its progress to")
+    query_name: str | None = option(
+        "queryName", None, NAME, default_doc="groupId",
+        doc="the name stored with committed offsets")
+    max_retries: int = option(
+        "maxRetries", 3, o.integer(0, None), doc="redeliveries of a reported failed record")
+    retry_backoff_ms: int = option(
+        "retryBackoffMs", 1000, o.integer(0, None),
+        doc="the first backoff before a redelivery (doubling)")
+    dead_letter_topic: str | None = option(
+        "deadLetterTopic", None, NAME,
+        doc="where a record goes after maxRetries (else dropped and counted)")
+    include_headers: bool = option(
+        "includeHeaders", False, o.BOOL, doc="add the `headers` column")
     kafka: KafkaOptions | None = None
-    ending_by_timestamp: dict[str, dict[int, int]] | None = None
-    ending_timestamp: int | None = None
+    ending_by_timestamp: dict[str, dict[int, int]] | None = option(
+        "endingOffsetsByTimestamp", None, PARTITION_JSON,
+        doc="batch only: per-partition end timestamps; wins over endingOffsets")
+    ending_timestamp: int | None = option(
+        "endingTimestamp", None, COUNT_0,
+        doc="batch only: one end timestamp for every partition; wins over both")
     #: no offset at or after a starting timestamp: "error" (Spark's default) or "latest"
-    starting_by_timestamp_strategy: str = "error"
+    starting_by_timestamp_strategy: str = option(
+        "startingOffsetsByTimestampStrategy", "error", o.choice(
+            ("error", "latest"), allowed="error (fail when no offset has a timestamp at or "
+            "after the one given) or latest (start such a partition at its end)"),
+        doc="what a partition with no record at or after its start timestamp does")
     #: kafkaConsumer.pollTimeoutMs: an executor read without progress for this long fails
-    poll_timeout_ms: int | None = None
-    fetch_offset_num_retries: int = 3
-    fetch_offset_retry_interval_ms: int = 10
-    group_id_prefix: str | None = None
-    kafka_group_id: str | None = None
-    max_retry_backoff_ms: int = 60_000
+    poll_timeout_ms: int | None = option(
+        "kafkaConsumer.pollTimeoutMs", None, COUNT_1, default_doc="kafka.default.api.timeout.ms",
+        doc="an executor's read fails after this long without a record")
+    fetch_offset_num_retries: int = option(
+        "fetchOffset.numRetries", 3, o.integer(0, None),
+        doc="the driver's offset lookups: attempts after a failed one")
+    fetch_offset_retry_interval_ms: int = option(
+        "fetchOffset.retryIntervalMs", 10, o.integer(0, None),
+        doc="the driver's offset lookups: the wait between attempts")
+    group_id_prefix: str | None = option(
+        "groupIdPrefix", None, o.OPTIONAL_STRING,
+        doc="accepted as Spark does; changes nothing (Spark's consumers never join a group)")
+    kafka_group_id: str | None = option(
+        "kafka.group.id", None, o.OPTIONAL_STRING,
+        doc="accepted as Spark does; changes nothing (not pyq's groupId)")
+    max_retry_backoff_ms: int = option(
+        "maxRetryBackoffMs", 60_000, o.integer(0, None),
+        doc="the cap of the redelivery backoff's doubling")
     #: failOnDataLoss=false: where an out-of-range partition resumes ("earliest" or "latest")
-    out_of_range_reset: str = "earliest"
+    out_of_range_reset: str = option(
+        "outOfRangeReset", "earliest", o.choice(("earliest", "latest"),
+                                                allowed="earliest or latest"),
+        doc="with failOnDataLoss=false: where a partition whose next offset left the log resumes")
+    path: str | None = option(
+        "path", None, o.OPTIONAL_STRING,
+        doc="`load(path)`'s argument, accepted as Spark's Kafka source does; pyq reads topics, "
+        "not paths")
     #: valueFormat/keyFormat avro, protobuf, json-schema: the decoded columns (a :class:`.formats.Formats`)
     formats: Any = None
 
@@ -139,18 +262,12 @@ class SourceOptions:
         return f"{self.group_id}.pyq-failures" if self.group_id else None
 
 
-KNOWN = {
-    "kafka.bootstrap.servers", "subscribe", "subscribePattern", "assign", "startingOffsets",
-    "startingOffsetsByTimestamp", "startingTimestamp", "endingOffsets", "failOnDataLoss",
-    "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "minPartitions",
-    "maxRecordsPerPartition", "minRecordsPerPartition", "maxOffsetBehind", "groupId", "queryName", "maxRetries",
-    "retryBackoffMs", "deadLetterTopic", "includeHeaders", "path",
-    "endingOffsetsByTimestamp", "endingTimestamp", "startingOffsetsByTimestampStrategy",
-    "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
-    "groupIdPrefix", "maxRetryBackoffMs", "outOfRangeReset", *FORMAT_OPTIONS,
-}
+#: Every option name of the source (the formats' and the registry's included).
+KNOWN = {*o.declared(SourceOptions), *o.declared(FormatOptions)}
 #: ``kafka.*`` names that are options of the source itself, not of pyq's client.
 SOURCE_KAFKA_NAMES = {"kafka.group.id"}
+#: Options read by the formats (:func:`.formats.parse_formats`) or by kafka_options.
+_PARSED_ELSEWHERE = {"kafka.bootstrap.servers", *o.declared(FormatOptions)}
 
 
 def check_names(options: Mapping[str, str]) -> KafkaOptions:
@@ -164,133 +281,66 @@ def check_names(options: Mapping[str, str]) -> KafkaOptions:
     return parse_kafka_options(opts, "source")
 
 
+def _parse_declared(opts: Mapping[str, str]) -> dict[str, Any]:
+    """Each declared option given (Spark may lower-case names), parsed by its kind."""
+    lower = {k.lower(): v for k, v in opts.items()}
+    out: dict[str, Any] = {}
+    for name, spec in o.declared(SourceOptions).items():
+        raw = lower.get(name.lower())
+        if raw is None or name in _PARSED_ELSEWHERE:
+            continue
+        try:
+            out[spec.attr] = o.parse_value(spec, raw)
+        except ValueError as e:
+            raise OptionError(name, raw, str(e)) from None
+    return out
+
+
 def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceOptions:
+    """The declared options parsed, then the rules between them (exactly one of subscribe,
+    subscribePattern and assign; what a batch query may not ask; groupId's needs)."""
     opts = {k: str(v) for k, v in options.items()}
-    lower = {k.lower(): k for k in opts}
-
-    def get(name: str) -> str | None:
-        key = lower.get(name.lower())
-        return opts[key] if key is not None else None
-
     kafka = check_names(opts)
-    out: dict = {"bootstrap_servers": kafka.bootstrap_servers, "kafka": kafka}
-
-    chosen = [n for n in ("subscribe", "subscribePattern", "assign") if get(n) is not None]
+    chosen = [n for n in ("subscribe", "subscribePattern", "assign")
+              if any(k.lower() == n.lower() for k in opts)]
     if len(chosen) != 1:
         raise OptionError("subscribe/subscribePattern/assign", chosen or None,
                           "exactly one of subscribe, subscribePattern and assign")
-    if (subscribe := get("subscribe")) is not None:
-        topics = tuple(t.strip() for t in subscribe.split(",") if t.strip())
-        if not topics:
-            raise OptionError("subscribe", subscribe, "a comma-separated list of topic names")
-        out["subscribe"] = topics
-    elif (pattern := get("subscribePattern")) is not None:
-        try:
-            re.compile(pattern)
-        except re.error as e:
-            raise OptionError("subscribePattern", pattern, f"a valid regex ({e})") from None
-        out["subscribe_pattern"] = pattern
-    else:
-        raw = get("assign") or ""  # exactly one of the three is set: this one
-        try:
-            data = json.loads(raw)
-            out["assign"] = {str(t): tuple(int(p) for p in ps) for t, ps in data.items()}
-        except (ValueError, AttributeError, TypeError):
-            raise OptionError("assign", raw, 'JSON like {"topic": [0, 1]}') from None
+    out = _parse_declared(opts)
+    out.update(bootstrap_servers=kafka.bootstrap_servers, kafka=kafka)
+    given = {k.lower(): v for k, v in opts.items()}
 
-    starting = get("startingOffsets")
-    if starting is None:
-        out["starting"] = "latest" if streaming else "earliest"
-    elif starting.strip().lower() in ("earliest", "latest", "committed"):
-        out["starting"] = starting.strip().lower()
-        if out["starting"] == "latest" and not streaming:
-            raise OptionError("startingOffsets", starting, "earliest, committed or JSON for a batch query")
-    else:
-        out["starting"] = _partition_json("startingOffsets", starting)
+    starting = given.get("startingoffsets")
+    out.setdefault("starting", "latest" if streaming else "earliest")
+    if out["starting"] == "latest" and not streaming:
+        raise OptionError("startingOffsets", starting, "earliest, committed or JSON for a batch query")
+    if isinstance(out["starting"], dict):
         latest = [f"{t}-{p}" for t, ps in out["starting"].items() for p, v in ps.items() if v == -1]
         if latest and not streaming:
             raise OptionError("startingOffsets", starting, f"no -1 (latest, for {latest[0]}) in a batch "
                               "query, as in Spark: a batch read starting at the end would read nothing")
-    if out["starting"] == "committed" and not get("groupId"):
+    if out["starting"] == "committed" and not out.get("group_id"):
         raise OptionError("startingOffsets", starting, "committed only together with groupId")
-    if (value := get("startingOffsetsByTimestamp")) is not None:
-        out["starting_by_timestamp"] = _partition_json("startingOffsetsByTimestamp", value)
-    if (value := get("startingTimestamp")) is not None:
-        out["starting_timestamp"] = parse_positive_int("startingTimestamp", value, 0)
-    if (value := get("startingOffsetsByTimestampStrategy")) is not None:
-        if value.strip().lower() not in ("error", "latest"):
-            raise OptionError("startingOffsetsByTimestampStrategy", value,
-                              "error (fail when no offset has a timestamp at or after the one "
-                              "given) or latest (start such a partition at its end)")
-        out["starting_by_timestamp_strategy"] = value.strip().lower()
-
     for name in ("endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"):
-        if streaming and (value := get(name)) is not None:
+        if streaming and (value := given.get(name.lower())) is not None:
             raise OptionError(name, value, "only for batch queries (spark.read): a stream has no end")
-    ending = get("endingOffsets")
-    if ending is not None:
-        if ending.strip().lower() == "latest":
-            out["ending"] = "latest"
-        elif ending.strip().lower() == "earliest":
-            raise OptionError("endingOffsets", ending, "latest or per-partition JSON")
-        else:
-            out["ending"] = _partition_json("endingOffsets", ending)
-            earliest = [f"{t}-{p}" for t, ps in out["ending"].items() for p, v in ps.items() if v == -2]
-            if earliest:
-                raise OptionError("endingOffsets", ending, f"no -2 (earliest, for {earliest[0]}), as in "
-                                  "Spark: offsets, or -1 for latest")
-    if (value := get("endingOffsetsByTimestamp")) is not None:
-        out["ending_by_timestamp"] = _partition_json("endingOffsetsByTimestamp", value)
-    if (value := get("endingTimestamp")) is not None:
-        out["ending_timestamp"] = parse_positive_int("endingTimestamp", value, 0)
-
-    if (value := get("failOnDataLoss")) is not None:
-        out["fail_on_data_loss"] = parse_bool("failOnDataLoss", value)
-    for name, attr, minimum in [("maxOffsetsPerTrigger", "max_offsets_per_trigger", 1),
-                                ("minOffsetsPerTrigger", "min_offsets_per_trigger", 1),
-                                ("minPartitions", "min_partitions", 1),
-                                ("maxRecordsPerPartition", "max_records_per_partition", 1),
-                                ("minRecordsPerPartition", "min_records_per_partition", 0),
-                                ("maxOffsetBehind", "max_offset_behind", 1),
-                                ("maxRetries", "max_retries", 0),
-                                ("retryBackoffMs", "retry_backoff_ms", 0),
-                                ("maxRetryBackoffMs", "max_retry_backoff_ms", 0),
-                                ("kafkaConsumer.pollTimeoutMs", "poll_timeout_ms", 1),
-                                ("fetchOffset.numRetries", "fetch_offset_num_retries", 0),
-                                ("fetchOffset.retryIntervalMs", "fetch_offset_retry_interval_ms", 0)]:
-        if (value := get(name)) is not None:
-            out[attr] = parse_positive_int(name, value, minimum)
-    if (value := get("maxTriggerDelay")) is not None:
-        out["max_trigger_delay_ms"] = parse_duration_ms("maxTriggerDelay", value)
+    if isinstance(out.get("ending"), dict):
+        earliest = [f"{t}-{p}" for t, ps in out["ending"].items() for p, v in ps.items() if v == -2]
+        if earliest:
+            raise OptionError("endingOffsets", given.get("endingoffsets"), f"no -2 (earliest, for "
+                              f"{earliest[0]}), as in Spark: offsets, or -1 for latest")
     if (out.get("min_offsets_per_trigger") and out.get("max_offsets_per_trigger")
             and out["min_offsets_per_trigger"] > out["max_offsets_per_trigger"]):
         raise OptionError("minOffsetsPerTrigger", out["min_offsets_per_trigger"],
                           f"at most maxOffsetsPerTrigger ({out['max_offsets_per_trigger']})")
-    for name, attr in [("groupId", "group_id"), ("queryName", "query_name"),
-                       ("deadLetterTopic", "dead_letter_topic")]:
-        value = get(name)
-        if value is not None:
-            if not re.match(r"^[A-Za-z0-9._-]+$", value):
-                raise OptionError(name, value, "ASCII letters, digits, '.', '_' and '-'")
-            out[attr] = value
     if out.get("max_retry_backoff_ms", 60_000) < out.get("retry_backoff_ms", 1000):
         raise OptionError("maxRetryBackoffMs", out.get("max_retry_backoff_ms", 60_000),
                           f"at least retryBackoffMs ({out.get('retry_backoff_ms', 1000)}): the cap "
                           "of the backoff that starts there")
-    if (value := get("outOfRangeReset")) is not None:
-        if value.strip().lower() not in ("earliest", "latest"):
-            raise OptionError("outOfRangeReset", value, "earliest or latest")
-        if out.get("fail_on_data_loss", True):
-            raise OptionError("outOfRangeReset", value, "only with failOnDataLoss=false (with "
-                              "failOnDataLoss=true an out-of-range partition stops the query)")
-        out["out_of_range_reset"] = value.strip().lower()
-    if (value := get("groupIdPrefix")) is not None:
-        out["group_id_prefix"] = value
-    group_key = lower.get("kafka.group.id")
-    if group_key is not None:
-        out["kafka_group_id"] = opts[group_key]
-    if (value := get("includeHeaders")) is not None:
-        out["include_headers"] = parse_bool("includeHeaders", value)
+    if "out_of_range_reset" in out and out.get("fail_on_data_loss", True):
+        raise OptionError("outOfRangeReset", given.get("outofrangereset"), "only with "
+                          "failOnDataLoss=false (with failOnDataLoss=true an out-of-range "
+                          "partition stops the query)")
     named: tuple[str, ...] | None = out.get("subscribe") or (
         tuple(out["assign"]) if out.get("assign") else None)
     out["formats"] = parse_formats(opts, named, out.get("group_id"), out.get("dead_letter_topic"),
