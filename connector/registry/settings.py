@@ -1,12 +1,7 @@
 """The ``schemaRegistry.*`` options of the source and of :mod:`connector.functions`.
 
-| option | meaning |
-|---|---|
-| schemaRegistry.url | the registry's URL(s), comma-separated (required when a format is avro) |
-| schemaRegistry.basic.auth.user.info | ``user:password`` (Confluent's spelling) |
-| schemaRegistry.ssl.ca.location | CA certificate file (PEM) of an https registry |
-| schemaRegistry.ssl.certificate.location / schemaRegistry.ssl.key.location / schemaRegistry.ssl.key.password | a client certificate, its key and the key's password |
-| schemaRegistry.request.timeout.ms | one request's timeout (default 30000) |
+Each is declared once, as a field of :class:`RegistrySettings`; ``docs/options.md``
+lists them with their rules.
 
 :class:`RegistrySettings` is picklable: the driver parses it once and executors make their
 own :class:`~connector.registry.client.RegistryClient` from it.

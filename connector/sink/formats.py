@@ -2,14 +2,9 @@
 format (magic byte 0, the schema id, then the Avro binary encoding, the Protobuf message
 indexes and message, or the JSON text).
 
-| option | meaning | default |
-|---|---|---|
-| valueFormat / keyFormat | ``binary`` (a string or binary column, as it is), or ``avro``, ``protobuf``, ``json-schema`` (a struct column, encoded) | ``binary`` |
-| schemaRegistry.url (and ``schemaRegistry.*``) | the registry: :mod:`connector.registry.settings` | required with avro, protobuf, json-schema |
-| valueSchema / keySchema | the writer schema (Avro JSON, ``.proto`` text, or JSON Schema); without it, the subject's latest version | |
-| valueProtobufMessage / keyProtobufMessage | protobuf: the message written (its full name with the record strategies) | the schema's first message |
-| valueSubjectNameStrategy / keySubjectNameStrategy | the subject: ``TopicNameStrategy`` (``<topic>-value``), ``RecordNameStrategy`` (the record's full name: Avro's record, the Protobuf message given by ``valueProtobufMessage``, the JSON Schema's ``title``) or ``TopicRecordNameStrategy`` (``<topic>-<full name>``); the last two need the schema | ``TopicNameStrategy`` |
-| autoRegisterSchemas | register the given schema under the subject (the registry answers the existing id when it is there); ``false``: it must be registered already | ``true`` |
+The options are declared once, in :class:`SinkFormatOptions` (and the registry's in
+:class:`~connector.registry.settings.RegistrySettings`); ``docs/options.md`` lists them with
+their rules.
 
 The writer schema is looked up or registered on the driver when the query starts, so a
 schema the subject's compatibility level refuses fails ``save()``/``start()`` — before any

@@ -1,14 +1,13 @@
 """Sink options and input checks, all done on the driver before any row is written.
 
-| option | meaning | default |
-|---|---|---|
-| kafka.bootstrap.servers | ``host:port[,...]`` | required |
-| topic | target topic for every row (wins over a ``topic`` column) | the ``topic`` column |
-| exactlyOnce | each micro-batch is written in Kafka transactions the driver commits together: read_committed readers see a batch's rows once, all at once (:mod:`.transactions`) | ``false`` |
-| queryName | with exactlyOnce: the stable identity of this pipeline's writes (names its transactional ids ``pyq-sink-<queryName>-<partition>`` and its decision group ``pyq-sink-<queryName>``) | required with exactlyOnce |
-| compression.type | none, gzip, snappy, lz4, zstd (``kafka.compression.type`` is the same) | none |
-| includeHeaders | listed among the sink options of Spark's guide, but Spark's sink never reads it: a ``headers`` column is written whenever the input has one. pyq does the same (the value must be true or false) | ``false`` |
-| kafka.* | the client options of the table in :mod:`connector.kafka_options`: security and timeouts for every connection, and ``kafka.acks`` (``all`` only), ``kafka.partitioner.class`` (Kafka's default partitioner only: :mod:`connector.kafka_options`), ``kafka.linger.ms``, ``kafka.batch.size``, ``kafka.delivery.timeout.ms``, ``kafka.transaction.timeout.ms`` (exactlyOnce: longer than a micro-batch from its first task to the driver's commit; default 60000) | |
+Each option is declared once, as a field of :class:`SinkOptions` (name, kind, default,
+meaning: ``broker_sim.common.options``); ``docs/options.md`` lists them all with their rules,
+generated from the declarations. The ``kafka.*`` client settings are
+:mod:`connector.kafka_options`' (security and timeouts for every connection, and
+``kafka.acks`` (``all`` only), ``kafka.partitioner.class`` (Kafka's default partitioner
+only), ``kafka.linger.ms``, ``kafka.batch.size``, ``kafka.delivery.timeout.ms``,
+``kafka.transaction.timeout.ms``: exactlyOnce's transactions must outlive a micro-batch from
+its first task to the driver's commit).
 
 Every write uses acks=all. ``valueFormat``/``keyFormat=avro`` and their registry options:
 :mod:`connector.sink.formats`. Input schema: ``value`` (string or binary) is required;

@@ -1,16 +1,9 @@
 """``valueFormat`` / ``keyFormat``: the source's key and value columns decoded from
 Confluent-framed Avro, Protobuf or JSON Schema into structs, and what happens to records that do not decode.
 
-| option | meaning | default |
-|---|---|---|
-| valueFormat / keyFormat | ``binary`` (the bytes), or in Confluent's wire format with schemas in a registry: ``avro``, ``protobuf`` or ``json-schema`` | ``binary`` |
-| schemaRegistry.url (and ``schemaRegistry.*``) | the registry: :mod:`connector.registry.settings` | required with avro, protobuf, json-schema |
-| valueSchemaVersion / keySchemaVersion | the reader schema: this version of the subject ``<topic>-value`` / ``<topic>-key`` (TopicNameStrategy) | ``latest`` at query start |
-| valueSchemaId / keySchemaId | the reader schema by its id (the only way with several topics) | |
-| valueProtobufMessage / keyProtobufMessage | protobuf: the message the column holds (full name, or relative to the package; nested with dots) | the schema's first message |
-| valueValidate / keyValidate | json-schema: check each value against its writer schema (``jsonschema``); a value it refuses is a bad record | ``false`` |
-| mode | a record that does not decode: ``FAILFAST`` fails the query naming topic, partition, offset and the reason; ``PERMISSIVE`` gives a null column and the reason in the corrupt-record column | ``FAILFAST`` |
-| columnNameOfCorruptRecord | that column's name (Spark's option and default) | ``_corrupt_record`` |
+The options are declared once, in :class:`FormatOptions` (and the registry's in
+:class:`~connector.registry.settings.RegistrySettings`); ``docs/options.md`` lists them with
+their rules.
 
 With ``groupId`` and ``deadLetterTopic`` set (and ``mode`` unset), a record that does not
 decode takes the failed-records way instead (:mod:`connector.source.failures`): the task

@@ -5,42 +5,12 @@ Every option arrives as a string. :func:`parse_source_options` turns them into a
 what is allowed, at ``load()`` (batch) or ``start()`` (streaming) time, before any data
 moves.
 
-Spark's Kafka source options (Spark's meaning unless said otherwise; the README has the
-full comparison):
-
-| option | meaning | default |
-|---|---|---|
-| kafka.bootstrap.servers | ``host:port[,host:port...]`` | required |
-| subscribe / subscribePattern / assign | topics: a list, a regex, or ``{"t": [0, 1]}``; exactly one | required |
-| startingOffsets | ``earliest``, ``latest`` (streaming only), ``committed`` (pyq: needs groupId) or ``{"t": {"0": 42}}`` (-2 earliest, -1 latest; -1 refused in batch) | streaming ``latest``, batch ``earliest`` |
-| startingOffsetsByTimestamp | ``{"t": {"0": 1700000000000}}``, wins over startingOffsets | |
-| startingTimestamp | one timestamp (ms) for every partition, wins over both | |
-| startingOffsetsByTimestampStrategy | no offset at or after the timestamp: ``error`` fails the query, ``latest`` starts at the end | ``error`` |
-| endingOffsets | batch only: ``latest`` or per-partition JSON (-1 latest; -2 refused) | ``latest`` |
-| endingOffsetsByTimestamp | batch only: ``{"t": {"0": ts}}``, wins over endingOffsets; no match: latest | |
-| endingTimestamp | batch only: one timestamp for every partition, wins over both | |
-| failOnDataLoss | stop when offsets were deleted (retention) or truncated | ``true`` |
-| maxOffsetsPerTrigger / minOffsetsPerTrigger | records per micro-batch, at most / at least | none |
-| maxTriggerDelay | how long minOffsetsPerTrigger may hold a batch back (``15m``, ``30s``, ``500ms``) | ``15m`` |
-| minPartitions / maxRecordsPerPartition | split ranges into more Spark tasks | none |
-| kafkaConsumer.pollTimeoutMs | an executor's read fails after this long without a record | ``kafka.default.api.timeout.ms`` |
-| fetchOffset.numRetries / fetchOffset.retryIntervalMs | the driver's offset lookups: attempts after a failed one, and the wait between them | ``3`` / ``10`` |
-| groupIdPrefix / kafka.group.id | accepted; Spark names its consumers' group with them, but those consumers (and pyq's readers) read assigned partitions and never join or commit to a group, so they change nothing: ``groupId`` is pyq's committed group | |
-| includeHeaders | add the ``headers`` column | ``false`` |
-| kafka.* | client settings pyq's client implements (security, timeouts, fetch sizes: the table in :mod:`connector.kafka_options`) for the driver, every executor, failure reports and dead letters | client defaults |
-
-pyq's own options (and ``valueFormat``/``keyFormat`` with their registry options:
-:mod:`connector.source.formats`):
-
-| option | meaning | default |
-|---|---|---|
-| maxOffsetBehind | skip ahead when a partition lags more than this | none |
-| minRecordsPerPartition | pack ranges smaller than this, of partitions led by the same broker, into one Spark task until it holds this many records (``0``: one task per range; off when minPartitions is set) | ``10000`` |
-| groupId | consumer group the query commits its progress to | none |
-| queryName | the name stored with committed offsets | groupId |
-| maxRetries / retryBackoffMs / maxRetryBackoffMs | failed-record redeliveries, their first backoff and the cap of its doubling | ``3`` / ``1000`` / ``60000`` |
-| deadLetterTopic | where records go after maxRetries | none (dropped, counted) |
-| outOfRangeReset | with ``failOnDataLoss=false``: where a partition whose next offset left the log resumes, ``earliest`` (as Spark) or ``latest`` | ``earliest`` |
+Each option is declared once, as a field of :class:`SourceOptions` (its name as Spark
+spells it, its kind, default and meaning: ``broker_sim.common.options``); the list with
+every rule is ``docs/options.md``, generated from the declarations, and the README compares
+them with Spark's. The decoding options (``valueFormat``, ``keyFormat``, ``mode`` ...) are
+:class:`.formats.FormatOptions`', the registry's :class:`~connector.registry.settings.RegistrySettings`',
+the ``kafka.*`` client settings :mod:`connector.kafka_options`'.
 """
 
 from __future__ import annotations
