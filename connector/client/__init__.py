@@ -10,6 +10,7 @@ Modules, one concept each::
 
     config                typed, validated options with Kafka's names and defaults
     option_kinds          what each kind of option accepts (parsers, rules, sasl.jaas.config)
+    security_config       security options checked against security.protocol (stores, SASL)
     security              TLS context and SASL mechanisms (PLAIN, SCRAM) for connections
     errors                client-side errors (plus the shared Kafka errors re-exported here)
     connection            one broker connection: connect, ApiVersions, in-flight FIFO

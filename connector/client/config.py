@@ -1,9 +1,10 @@
 """Typed client configuration with Kafka's option names and defaults, validated once.
 
-Each option is declared once, as a dataclass field whose metadata holds its Kafka name,
-kind and allowed range; :class:`ClientConfig` parses and checks every field in
-``__post_init__``, so an instance that exists is valid (and, being frozen, may be shared
-between threads). Values may arrive typed (Python code) or as strings (Spark options,
+Each option is declared once, with :func:`broker_sim.common.options.option` (its Kafka
+name, kind from :mod:`.option_kinds`, default and doc; ``docs/options.md`` lists them);
+:class:`ClientConfig` parses and checks every field in ``__post_init__`` (the security
+options in :mod:`.security_config`), so an instance that exists is valid (and, being
+frozen, may be shared between threads). Values may arrive typed (Python code) or as strings (Spark options,
 properties files): parsing happens here and nowhere else. Names may be Kafka's dotted
 names or Python keywords::
 
@@ -70,23 +71,27 @@ import dataclasses
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
-from broker_sim.protocol.records.compression import CODEC_IDS
-from broker_sim.security.stores import StoreError, key_entry, trusted_pem
-
-from .errors import ConfigError
-from .oauthbearer import OAuthBearerSettings, one_spelling, settings
-from .option_kinds import (
+from broker_sim.common.options import (
+    BOOL,
     INT32_MAX,
     INT64_MAX,
-    PARSERS,
-    REMOTE_ASSIGNORS,
-    SASL_MECHANISMS,
-    allowed,
+    OPTIONAL_STRING,
+    STRING,
+    OptionSpec,
+    declared,
+    integer,
     option,
-    parse_jaas_config,
+    parse_declared,
 )
+from broker_sim.protocol.records.compression import CODEC_IDS
+
+from . import option_kinds as k
+from .errors import ConfigError
+from .oauthbearer import OAuthBearerSettings
+from .option_kinds import REMOTE_ASSIGNORS
+from .security_config import check_security
 
 C = TypeVar("C", bound="ClientConfig")
 
@@ -95,78 +100,120 @@ C = TypeVar("C", bound="ClientConfig")
 class ClientConfig:
     """Options every client (producer, fetcher, admin) shares. See the module docstring."""
 
-    bootstrap_servers: tuple[tuple[str, int], ...] = option("bootstrap.servers", (), "servers")
-    client_id: str = option("client.id", "pyq", "str")
-    request_timeout_ms: int = option("request.timeout.ms", 30_000)
-    retry_backoff_ms: int = option("retry.backoff.ms", 100)
-    reconnect_backoff_ms: int = option("reconnect.backoff.ms", 50)
-    reconnect_backoff_max_ms: int = option("reconnect.backoff.max.ms", 1000)
-    socket_connection_setup_timeout_ms: int = option("socket.connection.setup.timeout.ms", 10_000)
-    metadata_max_age_ms: int = option("metadata.max.age.ms", 300_000)
+    bootstrap_servers: tuple[tuple[str, int], ...] = option(
+        "bootstrap.servers", (), k.SERVERS, default_doc="(required)",
+        doc="Brokers to ask for the cluster's metadata first (port 9092 when left out).")
+    client_id: str = option("client.id", "pyq", STRING,
+                            doc="The name this client gives brokers (their logs, quotas, metrics).")
+    request_timeout_ms: int = option("request.timeout.ms", 30_000, integer(),
+                                     doc="How long to wait for a broker's answer to a request.")
+    retry_backoff_ms: int = option("retry.backoff.ms", 100, integer(),
+                                   doc="How long to wait before retrying a failed request.")
+    reconnect_backoff_ms: int = option(
+        "reconnect.backoff.ms", 50, integer(),
+        doc="How long to wait before reconnecting to a broker the first time.")
+    reconnect_backoff_max_ms: int = option(
+        "reconnect.backoff.max.ms", 1000, integer(),
+        doc="The longest wait between reconnections (the wait doubles up to it).")
+    socket_connection_setup_timeout_ms: int = option(
+        "socket.connection.setup.timeout.ms", 10_000, integer(),
+        doc="How long a new connection may take to be established.")
+    metadata_max_age_ms: int = option(
+        "metadata.max.age.ms", 300_000, integer(),
+        doc="Refresh the cluster's metadata at least this often.")
     max_in_flight_requests_per_connection: int = option(
-        "max.in.flight.requests.per.connection", 5, low=1)
-    default_api_timeout_ms: int = option("default.api.timeout.ms", 60_000)
-    security_protocol: str = option("security.protocol", "PLAINTEXT", "security_protocol")
-    ssl_ca_location: str | None = option("ssl.ca.location", None, "path")
-    ssl_certificate_location: str | None = option("ssl.certificate.location", None, "path")
-    ssl_key_location: str | None = option("ssl.key.location", None, "path")
-    ssl_key_password: str | None = option("ssl.key.password", None, "optional_str", secret=True)
+        "max.in.flight.requests.per.connection", 5, integer(1),
+        doc="How many requests may wait for an answer on one connection.")
+    default_api_timeout_ms: int = option(
+        "default.api.timeout.ms", 60_000, integer(),
+        doc="How long a blocking call (admin, offsets, commits) may take in all.")
+    security_protocol: str = option(
+        "security.protocol", "PLAINTEXT", k.SECURITY_PROTOCOL,
+        doc="How to talk to brokers: in the clear, over TLS, with SASL, or both.")
+    ssl_ca_location: str | None = option(
+        "ssl.ca.location", None, k.PATH,
+        doc="A PEM file of the CAs that sign the brokers' certificates (librdkafka's name).")
+    ssl_certificate_location: str | None = option(
+        "ssl.certificate.location", None, k.PATH,
+        doc="The client's PEM certificate, for brokers that require TLS client authentication.")
+    ssl_key_location: str | None = option(
+        "ssl.key.location", None, k.PATH, doc="The PEM private key of ssl.certificate.location.")
+    ssl_key_password: str | None = option(
+        "ssl.key.password", None, OPTIONAL_STRING, secret=True,
+        doc="The password of the private key (PEM or in the key store).")
     ssl_endpoint_identification_algorithm: str = option(
-        "ssl.endpoint.identification.algorithm", "https", "endpoint_id")
-    ssl_truststore_location: str | None = option("ssl.truststore.location", None, "path")
-    ssl_truststore_type: str = option("ssl.truststore.type", "PEM", "store_type")
+        "ssl.endpoint.identification.algorithm", "https", k.ENDPOINT_ID,
+        doc="https checks the broker's host name against its certificate; none skips the check.")
+    ssl_truststore_location: str | None = option(
+        "ssl.truststore.location", None, k.PATH,
+        doc="Java's trust store of the brokers' CAs (instead of ssl.ca.location).")
+    ssl_truststore_type: str = option("ssl.truststore.type", "PEM", k.STORE_TYPE,
+                                      doc="The format of ssl.truststore.location.")
     ssl_truststore_password: str | None = option(
-        "ssl.truststore.password", None, "optional_str", secret=True)
-    ssl_keystore_location: str | None = option("ssl.keystore.location", None, "path")
-    ssl_keystore_type: str = option("ssl.keystore.type", "PEM", "store_type")
+        "ssl.truststore.password", None, OPTIONAL_STRING, secret=True,
+        doc="The password of a PKCS12 or JKS trust store.")
+    ssl_keystore_location: str | None = option(
+        "ssl.keystore.location", None, k.PATH,
+        doc="Java's key store of the client's certificate and key (instead of "
+            "ssl.certificate.location).")
+    ssl_keystore_type: str = option("ssl.keystore.type", "PEM", k.STORE_TYPE,
+                                    doc="The format of ssl.keystore.location.")
     ssl_keystore_password: str | None = option(
-        "ssl.keystore.password", None, "optional_str", secret=True)
-    sasl_mechanism: str | None = option("sasl.mechanism", None, "sasl_mechanism")
-    sasl_username: str | None = option("sasl.username", None, "optional_str")
-    sasl_password: str | None = option("sasl.password", None, "optional_str", secret=True)
-    sasl_jaas_config: str | None = option("sasl.jaas.config", None, "optional_str", secret=True)
-    sasl_oauthbearer_method: str | None = option("sasl.oauthbearer.method", None, "optional_str")
+        "ssl.keystore.password", None, OPTIONAL_STRING, secret=True,
+        doc="The password of a PKCS12 or JKS key store.")
+    sasl_mechanism: str | None = option(
+        "sasl.mechanism", None, k.SASL_MECHANISM,
+        doc="The SASL mechanism a SASL security.protocol authenticates with.")
+    sasl_username: str | None = option("sasl.username", None, OPTIONAL_STRING,
+                                       doc="The user of PLAIN or SCRAM (librdkafka's name).")
+    sasl_password: str | None = option("sasl.password", None, OPTIONAL_STRING, secret=True,
+                                       doc="The password of PLAIN or SCRAM (librdkafka's name).")
+    sasl_jaas_config: str | None = option(
+        "sasl.jaas.config", None, OPTIONAL_STRING, secret=True,
+        doc="Java's login module line (PlainLoginModule, ScramLoginModule or "
+            "OAuthBearerLoginModule) with the user and password or the OAuth client.")
+    sasl_oauthbearer_method: str | None = option(
+        "sasl.oauthbearer.method", None, OPTIONAL_STRING,
+        doc="Where OAUTHBEARER tokens come from: default (an unsecured token made here) or "
+            "oidc (a token endpoint).")
     sasl_oauthbearer_token_endpoint_url: str | None = option(
-        "sasl.oauthbearer.token.endpoint.url", None, "optional_str")
-    sasl_oauthbearer_client_id: str | None = option("sasl.oauthbearer.client.id", None, "optional_str")
+        "sasl.oauthbearer.token.endpoint.url", None, OPTIONAL_STRING,
+        doc="The OAuth token endpoint that oidc posts its client-credentials grant to.")
+    sasl_oauthbearer_client_id: str | None = option(
+        "sasl.oauthbearer.client.id", None, OPTIONAL_STRING,
+        doc="The OAuth client id of the client-credentials grant.")
     sasl_oauthbearer_client_secret: str | None = option(
-        "sasl.oauthbearer.client.secret", None, "optional_str", secret=True)
-    sasl_oauthbearer_scope: str | None = option("sasl.oauthbearer.scope", None, "optional_str")
-    sasl_oauthbearer_config: str | None = option("sasl.oauthbearer.config", None, "optional_str")
+        "sasl.oauthbearer.client.secret", None, OPTIONAL_STRING, secret=True,
+        doc="The OAuth client secret of the client-credentials grant.")
+    sasl_oauthbearer_scope: str | None = option(
+        "sasl.oauthbearer.scope", None, OPTIONAL_STRING,
+        doc="The scope the client-credentials grant asks for.")
+    sasl_oauthbearer_config: str | None = option(
+        "sasl.oauthbearer.config", None, OPTIONAL_STRING,
+        doc="librdkafka's settings of the unsecured token (principal=...).")
     sasl_login_callback_handler_class: str | None = option(
-        "sasl.login.callback.handler.class", None, "optional_str")
+        "sasl.login.callback.handler.class", None, OPTIONAL_STRING,
+        doc="Java's login callback handler; only Kafka's OIDC handler is understood.")
     # Kafka 4.1+ (KIP-1139) spellings of the client id and secret, and its retriever class
     sasl_oauthbearer_client_credentials_client_id: str | None = option(
-        "sasl.oauthbearer.client.credentials.client.id", None, "optional_str")
+        "sasl.oauthbearer.client.credentials.client.id", None, OPTIONAL_STRING,
+        doc="Kafka 4.1's name of sasl.oauthbearer.client.id.")
     sasl_oauthbearer_client_credentials_client_secret: str | None = option(
-        "sasl.oauthbearer.client.credentials.client.secret", None, "optional_str", secret=True)
+        "sasl.oauthbearer.client.credentials.client.secret", None, OPTIONAL_STRING, secret=True,
+        doc="Kafka 4.1's name of sasl.oauthbearer.client.secret.")
     sasl_oauthbearer_jwt_retriever_class: str | None = option(
-        "sasl.oauthbearer.jwt.retriever.class", None, "optional_str")
+        "sasl.oauthbearer.jwt.retriever.class", None, OPTIONAL_STRING,
+        doc="Kafka 4.1's token retriever class; only its client-credentials retriever is "
+            "understood.")
     #: Derived: where OAUTHBEARER tokens come from (None unless sasl.mechanism=OAUTHBEARER).
     oauthbearer: OAuthBearerSettings | None = dataclasses.field(
         default=None, init=False, repr=False, compare=False)
 
-    #: Kafka dotted name -> attribute, filled per subclass on first use.
-    _names: ClassVar[dict[type, dict[str, str]]] = {}
-
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            meta = f.metadata
-            if not meta:
-                continue
-            raw = getattr(self, f.name)
-            if f.name == "bootstrap_servers" and not raw:
-                raise ConfigError("Missing required configuration bootstrap.servers: "
-                                  "must be a non-empty comma-separated list of host:port")
-            try:
-                value = PARSERS[meta["kind"]](raw)
-                if meta["kind"] in ("int", "long", "optional_int") and value is not None \
-                        and not meta["low"] <= value <= meta["high"]:
-                    raise ValueError
-            except (ValueError, TypeError):
-                raise ConfigError(f"Invalid value {raw!r} for configuration {meta['name']}: "
-                                  f"must be {allowed(meta)}") from None
-            object.__setattr__(self, f.name, value)
+        if not self.bootstrap_servers:
+            raise ConfigError("Missing required configuration bootstrap.servers: "
+                              "must be a non-empty comma-separated list of host:port")
+        parse_declared(self, _invalid)
         self._check_cross_fields()
 
     def _check_cross_fields(self) -> None:
@@ -175,7 +222,7 @@ class ClientConfig:
                 f"Invalid value {self.reconnect_backoff_max_ms} for configuration "
                 f"reconnect.backoff.max.ms: must be at least reconnect.backoff.ms "
                 f"({self.reconnect_backoff_ms})")
-        self._check_security()
+        check_security(self)
 
     @property
     def uses_tls(self) -> bool:
@@ -185,151 +232,11 @@ class ClientConfig:
     def uses_sasl(self) -> bool:
         return self.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
 
-    def _check_stores(self) -> None:
-        """A PKCS12 or JKS store is opened here, so a wrong password, type or file fails at
-        construction; PEM files are read by ``ssl`` when the first connection is made."""
-        for prefix, location, kind, other in (
-                ("ssl.truststore", self.ssl_truststore_location, self.ssl_truststore_type,
-                 "ssl.ca.location"),
-                ("ssl.keystore", self.ssl_keystore_location, self.ssl_keystore_type,
-                 "ssl.certificate.location")):
-            password = getattr(self, prefix.replace(".", "_") + "_password")
-            if kind == "PEM":
-                if password is not None:
-                    raise ConfigError(f"Invalid value PEM for configuration {prefix}.type: "
-                                      f"{prefix}.password is set but PEM files have no store "
-                                      "password (a PEM key's password is ssl.key.password)")
-                continue
-            if location is None:
-                raise ConfigError(f"Invalid value {kind} for configuration {prefix}.type: a "
-                                  f"{kind} store needs {prefix}.location (or leave {prefix}.type "
-                                  f"PEM and give {other})")
-            try:
-                if prefix == "ssl.truststore":
-                    trusted_pem(location, kind, self.ssl_truststore_password)
-                else:
-                    key_entry(location, kind, self.ssl_keystore_password, self.ssl_key_password)
-            except StoreError as e:
-                raise ConfigError(str(e)) from None
-
-    def _check_security(self) -> None:
-        protocol = self.security_protocol
-        unused = []
-        if not self.uses_tls:
-            unused += [n for n, v in [("ssl.ca.location", self.ssl_ca_location),
-                                      ("ssl.certificate.location", self.ssl_certificate_location),
-                                      ("ssl.key.location", self.ssl_key_location),
-                                      ("ssl.key.password", self.ssl_key_password),
-                                      ("ssl.truststore.location", self.ssl_truststore_location),
-                                      ("ssl.truststore.password", self.ssl_truststore_password),
-                                      ("ssl.keystore.location", self.ssl_keystore_location),
-                                      ("ssl.keystore.password", self.ssl_keystore_password)]
-                       if v is not None]
-        if not self.uses_sasl:
-            unused += [n for n, v in [("sasl.mechanism", self.sasl_mechanism),
-                                      ("sasl.username", self.sasl_username),
-                                      ("sasl.password", self.sasl_password),
-                                      ("sasl.jaas.config", self.sasl_jaas_config),
-                                      *self._oauthbearer_options()] if v is not None]
-        if unused:
-            raise ConfigError(f"Invalid value {protocol} for configuration security.protocol: "
-                              f"{', '.join(unused)} is set but {protocol} does not use it")
-        if self.ssl_ca_location and self.ssl_truststore_location:
-            raise ConfigError("Invalid value for configuration ssl.truststore.location: "
-                              "ssl.ca.location is set too; give the CA bundle once")
-        if self.ssl_certificate_location and self.ssl_keystore_location:
-            raise ConfigError("Invalid value for configuration ssl.keystore.location: "
-                              "ssl.certificate.location is set too; give the client certificate once")
-        if self.uses_tls:
-            self._check_stores()
-        if not self.uses_sasl:
-            return
-        if self.sasl_mechanism is None:
-            raise ConfigError(f"Missing configuration sasl.mechanism: security.protocol={protocol} "
-                              "needs one of " + ", ".join(SASL_MECHANISMS))
-        if self.sasl_mechanism == "OAUTHBEARER":
-            self._check_oauthbearer()
-            return
-        oauth = [n for n, v in self._oauthbearer_options() if v is not None]
-        if oauth:
-            raise ConfigError(f"Invalid value {self.sasl_mechanism} for configuration sasl.mechanism: "
-                              f"{', '.join(oauth)} is set but only OAUTHBEARER uses it")
-        username, password = self.sasl_username, self.sasl_password
-        if self.sasl_jaas_config is not None:
-            try:
-                module, jaas = parse_jaas_config(self.sasl_jaas_config)
-            except ValueError:
-                raise ConfigError("Invalid value for configuration sasl.jaas.config: must be "
-                                  "'<LoginModule> required username=\"...\" password=\"...\";'") from None
-            expected = "PlainLoginModule" if self.sasl_mechanism == "PLAIN" else "ScramLoginModule"
-            if module.rsplit(".", 1)[-1] != expected:
-                raise ConfigError(f"Invalid value {module} for configuration sasl.jaas.config: "
-                                  f"sasl.mechanism={self.sasl_mechanism} needs a {expected}")
-            for name, given, from_jaas in [("sasl.username", username, jaas.get("username")),
-                                           ("sasl.password", password, jaas.get("password"))]:
-                if given is not None and from_jaas is not None and given != from_jaas:
-                    raise ConfigError(f"Invalid value for configuration {name}: it differs from "
-                                      "the one in sasl.jaas.config")
-            username = username if username is not None else jaas.get("username")
-            password = password if password is not None else jaas.get("password")
-        if not username or password is None:
-            raise ConfigError(f"Missing configuration sasl.username/sasl.password: "
-                              f"sasl.mechanism={self.sasl_mechanism} needs a user and a password "
-                              "(or sasl.jaas.config with username= and password=)")
-        object.__setattr__(self, "sasl_username", username)
-        object.__setattr__(self, "sasl_password", password)
-
-    def _oauthbearer_options(self) -> list[tuple[str, str | None]]:
-        return [("sasl.oauthbearer.method", self.sasl_oauthbearer_method),
-                ("sasl.oauthbearer.token.endpoint.url", self.sasl_oauthbearer_token_endpoint_url),
-                ("sasl.oauthbearer.client.id", self.sasl_oauthbearer_client_id),
-                ("sasl.oauthbearer.client.secret", self.sasl_oauthbearer_client_secret),
-                ("sasl.oauthbearer.scope", self.sasl_oauthbearer_scope),
-                ("sasl.oauthbearer.config", self.sasl_oauthbearer_config),
-                ("sasl.login.callback.handler.class", self.sasl_login_callback_handler_class),
-                ("sasl.oauthbearer.client.credentials.client.id",
-                 self.sasl_oauthbearer_client_credentials_client_id),
-                ("sasl.oauthbearer.client.credentials.client.secret",
-                 self.sasl_oauthbearer_client_credentials_client_secret),
-                ("sasl.oauthbearer.jwt.retriever.class", self.sasl_oauthbearer_jwt_retriever_class)]
-
-    def _check_oauthbearer(self) -> None:
-        """OAUTHBEARER's options reconciled into :attr:`oauthbearer` (see :mod:`.oauthbearer`)."""
-        for name, value in (("sasl.username", self.sasl_username), ("sasl.password", self.sasl_password)):
-            if value is not None:
-                raise ConfigError(f"Invalid value for configuration {name}: sasl.mechanism=OAUTHBEARER "
-                                  "takes no user or password (it sends a token)")
-        module: str | None = None
-        jaas: dict[str, str] = {}
-        if self.sasl_jaas_config is not None:
-            try:
-                module, jaas = parse_jaas_config(self.sasl_jaas_config)
-            except ValueError:
-                raise ConfigError("Invalid value for configuration sasl.jaas.config: must be "
-                                  "'<LoginModule> required clientId=\"...\" clientSecret=\"...\";'") from None
-        client_id, client_secret = (
-            one_spelling(("sasl.oauthbearer.client.id", self.sasl_oauthbearer_client_id),
-                         ("sasl.oauthbearer.client.credentials.client.id",
-                          self.sasl_oauthbearer_client_credentials_client_id)),
-            one_spelling(("sasl.oauthbearer.client.secret", self.sasl_oauthbearer_client_secret),
-                         ("sasl.oauthbearer.client.credentials.client.secret",
-                          self.sasl_oauthbearer_client_credentials_client_secret)))
-        resolved = settings(self.sasl_oauthbearer_method, self.sasl_oauthbearer_token_endpoint_url,
-                            client_id, client_secret, self.sasl_oauthbearer_scope,
-                            self.sasl_oauthbearer_config, module, jaas,
-                            self.sasl_login_callback_handler_class,
-                            self.sasl_oauthbearer_jwt_retriever_class)
-        object.__setattr__(self, "oauthbearer", resolved)
-
     # ---- construction from options ----------------------------------------------------
     @classmethod
     def option_names(cls) -> dict[str, str]:
         """Kafka dotted name -> Python attribute, for every option of this class."""
-        names = cls._names.get(cls)
-        if names is None:
-            names = {f.metadata["name"]: f.name for f in dataclasses.fields(cls) if f.metadata}
-            cls._names[cls] = names
-        return names
+        return {spec.name: spec.attr for spec in declared(cls).values()}
 
     @classmethod
     def from_options(cls: type[C], options: Mapping[str, Any] | None = None, *,
@@ -364,9 +271,12 @@ class ClientConfig:
 
     def to_options(self) -> dict[str, Any]:
         """Dotted name -> value (for logging the effective configuration); secrets masked."""
-        secret = {f.name for f in dataclasses.fields(self) if f.metadata.get("secret")}
-        return {name: "[hidden]" if attr in secret and getattr(self, attr) is not None
-                else getattr(self, attr) for name, attr in self.option_names().items()}
+        return {name: "[hidden]" if spec.secret and getattr(self, spec.attr) is not None
+                else getattr(self, spec.attr) for name, spec in declared(type(self)).items()}
+
+
+def _invalid(spec: OptionSpec, value: Any, rule: str) -> ConfigError:
+    return ConfigError(f"Invalid value {value!r} for configuration {spec.name}: must be {rule}")
 
 
 def _too_small(name: str, value: int, rule: str) -> ConfigError:
@@ -377,19 +287,38 @@ def _too_small(name: str, value: int, rule: str) -> ConfigError:
 class ProducerConfig(ClientConfig):
     """Producer options (module docstring); ``acks`` is stored as -1, 0 or 1."""
 
-    acks: int = option("acks", -1, "acks")
-    batch_size: int = option("batch.size", 16_384)
-    linger_ms: int = option("linger.ms", 5)
-    buffer_memory: int = option("buffer.memory", 32 * 1024 * 1024, "long", high=INT64_MAX)
-    max_block_ms: int = option("max.block.ms", 60_000, "long", high=INT64_MAX)
-    max_request_size: int = option("max.request.size", 1024 * 1024, low=1)
-    delivery_timeout_ms: int = option("delivery.timeout.ms", 120_000)
-    retries: int = option("retries", INT32_MAX)
-    enable_idempotence: bool | None = option("enable.idempotence", None, "optional_bool")
-    compression_type: str = option("compression.type", "none", "compression")
+    acks: int = option("acks", -1, k.ACKS, default_doc="all",
+                       doc="How many replicas must have a batch before it counts as written.")
+    batch_size: int = option("batch.size", 16_384, integer(),
+                             doc="The most bytes of records one partition's batch holds.")
+    linger_ms: int = option("linger.ms", 5, integer(),
+                            doc="How long a batch that is not full waits for more records.")
+    buffer_memory: int = option("buffer.memory", 32 * 1024 * 1024, integer(0, INT64_MAX),
+                                doc="The bytes of records waiting to be sent; send() blocks "
+                                    "when they are used up.")
+    max_block_ms: int = option("max.block.ms", 60_000, integer(0, INT64_MAX),
+                               doc="How long send() may block for metadata or buffer space.")
+    max_request_size: int = option("max.request.size", 1024 * 1024, integer(1),
+                                   doc="The largest record (and produce request) sent.")
+    delivery_timeout_ms: int = option(
+        "delivery.timeout.ms", 120_000, integer(),
+        doc="How long a record may take from send() to its acknowledgement, retries included.")
+    retries: int = option("retries", INT32_MAX, integer(),
+                          doc="How often a failed batch is sent again (within "
+                              "delivery.timeout.ms).")
+    enable_idempotence: bool | None = option(
+        "enable.idempotence", None, k.OPTIONAL_BOOL,
+        default_doc="(on unless acks, retries or max.in.flight conflict)",
+        doc="Write each record once, in order, despite retries (producer id and sequences).")
+    compression_type: str = option("compression.type", "none", k.COMPRESSION,
+                                   doc="How batches are compressed.")
     #: set: a transactional producer (see :mod:`connector.client.transaction_manager`).
-    transactional_id: str | None = option("transactional.id", None, "optional_str")
-    transaction_timeout_ms: int = option("transaction.timeout.ms", 60_000, low=1)
+    transactional_id: str | None = option(
+        "transactional.id", None, OPTIONAL_STRING,
+        doc="Makes a transactional producer; a new one with the same id fences the old.")
+    transaction_timeout_ms: int = option(
+        "transaction.timeout.ms", 60_000, integer(1),
+        doc="How long the coordinator lets a transaction stay open before aborting it.")
 
     def _check_cross_fields(self) -> None:
         super()._check_cross_fields()
@@ -437,14 +366,24 @@ class ProducerConfig(ClientConfig):
 class FetcherConfig(ClientConfig):
     """Consumer-side fetch options (module docstring)."""
 
-    fetch_max_wait_ms: int = option("fetch.max.wait.ms", 500)
-    fetch_min_bytes: int = option("fetch.min.bytes", 1)
-    fetch_max_bytes: int = option("fetch.max.bytes", 50 * 1024 * 1024, low=1)
-    max_partition_fetch_bytes: int = option("max.partition.fetch.bytes", 1024 * 1024, low=1)
-    check_crcs: bool = option("check.crcs", True, "bool")
+    fetch_max_wait_ms: int = option(
+        "fetch.max.wait.ms", 500, integer(),
+        doc="How long a broker may hold a fetch while it has less than fetch.min.bytes.")
+    fetch_min_bytes: int = option("fetch.min.bytes", 1, integer(),
+                                  doc="The bytes a fetch waits for before it is answered.")
+    fetch_max_bytes: int = option("fetch.max.bytes", 50 * 1024 * 1024, integer(1),
+                                  doc="The most bytes one fetch answer holds.")
+    max_partition_fetch_bytes: int = option(
+        "max.partition.fetch.bytes", 1024 * 1024, integer(1),
+        doc="The most bytes one fetch answer holds for one partition.")
+    check_crcs: bool = option("check.crcs", True, BOOL,
+                              doc="Check each fetched batch's CRC32C.")
     #: read_committed: only records of committed transactions (and non-transactional ones),
     #: up to the last stable offset; aborted data and markers are dropped per batch.
-    isolation_level: str = option("isolation.level", "read_uncommitted", "isolation_level")
+    isolation_level: str = option(
+        "isolation.level", "read_uncommitted", k.ISOLATION_LEVEL,
+        doc="read_committed reads up to the last stable offset and drops aborted "
+            "transactions' records.")
 
     @property
     def read_committed(self) -> bool:
@@ -485,18 +424,37 @@ class ConsumerConfig(FetcherConfig):
     use (Kafka's defaults: 45000, 3000, range).
     """
 
-    group_id: str = option("group.id", "", "str")
-    group_instance_id: str | None = option("group.instance.id", None, "optional_str")
-    group_protocol: str = option("group.protocol", "classic", "group_protocol")
-    group_remote_assignor: str | None = option("group.remote.assignor", None, "remote_assignor")
-    session_timeout_ms: int | None = option("session.timeout.ms", None, "optional_int", low=1)
-    heartbeat_interval_ms: int | None = option("heartbeat.interval.ms", None, "optional_int", low=1)
-    max_poll_interval_ms: int = option("max.poll.interval.ms", 300_000, low=1)
-    auto_offset_reset: str = option("auto.offset.reset", "latest", "offset_reset")
-    enable_auto_commit: bool = option("enable.auto.commit", True, "bool")
-    auto_commit_interval_ms: int = option("auto.commit.interval.ms", 5000)
+    group_id: str = option("group.id", "", STRING, default_doc="(required)",
+                           doc="The consumer group this consumer joins.")
+    group_instance_id: str | None = option(
+        "group.instance.id", None, OPTIONAL_STRING,
+        doc="A static member's id: a restart within the session keeps its partitions.")
+    group_protocol: str = option(
+        "group.protocol", "classic", k.GROUP_PROTOCOL,
+        doc="classic (JoinGroup/SyncGroup) or consumer (KIP-848's heartbeats, assigned by "
+            "the coordinator).")
+    group_remote_assignor: str | None = option(
+        "group.remote.assignor", None, k.REMOTE_ASSIGNOR, default_doc="(the coordinator's first)",
+        doc="The coordinator's assignor under group.protocol=consumer.")
+    session_timeout_ms: int | None = option(
+        "session.timeout.ms", None, integer(1, optional=True), default_doc="45000",
+        doc="A classic member that sends no heartbeat for this long leaves the group.")
+    heartbeat_interval_ms: int | None = option(
+        "heartbeat.interval.ms", None, integer(1, optional=True), default_doc="3000",
+        doc="How often a classic member sends a heartbeat.")
+    max_poll_interval_ms: int = option(
+        "max.poll.interval.ms", 300_000, integer(1),
+        doc="A member that does not poll for this long leaves the group.")
+    auto_offset_reset: str = option(
+        "auto.offset.reset", "latest", k.OFFSET_RESET,
+        doc="Where a partition with no committed offset (or one out of range) starts.")
+    enable_auto_commit: bool = option("enable.auto.commit", True, BOOL,
+                                      doc="Commit the polled offsets in the background.")
+    auto_commit_interval_ms: int = option("auto.commit.interval.ms", 5000, integer(),
+                                          doc="How often enable.auto.commit commits.")
     partition_assignment_strategy: str | None = option(
-        "partition.assignment.strategy", None, "assignor")
+        "partition.assignment.strategy", None, k.ASSIGNOR, default_doc="range",
+        doc="The classic protocol's assignor, run by the group's leader.")
 
     @property
     def session_timeout(self) -> int:

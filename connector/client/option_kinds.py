@@ -1,58 +1,43 @@
-"""What each kind of client option accepts: the parsers of :class:`~.config.ClientConfig`'s
-option kinds, the rule each states when it refuses a value, and Java's ``sasl.jaas.config``.
+"""What each kind of client option accepts: the :class:`~broker_sim.common.options.Kind` of
+every option :mod:`.config` declares that is not one of the model's own (``integer``,
+``BOOL``, ``STRING``), the rule each states when it refuses a value, and Java's
+``sasl.jaas.config``.
 
-An option is declared once, in :mod:`.config`, with :func:`option` (its Kafka name, kind and
-range); ``PARSERS[kind]`` turns a typed or string value into the field's value, raising
-``ValueError`` when it does not fit, and ``allowed(meta)`` says what would have: the
-configuration names the option and the value beside it.
+An option is declared once, in :mod:`.config`, with :func:`broker_sim.common.options.option`
+(its Kafka name, one of these kinds, its default and its doc); the kind turns a typed or
+string value into the field's value, and its ``allowed`` text is what the configuration
+error says would have fitted, beside the option's name and the value given.
 
->>> PARSERS["acks"]("all"), PARSERS["bool"](" TRUE "), allowed({"kind": "acks"})
-(-1, True, 'one of 0, 1, all (or -1)')
+>>> ACKS("all"), ACKS(1), SERVERS("h1:9092, h2"), ACKS.allowed
+(-1, 1, (('h1', 9092), ('h2', 9092)), 'one of 0, 1, all (or -1)')
+>>> ASSIGNOR("org.apache.kafka.clients.consumer.RoundRobinAssignor"), ENDPOINT_ID("")
+('roundrobin', 'none')
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
-from collections.abc import Callable, Mapping
 from typing import Any
 
+from broker_sim.common.options import BOOL, Kind, choice, custom, integer
 from broker_sim.protocol.records.compression import CODEC_IDS
 from broker_sim.security.stores import STORE_TYPES
 
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
-
-def option(name: str, default: Any, kind: str = "int", low: int = 0, high: int = INT32_MAX,
-           doc: str = "", secret: bool = False) -> Any:
-    """Declare one option: a dataclass field carrying its Kafka name and rule."""
-    return dataclasses.field(default=default, repr=not secret, metadata={
-        "name": name, "kind": kind, "low": low, "high": high, "doc": doc, "secret": secret})
-
-
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+OFFSET_RESETS = ("earliest", "latest", "none")
+ISOLATION_LEVELS = ("read_uncommitted", "read_committed")
+GROUP_PROTOCOLS = ("classic", "consumer")
+#: The coordinator's assignors of the consumer protocol (KIP-848), by Kafka's names.
+REMOTE_ASSIGNORS = ("uniform", "range")
+#: Kafka's class names of the classic protocol's client-side assignors.
+ASSIGNOR_CLASSES = {"org.apache.kafka.clients.consumer.RangeAssignor": "range",
+                    "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin"}
 
 
-def _parse_int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        return int(value.strip())
-    raise ValueError
-
-
-def _parse_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise ValueError
+_ANY_INT = integer(None, None)
+_ACKS_INT = integer(-1, 1)
 
 
 def _parse_servers(value: Any) -> tuple[tuple[str, int], ...]:
@@ -61,7 +46,7 @@ def _parse_servers(value: Any) -> tuple[tuple[str, int], ...]:
     for item in items:
         if isinstance(item, tuple) and len(item) == 2:
             host, port = item
-            out.append((str(host), _parse_int(port)))
+            out.append((str(host), _ANY_INT(port)))
             continue
         text = str(item).strip()
         if not text:
@@ -71,133 +56,69 @@ def _parse_servers(value: Any) -> tuple[tuple[str, int], ...]:
             host, port = text, "9092"
         host = host.strip("[]")  # [::1]:9092
         if not host:
-            raise ValueError
+            raise ValueError(text)
         p = int(port)
         if not 0 < p < 65536:
-            raise ValueError
+            raise ValueError(text)
         out.append((host, p))
     if not out:
-        raise ValueError
+        raise ValueError(value)
     return tuple(out)
 
 
 def _parse_acks(value: Any) -> int:
     if isinstance(value, str) and value.strip().lower() == "all":
         return -1
-    acks = _parse_int(value)
-    if acks not in (-1, 0, 1):
-        raise ValueError
-    return acks
+    return int(_ACKS_INT(value))
 
 
 def _parse_compression(value: Any) -> str:
     name = "none" if value is None else str(value).strip().lower()
     if name not in CODEC_IDS:
-        raise ValueError
+        raise ValueError(value)
     return name
 
 
 def _parse_optional_bool(value: Any) -> bool | None:
     if value is None or (isinstance(value, str) and value.strip().lower() in ("", "auto")):
         return None
-    return _parse_bool(value)
-
-
-def _parse_optional_str(value: Any) -> str | None:
-    return None if value is None else str(value)
+    return bool(BOOL(value))
 
 
 def _parse_path(value: Any) -> str | None:
     if value is None:
         return None
     if not os.path.isfile(str(value)):
-        raise ValueError
+        raise ValueError(value)
     return str(value)
 
 
-def _choice(allowed: tuple[str, ...]) -> Callable[[Any], str | None]:
-    def parse(value: Any) -> str | None:
-        if value is None:
-            return None
-        text = str(value).strip().upper()
-        if text not in allowed:
-            raise ValueError
-        return text
-    return parse
-
-
-def _parse_store_type(value: Any) -> str:
-    text = str(value).strip().upper()
-    if text not in STORE_TYPES:
-        raise ValueError
-    return text
-
-
-def _parse_endpoint_id(value: Any) -> str:
-    text = "" if value is None else str(value).strip().lower()
-    if text not in ("https", "none", ""):
-        raise ValueError
-    return text or "none"
-
-
-OFFSET_RESETS = ("earliest", "latest", "none")
-ISOLATION_LEVELS = ("read_uncommitted", "read_committed")
-GROUP_PROTOCOLS = ("classic", "consumer")
-#: The coordinator's assignors of the consumer protocol (KIP-848), by Kafka's names.
-REMOTE_ASSIGNORS = ("uniform", "range")
-ASSIGNORS = {"range": "range", "roundrobin": "roundrobin",
-             "org.apache.kafka.clients.consumer.RangeAssignor": "range",
-             "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin"}
-
-
-def _parse_offset_reset(value: Any) -> str:
-    text = str(value).strip().lower()
-    if text not in OFFSET_RESETS:
-        raise ValueError
-    return text
-
-
-def _parse_lower(value: Any, allowed: tuple[str, ...]) -> str:
-    text = str(value).strip().lower()
-    if text not in allowed:
-        raise ValueError
-    return text
-
-
-def _parse_assignor(value: Any) -> str | None:
-    if value is None:
-        return None
-    text = str(value).strip()
-    if text not in ASSIGNORS:
-        raise ValueError
-    return ASSIGNORS[text]
-
-
-def _parse_optional_int(value: Any) -> int | None:
-    return None if value is None else _parse_int(value)
-
-
-def _parse_remote_assignor(value: Any) -> str | None:
-    if value is None:
-        return None
-    text = str(value).strip().lower()
-    if text not in REMOTE_ASSIGNORS:
-        raise ValueError
-    return text
-
-
-PARSERS: dict[str, Callable[[Any], Any]] = {
-    "int": _parse_int, "long": _parse_int, "bool": _parse_bool, "str": str,
-    "servers": _parse_servers, "acks": _parse_acks, "compression": _parse_compression,
-    "optional_bool": _parse_optional_bool, "optional_str": _parse_optional_str,
-    "path": _parse_path, "security_protocol": _choice(SECURITY_PROTOCOLS),
-    "sasl_mechanism": _choice(SASL_MECHANISMS), "store_type": _parse_store_type,
-    "endpoint_id": _parse_endpoint_id,
-    "offset_reset": _parse_offset_reset, "assignor": _parse_assignor,
-    "optional_int": _parse_optional_int, "remote_assignor": _parse_remote_assignor,
-    "group_protocol": lambda value: _parse_lower(value, GROUP_PROTOCOLS),
-    "isolation_level": lambda value: _parse_lower(value, ISOLATION_LEVELS),
-}
+#: ``bootstrap.servers``: ``host[:port]`` items (port 9092 when left out), or (host, port) pairs.
+SERVERS = custom("servers", _parse_servers, "a non-empty comma-separated list of host:port")
+#: ``acks``: stored as -1 (all), 0 or 1.
+ACKS = custom("acks", _parse_acks, "one of 0, 1, all (or -1)")
+COMPRESSION = custom("compression", _parse_compression, "one of " + ", ".join(CODEC_IDS))
+#: ``enable.idempotence``: unset (None, ``""`` or ``auto``) lets the producer decide.
+OPTIONAL_BOOL = custom("bool", _parse_optional_bool,
+                       "true or false (unset: decided from acks, retries and max.in.flight)")
+#: A file that exists (None: unset).
+PATH = custom("path", _parse_path, "the path of an existing file")
+SECURITY_PROTOCOL = choice(SECURITY_PROTOCOLS, case="upper", optional=True)
+SASL_MECHANISM = choice(SASL_MECHANISMS, case="upper", optional=True,
+                        allowed="one of " + ", ".join(SASL_MECHANISMS) + " (pyq has no GSSAPI)")
+STORE_TYPE = choice(STORE_TYPES, case="upper")
+#: ``ssl.endpoint.identification.algorithm``: ``none`` or ``""`` (or None) skips the host check.
+ENDPOINT_ID = choice(("https", "none"), aliases={"": "none"}, allowed='https or none (or "")')
+OFFSET_RESET = choice(OFFSET_RESETS)
+ISOLATION_LEVEL = choice(ISOLATION_LEVELS)
+GROUP_PROTOCOL = choice(GROUP_PROTOCOLS)
+#: ``partition.assignment.strategy``: pyq's short name or Kafka's class name -> the short name.
+ASSIGNOR = choice(("range", "roundrobin"), case="exact", optional=True, aliases=ASSIGNOR_CLASSES,
+                  allowed="range or roundrobin (or Kafka's RangeAssignor / RoundRobinAssignor "
+                          "class name)")
+REMOTE_ASSIGNOR = choice(REMOTE_ASSIGNORS, optional=True,
+                         allowed="one of " + ", ".join(REMOTE_ASSIGNORS)
+                         + " (the coordinator's assignors)")
 
 _JAAS = re.compile(r"^\s*([\w.$]+)\s+(required|requisite|sufficient|optional)\s*(.*?)\s*;?\s*$", re.S)
 _JAAS_OPTION = re.compile(r'(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|(\S+))')
@@ -218,38 +139,6 @@ def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
     return m.group(1), options
 
 
-def allowed(meta: Mapping[str, Any]) -> str:
-    kind = meta["kind"]
-    if kind in ("int", "long", "optional_int"):
-        return f"an integer in [{meta['low']}, {meta['high']}]"
-    if kind == "bool":
-        return "true or false"
-    if kind == "optional_bool":
-        return "true or false (unset: decided from acks, retries and max.in.flight)"
-    if kind == "servers":
-        return "a non-empty comma-separated list of host:port"
-    if kind == "acks":
-        return "one of 0, 1, all (or -1)"
-    if kind == "compression":
-        return "one of " + ", ".join(CODEC_IDS)
-    if kind == "path":
-        return "the path of an existing file"
-    if kind == "security_protocol":
-        return "one of " + ", ".join(SECURITY_PROTOCOLS)
-    if kind == "sasl_mechanism":
-        return "one of " + ", ".join(SASL_MECHANISMS) + " (pyq has no GSSAPI)"
-    if kind == "store_type":
-        return "one of " + ", ".join(STORE_TYPES)
-    if kind == "endpoint_id":
-        return 'https or none (or "")'
-    if kind == "offset_reset":
-        return "one of " + ", ".join(OFFSET_RESETS)
-    if kind == "isolation_level":
-        return "one of " + ", ".join(ISOLATION_LEVELS)
-    if kind == "assignor":
-        return "range or roundrobin (or Kafka's RangeAssignor / RoundRobinAssignor class name)"
-    if kind == "group_protocol":
-        return "one of " + ", ".join(GROUP_PROTOCOLS)
-    if kind == "remote_assignor":
-        return "one of " + ", ".join(REMOTE_ASSIGNORS) + " (the coordinator's assignors)"
-    return "a string"
+__all__ = ["ACKS", "ASSIGNOR", "COMPRESSION", "ENDPOINT_ID", "GROUP_PROTOCOL", "ISOLATION_LEVEL",
+           "Kind", "OFFSET_RESET", "OPTIONAL_BOOL", "PATH", "REMOTE_ASSIGNOR", "SASL_MECHANISM",
+           "SECURITY_PROTOCOL", "SERVERS", "STORE_TYPE", "parse_jaas_config"]
