@@ -98,3 +98,85 @@ def test_docs_options_md_is_what_the_declarations_say() -> None:
 if __name__ == "__main__":
     DOC.write_text(render())
     sys.stdout.write(f"wrote {DOC.relative_to(ROOT)}\n")
+
+
+# ---- the README's option tables against the declarations ----------------------------------
+README = ROOT / "README.md"
+#: First-column cells of README option tables that are not options (and why).
+NOT_OPTIONS = {"save mode",  # Spark's, not an option: the row says which mode to use
+               }
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def readme_rows(start: str, end: str) -> list[tuple[list[str], list[str]]]:
+    """(header, cells) of every table row between two headings of the README."""
+    text = README.read_text()
+    section = text[text.index(start):]
+    section = section[:section.index(end)]
+    rows = []
+    for table in re.findall(r"((?:^\|.*\|\n)+)", section, re.M):
+        lines = table.strip("\n").split("\n")
+        rows += [(_cells(lines[0]), _cells(line)) for line in lines[2:]]
+    return rows
+
+
+def named(cell: str, prefix: str = "schemaRegistry") -> list[str]:
+    """The option names a first cell gives: ```a` / `b```, ```x` / `.y``` (y relative to
+    x's prefix), ```other `kafka.*` ``` gives none."""
+    names = []
+    for name in re.findall(r"`([^`]+)`", cell):
+        if name.startswith(".") and names:
+            name = names[0].split(".", 1)[0] + name
+        if "*" not in name:
+            names.append(name)
+    return names
+
+
+def _spark_declared() -> dict[str, options.OptionSpec]:
+    out: dict[str, options.OptionSpec] = {}
+    for part in ("source", "sink"):
+        for cls in model_classes(part):
+            out.update(options.names(cls))
+    return out
+
+
+def test_readme_spark_tables_name_declared_options_with_their_defaults() -> None:
+    """Every option a README table of the Spark connector names is declared (by the source
+    or the sink, or is a ``kafka.*`` client setting the connector takes), and a default the
+    table states is the declared one."""
+    from connector.kafka_options import allowed
+
+    declared = _spark_declared()
+    kafka = {*allowed("source"), *allowed("sink"), "kafka.partitioner.class",
+             "kafka.key.serializer", "kafka.value.serializer"}
+    rows = (readme_rows("### Spark's Kafka options", "## The `pyq` command")
+            + readme_rows("### Avro from Spark", "## Security"))
+    checked, compared = set(), 0
+    for header, cells in rows:
+        if cells[0] in NOT_OPTIONS:
+            continue
+        for name in named(cells[0]):
+            assert name in declared or name in kafka, f"README names {name!r}, declared nowhere"
+            checked.add(name)
+        if header[-1] == "default" and cells[-1]:
+            shown = cells[-1].replace("`", "").strip()
+            defaults = [declared[name].default_text for name in named(cells[0])]
+            assert any(d and (shown == d or d.startswith(shown + " ") or shown.startswith(d + " "))
+                       for d in defaults), \
+                f"README says {cells[0]} defaults to {shown!r}; declared: {defaults}"
+            compared += 1
+    assert len(checked) > 40 and compared >= 7, (checked, compared)
+
+
+def test_every_spark_option_is_in_the_readme() -> None:
+    """A user reading the README meets every option of the source and sink by name, in a
+    table or in the prose around it."""
+    text = README.read_text()
+    tabled = {name for _, cells in readme_rows("### Spark's Kafka options", "## Security")
+              for name in named(cells[0])}
+    missing = [name for name in _spark_declared() if name not in tabled
+               and f"`{name}`" not in text and f"`{name}=" not in text]
+    assert not missing, f"not in the README: {missing}"
