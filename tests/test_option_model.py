@@ -123,10 +123,10 @@ def readme_rows(start: str, end: str) -> list[tuple[list[str], list[str]]]:
     return rows
 
 
-def named(cell: str, prefix: str = "schemaRegistry") -> list[str]:
+def named(cell: str) -> list[str]:
     """The option names a first cell gives: ```a` / `b```, ```x` / `.y``` (y relative to
     x's prefix), ```other `kafka.*` ``` gives none."""
-    names = []
+    names: list[str] = []
     for name in re.findall(r"`([^`]+)`", cell):
         if name.startswith(".") and names:
             name = names[0].split(".", 1)[0] + name
