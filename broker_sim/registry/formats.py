@@ -14,7 +14,8 @@ A parsed schema carries:
 - ``canonical`` -- the text that decides identity: two schemas of one type with equal
   canonical texts and equal references are the same schema (same id);
 - ``text`` -- what the registry stores and serves for it (for Avro and JSON Schema the
-  canonical text; for Protobuf the text as first registered, see :mod:`.protobuf_schema`).
+  canonical text -- JSON Schema's keeps the registration order of keys; for Protobuf the
+  text as first registered, see :mod:`.protobuf_schema`).
 
 :func:`parse` dispatches on ``schemaType`` (``AVRO`` when absent); an unknown type is
 refused 42201 ``Invalid schema type X``, Confluent's code and words. Schemas of different

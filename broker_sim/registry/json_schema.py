@@ -11,8 +11,11 @@ reason. Under a root ``$id`` a reference's name is also taken relative to it
 ``https://example.com/user.json``).
 
 :attr:`JsonSchema.canonical` (and :attr:`JsonSchema.text`, what is stored and served) is
-the JSON printed compact with sorted keys: key order and whitespace do not make a new
-schema.
+the JSON printed compact, **keys in the order registered**, as Confluent's registry keeps
+it (its ``canonicalString`` is Jackson's compact print of the parsed tree): whitespace
+does not make a new schema, key order does (the same keys in another order register a new
+version and do not match a lookup, as on Confluent). The order matters to readers: a
+struct's fields follow its ``properties`` in this order.
 
 Compatibility (:func:`reader_incompatibilities`, Confluent's JSON Schema rules, named as
 its registry names them): data valid under the writer must be valid under the reader.
@@ -24,7 +27,10 @@ narrowed, ``minimum``/``maximum``/``exclusive*``, ``minLength``/``maxLength``,
 (a property added to an open model, or not covered by a partially open one; removed from
 a closed model, or not covered by a partially open one; ``additionalProperties``
 narrowed), ``items`` (a single schema) recursively, ``oneOf``/``anyOf`` narrowed,
-``allOf`` extended, ``$ref`` followed (each pair once), ``dependencies`` /
+``allOf`` extended, ``allOf`` (of more than one part) on one side against a schema
+without ``oneOf``/``anyOf``/``allOf`` on the other is ``TYPE_CHANGED`` whatever the parts
+(Confluent's verdict: a product type and a plain schema are different kinds; a singleton
+``allOf`` is compared as its part), ``$ref`` followed (each pair once), ``dependencies`` /
 ``dependentRequired`` / ``dependentSchemas`` added or extended, tuples (``items`` as a list
 with ``additionalItems``, or ``prefixItems`` with ``items``) as content models of their
 positions (an item added to an open tuple, removed from a closed one, not covered by a
@@ -127,7 +133,7 @@ class JsonSchema:
             except referencing.exceptions.Unresolvable as e:
                 raise invalid_schema(f"$ref {pointer!r} does not resolve (a reference's name, or a "
                                      f"pointer within the schema): {type(e).__name__}") from None
-        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        canonical = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
         return cls(data, canonical, resolver, registry)
 
     def __repr__(self) -> str:
@@ -197,8 +203,24 @@ def _is_closed(node: dict[str, Any]) -> bool:
     return node.get("additionalProperties", True) is False
 
 
+def _combines(node: Any) -> bool:
+    return isinstance(node, dict) and any(k in node for k in _COMBINERS)
+
+
+def _solo(side: _Side, other: _Side) -> _Side:
+    """The one part of ``{"allOf": [part]}`` when ``other`` combines nothing (Confluent
+    compares such a singleton as its part)."""
+    node = side.node
+    while isinstance(node, dict) and set(node) == {"allOf"} and isinstance(node["allOf"], list) \
+            and len(node["allOf"]) == 1 and not _combines(other.node):
+        side = side.child(node["allOf"][0]).deref()
+        node = side.node
+    return side
+
+
 def _compare(reader: _Side, writer: _Side, path: str, seen: set[tuple[int, int]]) -> list[str]:
     reader, writer = reader.deref(), writer.deref()
+    reader, writer = _solo(reader, writer), _solo(writer, reader)
     r, w = reader.node, writer.node
     key = (id(r), id(w))
     if key in seen:
@@ -215,6 +237,13 @@ def _compare(reader: _Side, writer: _Side, path: str, seen: set[tuple[int, int]]
     def say(name: str, detail: str) -> None:
         out.append(f"{name} at {path}: {detail}")
 
+    # allOf against a schema that combines nothing: Confluent's TYPE_CHANGED (a product
+    # type and a plain schema are different kinds of schema there, whatever their parts)
+    r_product, w_product = isinstance(r.get("allOf"), list), isinstance(w.get("allOf"), list)
+    if r_product != w_product and not _combines(w if r_product else r):
+        say("TYPE_CHANGED", "allOf on the " + ("reader's" if r_product else "writer's") +
+            " side only (a product of schemas against a plain schema)")
+        return out
     # types
     rt, wt = _types(r), _types(w)
     w_combined = any(k in w for k in _COMBINERS)

@@ -14,12 +14,15 @@ type of the column and the Arrow type the decoder builds:
 | ``integer`` / ``number`` / ``boolean`` | bigint / double / boolean |
 | ``type: [T, "null"]``, ``oneOf``/``anyOf`` of ``{"type": "null"}`` and one schema | T |
 | ``$ref`` within the schema (``#/definitions/...``, ``#/$defs/...``) or to a schema reference by its name (``address.json``, ``address.json#/definitions/X``) | the referenced schema's type |
+| ``allOf`` of object schemas (inline or ``$ref``, nested ``allOf`` flattened; keywords beside ``allOf`` are a part too) | one struct: the parts' properties in order of appearance (a property in several parts must map to one Spark type); parts that only constrain (``required``, bounds) add no field |
+| ``allOf`` of non-object schemas of one type (``{"type": "string"}`` and ``{"maxLength": 9}``) | that type |
 
 Refused at construction, naming the construct and where it is: ``oneOf``/``anyOf`` of
-several non-null schemas (no single Spark type), ``allOf``, tuples (``items`` as a list,
-``prefixItems``), an object with neither ``properties`` nor an ``additionalProperties``
-schema, a schema that accepts any value, recursive ``$ref``, and a ``$ref`` that names no
-reference.
+several non-null schemas (no single Spark type), ``allOf`` whose parts give one property
+two Spark types (naming the property) or mix objects with other types, tuples (``items``
+as a list, ``prefixItems``: a struct per position is not mapped), an object with neither
+``properties`` nor an ``additionalProperties`` schema, a schema that accepts any value,
+recursive ``$ref``, and a ``$ref`` that names no reference.
 
 :class:`JsonColumn` (picklable, made on the driver) is the reader; :class:`JsonDecoder`
 (one per task) reads each value: the header, the writer schema id (fetched once per id:
@@ -107,7 +110,7 @@ def _types(root: Any, node: Any, where: str, stack: tuple[str, ...], refs: dict[
         raise UnsupportedJsonSchema(f"{where}: a schema that accepts any JSON value has no "
                                     "Spark type")
     if "allOf" in node:
-        raise UnsupportedJsonSchema(f"{where}: allOf has no Spark type here")
+        return _all_of(root, node, where, stack, refs)
     for combinator in ("oneOf", "anyOf"):
         if combinator in node:
             members = [m for m in node[combinator]
@@ -167,6 +170,70 @@ def _types(root: Any, node: Any, where: str, stack: tuple[str, ...], refs: dict[
         raise UnsupportedJsonSchema(f"{where}: an object with neither properties nor an "
                                     "additionalProperties schema has no Spark type")
     raise UnsupportedJsonSchema(f"{where}: type {kind!r} has no Spark type")
+
+
+def _all_of_parts(root: Any, node: Any, where: str, stack: tuple[str, ...],
+                  refs: dict[str, Any]) -> list[tuple[Any, dict[str, Any], tuple[str, ...]]]:
+    """The parts of an ``allOf`` (each ``$ref`` followed, nested ``allOf`` flattened), in
+    order, with the root each part's ``$ref`` resolve against; the node's own keywords
+    beside ``allOf`` are the first part."""
+    node, stack, root = _deref(root, node, where, stack, refs)
+    if node is True or node == {}:
+        return []
+    if not isinstance(node, dict):
+        raise UnsupportedJsonSchema(f"{where}: allOf with a part that accepts nothing has no "
+                                    "Spark type")
+    rest = {k: v for k, v in node.items() if k != "allOf"}
+    parts = [(root, rest, stack)] if rest else []
+    members = node.get("allOf", [])
+    for member in members:
+        parts += _all_of_parts(root, member, where, stack, refs)
+    return parts
+
+
+def _is_object(node: dict[str, Any]) -> bool:
+    kind = node.get("type")
+    kinds = {kind} if isinstance(kind, str) else set(kind or ())
+    return "object" in kinds or "properties" in node
+
+
+def _all_of(root: Any, node: dict[str, Any], where: str, stack: tuple[str, ...],
+            refs: dict[str, Any]) -> tuple[str, pa.DataType]:
+    """``allOf``: object parts merge into one struct, their properties in order of
+    appearance (a property in several parts must have one Spark type); parts that only
+    constrain (``required``, bounds) add nothing; other parts must all have one type."""
+    parts = _all_of_parts(root, node, where, stack, refs)
+    objects = [p for p in parts if _is_object(p[1])]
+    typed = [p for p in parts if not _is_object(p[1]) and
+             any(k in p[1] for k in ("type", "items", "enum", "oneOf", "anyOf", "$ref",
+                                     "additionalProperties"))]
+    if objects:
+        if typed:
+            raise UnsupportedJsonSchema(f"{where}: allOf of an object and a non-object schema "
+                                        f"({json.dumps(typed[0][1])[:60]}) has no Spark type")
+        props: dict[str, tuple[str, pa.DataType]] = {}
+        for part_root, part, part_stack in objects:
+            for name, sub in (part.get("properties") or {}).items():
+                ddl, arrow = _types(part_root, sub, f"{where}.{name}", part_stack, refs)
+                if name in props and props[name][0] != ddl:
+                    raise UnsupportedJsonSchema(
+                        f"{where}: allOf: property {name!r} is {props[name][0]} in one part and "
+                        f"{ddl} in another (no single Spark type)")
+                props.setdefault(name, (ddl, arrow))
+        if not props:
+            raise UnsupportedJsonSchema(f"{where}: allOf of objects without properties has no "
+                                        "Spark type")
+        return (f"struct<{', '.join(f'{_quote(n)}: {d}' for n, (d, _a) in props.items())}>",
+                pa.struct([pa.field(n, a, True) for n, (_d, a) in props.items()]))
+    found = {_types(r, part, where, s, refs) for r, part, s in typed}
+    if not found:
+        raise UnsupportedJsonSchema(f"{where}: allOf whose parts only constrain (no type) has "
+                                    "no Spark type")
+    if len(found) != 1:
+        raise UnsupportedJsonSchema(
+            f"{where}: allOf of {len(found)} distinct types "
+            f"({', '.join(sorted(d for d, _a in found))}) has no single Spark type")
+    return found.pop()
 
 
 def _validator(doc: JsonDocument) -> Any:

@@ -99,6 +99,16 @@ JSON_CASES = [
     ("anyOf into one of its types", INT, {"anyOf": [INT, STR]}, "COMBINED_TYPE_CHANGED"),
     ("allOf extended", {"allOf": [obj({"a": INT}), obj({"b": STR})]}, {"allOf": [obj({"a": INT})]},
      "PRODUCT_TYPE_EXTENDED"),
+    ("same allOf", {"allOf": [obj({"a": INT}), obj({"b": STR})]},
+     {"allOf": [obj({"a": INT}), obj({"b": STR})]}, None),
+    ("allOf part type changed", {"allOf": [obj({"a": INT}), obj({"b": INT})]},
+     {"allOf": [obj({"a": INT}), obj({"b": STR})]}, "COMBINED_TYPE_SUBSCHEMAS_CHANGED"),
+    # Confluent: a product type against a plain schema is a type change, whatever the parts
+    ("allOf into its merged object", obj({"a": INT, "b": STR}),
+     {"allOf": [obj({"a": INT}), obj({"b": STR})]}, "TYPE_CHANGED"),
+    ("an object into allOf", {"allOf": [obj({"a": INT}), obj({"b": STR})]}, obj({"a": INT, "b": STR}),
+     "TYPE_CHANGED"),
+    ("a singleton allOf is its part", {"allOf": [obj({"a": INT})]}, obj({"a": INT}), None),
     ("dependency array added", {"type": "object", "dependencies": {"a": ["b"]}}, {"type": "object"},
      "DEPENDENCY_ARRAY_ADDED"),
     ("dependentRequired extended", {"dependentRequired": {"a": ["b", "c"]}},
@@ -161,9 +171,14 @@ def test_json_schema_drafts_meta_schemas_and_identity() -> None:
         js({"properties": {"a": {"$ref": "missing.json"}}})
     with pytest.raises(RegistryError, match="not JSON"):
         formats.parse("JSON", "{nope")
-    a = formats.parse("JSON", '{"type": "object", "properties": {"b": {"type": "string"}}}')
-    b = formats.parse("JSON", '{"properties":{"b":{"type":"string"}},"type":"object"}')
-    assert a.canonical == b.canonical == a.text == '{"properties":{"b":{"type":"string"}},"type":"object"}'
+    # Whitespace is not part of a schema; key order is (Confluent's canonical string keeps
+    # it), and what is stored and served keeps the order registered.
+    a = formats.parse("JSON", '{"type": "object", "properties": {"b": {"type": "string"}, "a": {}}}')
+    b = formats.parse("JSON", '{"type":"object","properties":{"b":{"type":"string"},"a":{}}}')
+    c = formats.parse("JSON", '{"properties":{"b":{"type":"string"},"a":{}},"type":"object"}')
+    assert a.canonical == b.canonical == a.text == b.text == \
+        '{"type":"object","properties":{"b":{"type":"string"},"a":{}}}'
+    assert c.canonical != a.canonical
 
 
 # ---- Protobuf --------------------------------------------------------------------------

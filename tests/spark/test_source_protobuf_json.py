@@ -217,7 +217,7 @@ def reading(i: int) -> dict:
 
 def reading_row(i: int) -> tuple:
     d = reading(i)
-    return (d["count"], d["labels"], d["ok"], d["sensor"], d["tags"], d["value"], (59.9, 10.7))
+    return (d["sensor"], d["value"], d["count"], d["ok"], d["tags"], d["labels"], (59.9, 10.7))
 
 
 def test_json_schema_from_the_serializer_read_validated_and_written_back(spark, cluster, registry):
@@ -229,9 +229,9 @@ def test_json_schema_from_the_serializer_read_validated_and_written_back(spark, 
 
     df = read(spark, cluster, topic, "json-schema", valueValidate="true", mode="PERMISSIVE")
     got = df.select("offset", "value.*", "_corrupt_record").orderBy("offset")
-    # the registry serves the schema with its keys sorted, so the fields come in that order
+    # the fields follow the schema's properties in the order they were registered
     assert [f.name for f in df.schema["value"].dataType.fields] == \
-        ["count", "labels", "ok", "sensor", "tags", "value", "where"]
+        ["sensor", "value", "count", "ok", "tags", "labels", "where"]
     expected = spark.createDataFrame(
         [(o, *reading_row(o), None) for o in range(3)]
         + [(3, *[None] * 7, "value: not valid under writer schema "
@@ -275,6 +275,42 @@ def test_json_schema_from_the_serializer_read_validated_and_written_back(spark, 
     assert "'sensor' is a required property" in str(refused.value)
 
 
+SHIPMENT_JSON = {
+    "$schema": "http://json-schema.org/draft-07/schema#", "title": "pyq.test.Shipment",
+    "definitions": {"Base": {"type": "object", "required": ["id"],
+                             "properties": {"zone": {"type": "string"}, "id": {"type": "integer"}}}},
+    "allOf": [{"$ref": "#/definitions/Base"},
+              {"type": "object", "properties": {"weight": {"type": "number"},
+                                                "city": {"type": "string"},
+                                                "id": {"type": "integer"}}},
+              {"required": ["city"]}]}
+
+
+def test_json_schema_all_of_read_as_one_struct_in_registration_order(spark, cluster, registry):
+    """allOf of a $ref and an inline object, properties not in alphabetical order: written by
+    JSONSerializer, served back as registered, read as one struct whose fields follow the
+    order of appearance (a property in two parts once)."""
+    topic = "shipments"
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    rows = [{"zone": f"z{i}", "id": i, "weight": i + 0.25, "city": "Oslo"} for i in range(2)]
+    values = [JSONSerializer(json.dumps(SHIPMENT_JSON), registry)(r, ctx) for r in rows]
+    send(cluster, topic, values)
+    schema_id = int.from_bytes(values[0][1:5], "big")
+    assert registry.get_schema(schema_id).schema_str == json.dumps(SHIPMENT_JSON,
+                                                                   separators=(",", ":"))
+
+    got = read(spark, cluster, topic, "json-schema").select("value.*")
+    expected = spark.createDataFrame([tuple(r.values()) for r in rows],
+                                     "zone string, id bigint, weight double, city string")
+    assert_df_equality(got, expected, ignore_nullable=True, ignore_row_order=True)
+    function = (spark.read.format("pyq").option("kafka.bootstrap.servers", cluster.bootstrap_servers)
+                .option("subscribe", topic).load()
+                .select(from_confluent_json("value", schemaRegistryUrl=cluster.schema_registry_url,
+                                            subject=f"{topic}-value").alias("r")))
+    assert function.schema["r"].dataType.simpleString() == \
+        "struct<zone:string,id:bigint,weight:double,city:string>"
+
+
 @pytest.mark.parametrize(("options", "message"), [
     ({"valueFormat": "xml"}, "valueFormat='xml' is not allowed: binary, avro, protobuf, json-schema"),
     ({"valueFormat": "protobuf", "valueValidate": "true"},
@@ -286,6 +322,8 @@ def test_json_schema_from_the_serializer_read_validated_and_written_back(spark, 
     ({"valueFormat": "json-schema", "subscribe": "odd"},
      "valueFormat='json-schema' is not allowed: a JSON Schema with a Spark type: value.v: oneOf "
      "of 2 non-null schemas has no single Spark type"),
+    ({"valueFormat": "json-schema", "subscribe": "clash"},
+     "value: allOf: property 'id' is bigint in one part and string in another"),
 ])
 def test_refused_options(spark, cluster, registry, options, message):
     client = cluster_client(cluster)
@@ -293,6 +331,8 @@ def test_refused_options(spark, cluster, registry, options, message):
     client.register("odd-value", {"schemaType": "JSON", "schema": json.dumps(
         {"type": "object", "properties": {"v": {"oneOf": [{"type": "string"},
                                                           {"type": "integer"}]}}})})
+    client.register("clash-value", {"schemaType": "JSON", "schema": json.dumps({"allOf": [
+        {"properties": {"id": {"type": "integer"}}}, {"properties": {"id": {"type": "string"}}}]})})
     opts = {"subscribe": "orders-pb", **options}
     reader = (spark.read.format("pyq").option("kafka.bootstrap.servers", cluster.bootstrap_servers)
               .option("schemaRegistry.url", cluster.schema_registry_url))
@@ -366,9 +406,9 @@ def test_json_schema_with_a_reference(cluster):
     data = json_writer(settings, "people-value", None, None, False).encode(
         {"name": "Ada", "home": {"city": "London"}})
     reader = resolve_json_reader("value", settings, "people-value", None, None, validate=True)
-    assert reader.ddl == "struct<`home`: struct<`city`: string>, `name`: string>"
+    assert reader.ddl == "struct<`name`: string, `home`: struct<`city`: string>>"  # as registered
     homeless = header(sid) + json.dumps({"name": "Bo", "home": {}}).encode()
     column, reasons = reader.decoder().decode([data, homeless])
-    assert column.to_pylist()[0] == {"home": {"city": "London"}, "name": "Ada"}
+    assert column.to_pylist()[0] == {"name": "Ada", "home": {"city": "London"}}
     assert reasons == [None, f"value: not valid under writer schema {sid}: at home: 'city' is a "
                              "required property"]
