@@ -305,10 +305,15 @@ def parse_declared(instance: Any, error: Callable[[OptionSpec, Any, str], Except
 
 
 def markdown_table(cls: type, *, columns: tuple[str, ...] = ("option", "default", "allowed",
-                                                              "meaning")) -> str:
-    """The class's options as a Markdown table (what ``docs/options.md`` shows)."""
+                                                              "meaning"),
+                   skip: Iterable[str] = ()) -> str:
+    """The class's options as a Markdown table (what ``docs/options.md`` shows), but those
+    named in ``skip`` (shown already, e.g. under a base class)."""
     rows = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    left_out = set(skip)
     for spec in declared(cls).values():
+        if spec.name in left_out:
+            continue
         cells = {
             "option": f"`{spec.name}`" + "".join(f" (`{a}`)" for a in spec.aliases),
             "default": "" if not spec.default_text else "(hidden)" if spec.secret
