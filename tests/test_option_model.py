@@ -27,7 +27,8 @@ DOC = ROOT / "docs" / "options.md"
 #: show them. A class listed here declares every option it accepts with ``options.option``.
 MODELS: dict[str, list[str]] = {
     "broker": [],
-    "client": [],
+    "client": ["connector.client.config:ClientConfig", "connector.client.config:ProducerConfig",
+               "connector.client.config:FetcherConfig", "connector.client.config:ConsumerConfig"],
     "source": ["connector.source.options:SourceOptions", "connector.source.formats:FormatOptions",
                "connector.registry.settings:RegistrySettings"],
     "sink": ["connector.sink.options:SinkOptions", "connector.sink.formats:SinkFormatOptions",
@@ -68,7 +69,12 @@ def render() -> str:
             shown.add(cls)
             about = inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0].replace("\n", " ")
             about = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", about).replace("``", "`")
-            lines += [f"### {cls.__name__}", "", about, "", options.markdown_table(cls), ""]
+            bases = [b.__name__ for b in cls.__mro__[1:] if b in shown]
+            if bases:
+                about += f" Also every option of `{bases[0]}` above."
+            skip = [name for b in cls.__mro__[1:] if b in shown for name in options.declared(b)]
+            lines += [f"### {cls.__name__}", "", about, "",
+                      options.markdown_table(cls, skip=skip), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -98,7 +98,11 @@ C = TypeVar("C", bound="ClientConfig")
 
 @dataclass(frozen=True)
 class ClientConfig:
-    """Options every client (producer, fetcher, admin) shares. See the module docstring."""
+    """Options every client (producer, fetcher, consumer, admin) shares: where the cluster is,
+    timeouts and backoffs, TLS and SASL. ``AdminConfig`` is this class.
+
+    Cross-option rules (module docstring): ``reconnect.backoff.max.ms >= reconnect.backoff.ms``;
+    security options must match ``security.protocol`` (:mod:`.security_config`)."""
 
     bootstrap_servers: tuple[tuple[str, int], ...] = option(
         "bootstrap.servers", (), k.SERVERS, default_doc="(required)",
@@ -285,7 +289,10 @@ def _too_small(name: str, value: int, rule: str) -> ConfigError:
 
 @dataclass(frozen=True)
 class ProducerConfig(ClientConfig):
-    """Producer options (module docstring); ``acks`` is stored as -1, 0 or 1."""
+    """A producer's options (:class:`~connector.client.producer.Producer`); ``acks`` is
+    stored as -1, 0 or 1.
+
+    Cross-option rules: see the module docstring."""
 
     acks: int = option("acks", -1, k.ACKS, default_doc="all",
                        doc="How many replicas must have a batch before it counts as written.")
@@ -364,7 +371,10 @@ class ProducerConfig(ClientConfig):
 
 @dataclass(frozen=True)
 class FetcherConfig(ClientConfig):
-    """Consumer-side fetch options (module docstring)."""
+    """A fetcher's options (:class:`~connector.client.fetcher.Fetcher`, and every consumer):
+    how fetches wait and how much they bring back.
+
+    Cross-option rules: see the module docstring."""
 
     fetch_max_wait_ms: int = option(
         "fetch.max.wait.ms", 500, integer(),
