@@ -6,33 +6,23 @@ refuses every other at ``load()`` / ``save()`` / ``start()`` with the option, it
 the allowed names, so nothing is silently ignored (a ``kafka.security.protocol`` pyq did not
 understand would otherwise send credentials nowhere and data in the clear).
 
-====================================  ======  ====  =============================================
-``kafka.<name>``                      source  sink  meaning
-====================================  ======  ====  =============================================
-bootstrap.servers                     yes     yes   required
-security.protocol, ssl.*, sasl.*      yes     yes   TLS and SASL (see connector.client.config)
-client.id, request.timeout.ms,        yes     yes   as the client's options of the same names
-retry.backoff.ms, reconnect.backoff.*,
-socket.connection.setup.timeout.ms,
-metadata.max.age.ms, default.api.timeout.ms,
-max.in.flight.requests.per.connection
-fetch.max.wait.ms, fetch.min.bytes,   yes     no    the executors' fetches
-fetch.max.bytes,
-max.partition.fetch.bytes, check.crcs
-isolation.level                       yes     no    read_uncommitted (default) or read_committed:
-                                                    plan to the last stable offset, drop aborted
-acks                                  no      yes   ``all`` / ``-1`` only: the sink is acks=all
-compression.type                      no      yes   none, gzip, snappy, lz4, zstd
-linger.ms                             no      yes   how long a partial batch waits for more rows
-batch.size                            no      yes   bytes per record batch (default 921600)
-delivery.timeout.ms                   no      yes   give up on a partition (the task fails)
-transaction.timeout.ms                no      yes   exactlyOnce: how long a task's transaction
-                                                    may wait for the driver's commit
-====================================  ======  ====  =============================================
+Which names each side takes is read from the client's declarations
+(:mod:`connector.client.config`; ``docs/options.md`` lists them with their defaults and
+rules), and each value is checked by the client's own parser:
 
-The connection settings (the ``yes``/``yes`` rows) reach every client a query opens: the
-driver's admin client, the executors' fetchers and writers, failure reports and dead
-letters, so a secured cluster is reached the same secured way by all of them.
+* both: every option of :class:`~connector.client.config.ClientConfig` — bootstrap.servers
+  (required), security.protocol, ssl.*, sasl.*, client.id, the timeouts and backoffs. These
+  connection settings reach every client a query opens: the driver's admin client, the
+  executors' fetchers and writers, failure reports and dead letters, so a secured cluster
+  is reached the same secured way by all of them;
+* the source: also :class:`~connector.client.config.FetcherConfig`'s own (fetch.max.wait.ms,
+  fetch.min.bytes, fetch.max.bytes, max.partition.fetch.bytes, check.crcs,
+  isolation.level: read_committed plans to the last stable offset and drops aborted data);
+* the sink: also the producer options of :data:`SINK_ONLY` (acks — ``all`` / ``-1`` only,
+  the sink is acks=all —, compression.type, linger.ms, batch.size — default 921600 bytes,
+  in [1024, 67108864] —, delivery.timeout.ms, and transaction.timeout.ms: with exactlyOnce,
+  how long a task's transaction may wait for the driver's commit). The producer's other
+  options (retries, enable.idempotence, transactional.id, buffers) the sink sets itself.
 
 The Kafka settings Spark's connector refuses are refused here with Spark's reason
 (:data:`REFUSED`): ``auto.offset.reset``, ``enable.auto.commit``, ``interceptor.classes``
@@ -49,14 +39,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from broker_sim.common.options import declared
 from connector.client.config import ClientConfig, FetcherConfig, ProducerConfig
 from connector.client.errors import ConfigError
 
 from .option_values import OptionError
 
-#: sink-only options and the rule each follows (the default is the sink's own).
-SINK_ONLY = ("acks", "compression.type", "linger.ms", "batch.size", "delivery.timeout.ms",
-             "transaction.timeout.ms")
+#: The producer options the sink takes besides the connection settings (each one a
+#: :class:`ProducerConfig` declaration: a name it does not declare fails at import).
+SINK_ONLY = tuple(declared(ProducerConfig)[name].name for name in (
+    "acks", "compression.type", "linger.ms", "batch.size", "delivery.timeout.ms",
+    "transaction.timeout.ms"))
 SINK_DEFAULT_BATCH_BYTES = 900 * 1024
 
 
@@ -83,11 +76,11 @@ DEFAULT_PARTITIONER = "org.apache.kafka.clients.producer.internals.DefaultPartit
 
 
 def _connection_names() -> set[str]:
-    return set(ClientConfig.option_names()) - {"bootstrap.servers"}
+    return set(declared(ClientConfig)) - {"bootstrap.servers"}
 
 
 def _source_names() -> set[str]:
-    return set(FetcherConfig.option_names()) - {"bootstrap.servers"}
+    return set(declared(FetcherConfig)) - {"bootstrap.servers"}
 
 
 def allowed(role: str) -> list[str]:
