@@ -33,6 +33,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 from werkzeug.routing import Map, Rule
 from werkzeug.wrappers import Request, Response
 
+from . import json_schema
 from .errors import RegistryError, bad_request
 from .formats import SCHEMA_TYPES
 from .registry import MAX_SCHEMA_BYTES, SchemaRegistry
@@ -69,13 +70,26 @@ def _flag(request: Request, name: str) -> bool:
     return request.args.get(name, "false").strip().lower() == "true"
 
 
-def _no_normalize(request: Request) -> None:
-    """``normalize=true`` asks for a schema's normal form before it is compared or stored;
-    pyq's registry compares schemas by their canonical forms (:mod:`.formats`) and has no
-    further normal form, so it refuses the flag rather than ignore it."""
-    if _flag(request, "normalize"):
-        raise bad_request("normalize=true is not supported by pyq's schema registry (schemas are "
-                          "compared by their canonical forms); send normalize=false")
+def _normalized(request: Request, body: Any) -> Any:
+    """``normalize=true`` asks for a schema's normal form before it is compared or stored.
+    A JSON Schema has one here (keys sorted, :func:`.json_schema.normalized`, references
+    sorted, as Confluent's); Avro and Protobuf are compared by their canonical forms
+    (:mod:`.formats`) with no further normal form, so the flag is refused for them rather
+    than ignored."""
+    if not _flag(request, "normalize"):
+        return body
+    if isinstance(body, dict) and body.get("schemaType") == "JSON" and \
+            isinstance(body.get("schema"), str):
+        refs = body.get("references") or []
+        try:
+            refs = sorted(refs, key=lambda r: (r["name"], r["subject"], r["version"]))
+        except (TypeError, KeyError):
+            pass  # malformed: refused by the parse with its reason
+        return {**body, "schema": json_schema.normalized(body["schema"]), "references": refs}
+    kind = (body.get("schemaType") or "AVRO") if isinstance(body, dict) else "AVRO"
+    raise bad_request(f"normalize=true is not supported by pyq's schema registry for {kind} "
+                      "schemas (they are compared by their canonical forms; JSON schemas take "
+                      "it); send normalize=false")
 
 
 class RawText(str):
@@ -187,14 +201,13 @@ class RegistryApp:
 
     def _subject(self, request: Request, subject: str) -> tuple[int, Any]:
         if request.method == "POST":
-            _no_normalize(request)
-            return 200, self.registry.lookup(subject, self._body(request), _flag(request, "deleted"))
+            return 200, self.registry.lookup(subject, _normalized(request, self._body(request)),
+                                             _flag(request, "deleted"))
         return 200, self.registry.delete_subject(subject, _flag(request, "permanent"))
 
     def _versions(self, request: Request, subject: str) -> tuple[int, Any]:
         if request.method == "POST":
-            _no_normalize(request)
-            return 200, self.registry.register(subject, self._body(request))
+            return 200, self.registry.register(subject, _normalized(request, self._body(request)))
         return 200, self.registry.versions(subject, _flag(request, "deleted"))
 
     def _version(self, request: Request, subject: str, version: str) -> tuple[int, Any]:
@@ -228,6 +241,5 @@ class RegistryApp:
 
     def _compatibility(self, request: Request, subject: str,
                        version: str | None = None) -> tuple[int, Any]:
-        _no_normalize(request)
-        return 200, self.registry.check_compatibility(subject, version, self._body(request),
-                                                      _flag(request, "verbose"))
+        return 200, self.registry.check_compatibility(
+            subject, version, _normalized(request, self._body(request)), _flag(request, "verbose"))

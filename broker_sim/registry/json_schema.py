@@ -15,7 +15,9 @@ the JSON printed compact, **keys in the order registered**, as Confluent's regis
 it (its ``canonicalString`` is Jackson's compact print of the parsed tree): whitespace
 does not make a new schema, key order does (the same keys in another order register a new
 version and do not match a lookup, as on Confluent). The order matters to readers: a
-struct's fields follow its ``properties`` in this order.
+struct's fields follow its ``properties`` in this order. With ``normalize=true`` the
+request's schema is first :func:`normalized` (keys sorted at every level, Confluent's
+normal form), so key order no longer tells schemas apart.
 
 Compatibility (:func:`reader_incompatibilities`, Confluent's JSON Schema rules, named as
 its registry names them): data valid under the writer must be valid under the reader.
@@ -138,6 +140,18 @@ class JsonSchema:
 
     def __repr__(self) -> str:
         return f"JsonSchema({self.canonical[:80]})"
+
+
+def normalized(text: str) -> str:
+    """The schema ``normalize=true`` asks for (Confluent's ``JsonSchema.normalize``): its
+    keys sorted at every level (so the same schema with its keys in another order is one
+    schema). Text that is not JSON is returned as it is, for :meth:`JsonSchema.parse` to
+    refuse."""
+    try:
+        return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False)
+    except (ValueError, TypeError):
+        return text
 
 
 def _known_meta_schemas() -> set[str]:

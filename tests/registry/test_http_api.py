@@ -235,16 +235,42 @@ def test_bad_input_is_refused_and_the_registry_keeps_serving(api: Api) -> None:
 
 
 def test_normalize_true_is_refused_not_ignored(api: Api) -> None:
-    """pyq's registry has no normal form: normalize=true fails naming it, and registers
+    """Avro has no normal form here: normalize=true fails naming it, and registers
     nothing; normalize=false (what clients send by default) is served as before."""
     body = {"schema": V1}
     for method, path in (("POST", "/subjects/s/versions"), ("POST", "/subjects/s"),
                          ("POST", "/compatibility/subjects/s/versions/latest")):
         refused = api.call(method, path + "?normalize=true", body, status=400)
-        assert refused["error_code"] == 400 and "normalize=true" in refused["message"]
+        assert refused["error_code"] == 400 and "normalize=true" in refused["message"] and \
+            "AVRO" in refused["message"]
     assert api.call("GET", "/subjects") == []
     assert api.call("POST", "/subjects/s/versions?normalize=false", body)["id"] >= 1
     assert api.call("GET", "/subjects") == ["s"]
+
+
+def test_json_schema_key_order_and_normalize(api: Api) -> None:
+    """A JSON Schema is kept as registered (compact, keys in their order, as Confluent's
+    canonical string); the same keys in another order are another schema, unless
+    normalize=true sorts them (Confluent's normal form) on both sides."""
+    def body(text: str) -> dict[str, Any]:
+        return {"schemaType": "JSON", "schema": text}
+
+    given = '{"type": "object", "properties": {"zone": {"type": "string"}, "id": {"type": "integer"}}}'
+    reordered = '{"properties": {"id": {"type": "integer"}, "zone": {"type": "string"}}, "type": "object"}'
+    sid = api.register("j", given, schemaType="JSON")
+    assert api.call("GET", f"/schemas/ids/{sid}")["schema"] == \
+        '{"type":"object","properties":{"zone":{"type":"string"},"id":{"type":"integer"}}}'
+    assert api.register("j", given.replace(" ", ""), schemaType="JSON") == sid  # spaces: same
+    assert api.error("POST", "/subjects/j", body(reordered)) == 40403
+    other = api.register("j", reordered, schemaType="JSON")  # key order: a new version
+    assert other != sid and api.call("GET", "/subjects/j/versions") == [1, 2]
+    normal = int(api.call("POST", "/subjects/n/versions?normalize=true", body(given))["id"])
+    assert api.call("GET", f"/schemas/ids/{normal}")["schema"] == \
+        '{"properties":{"id":{"type":"integer"},"zone":{"type":"string"}},"type":"object"}'
+    assert api.call("POST", "/subjects/n?normalize=true", body(reordered))["id"] == normal
+    assert api.call("POST", "/subjects/n/versions?normalize=true", body(reordered))["id"] == normal
+    assert api.call("POST", "/compatibility/subjects/n/versions/latest?normalize=true",
+                    body(reordered)) == {"is_compatible": True}
 
 
 def test_state_is_rebuilt_from_the_log() -> None:

@@ -121,6 +121,10 @@ def test_json_schemas_register_evolve_reference_and_delete(client: SchemaRegistr
     assert client.register_schema("users-json", Schema(respelled, "JSON")) == v1
     reordered = json.dumps(dict(reversed(list(USER_JSON.items()))))
     assert error_of(lambda: client.lookup_schema("users-json", Schema(reordered, "JSON")))[1] == 40403
+    # normalize=true sorts the keys first (Confluent's normal form): one schema either way
+    normal = client.register_schema("users-json-normal", Schema(respelled, "JSON"), True)
+    assert client.lookup_schema("users-json-normal", Schema(reordered, "JSON"), True).schema_id == normal
+    assert client.delete_subject("users-json-normal") == [1]
     # Served as registered: compact, keys (and so the properties) in the order given.
     fetched = client.get_schema(v1)
     assert fetched.schema_type == "JSON" and fetched.schema_str == json.dumps(
