@@ -1,11 +1,11 @@
 """What the options of the source, the sink and their ``kafka.*`` settings share: the
 error an invalid value raises (:class:`OptionError`, naming the option, the value and the
-rule) and the parsers of plain values (durations, booleans, positive integers)."""
+rule). The options themselves are declared with :mod:`broker_sim.common.options`, whose
+kinds parse every value (one boolean parser for every part of pyq)."""
 
 from __future__ import annotations
 
-import re
-
+from broker_sim.common.options import integer
 from broker_sim.protocol.errors import ConfigError
 
 
@@ -21,29 +21,10 @@ class OptionError(ConfigError):
         self.value = value
 
 
-_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h|d)?\s*$")
-_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, None: 1}
-
-
-def parse_duration_ms(option: str, raw: str) -> int:
-    m = _DURATION.match(raw)
-    if not m:
-        raise OptionError(option, raw, "a duration such as 500ms, 30s, 15m or 1h")
-    return int(m.group(1)) * _UNITS_MS[m.group(2)]
-
-
-def parse_bool(option: str, raw: str) -> bool:
-    low = raw.strip().lower()
-    if low not in ("true", "false"):
-        raise OptionError(option, raw, "true or false")
-    return low == "true"
-
-
 def parse_positive_int(option: str, raw: str, minimum: int = 1) -> int:
+    """An integer option of the connector's functions (``version=``, ``schemaId=``): the
+    model's integer kind, refused with :class:`OptionError`."""
     try:
-        value = int(raw.strip())
-    except ValueError:
+        return int(integer(minimum, None).parse(raw))
+    except (ValueError, TypeError):
         raise OptionError(option, raw, f"an integer of at least {minimum}") from None
-    if value < minimum:
-        raise OptionError(option, raw, f"an integer of at least {minimum}")
-    return value

@@ -98,14 +98,16 @@ def test_one_config_error_for_broker_client_and_connector() -> None:
     from broker_sim.server import ConfigError as BrokerConfigError
     from connector.client import ConfigError as ClientConfigError
     from connector.client.config import ProducerConfig
-    from connector.option_values import OptionError, parse_bool
+    from connector.option_values import OptionError
+    from connector.source.options import parse_source_options
 
     assert BrokerConfigError is ClientConfigError is ConfigError
     assert issubclass(OptionError, ConfigError) and issubclass(StoreError, ConfigError)
     with pytest.raises(ConfigError, match="acks"):
         ProducerConfig.from_options({"bootstrap.servers": "127.0.0.1:9092", "acks": "some"})
     with pytest.raises(ConfigError, match="failOnDataLoss"):
-        parse_bool("failOnDataLoss", "maybe")
+        parse_source_options({"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "t",
+                              "failOnDataLoss": "maybe"}, streaming=True)
 
 
 def test_no_retry_loop_asks_an_attribute_by_getattr() -> None:

@@ -69,7 +69,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "broker_sim": set(),
     # ---- the connector: the client speaks the protocol, nothing of the broker's insides
     "connector.client": {"broker_sim.common", "broker_sim.protocol", "broker_sim.security"},
-    "connector.option_values": {"broker_sim.protocol"},  # OptionError is a ConfigError
+    "connector.option_values": {"broker_sim.common", "broker_sim.protocol"},  # OptionError is a ConfigError
     "connector.registry": {"broker_sim.common", "broker_sim.protocol", "connector.option_values"},
     "connector.functions": {"connector.option_values", "connector.registry"},
     "connector.kafka_options": {"connector.client", "connector.option_values"},
