@@ -15,8 +15,9 @@ Secured clusters: ``--command-config FILE`` reads a Kafka properties file (what
 ``kafka-topics.sh --command-config`` takes: ``security.protocol=SASL_SSL``,
 ``sasl.mechanism=...``, ``sasl.jaas.config=...``, ``ssl.ca.location=...``), and
 ``-X NAME=VALUE`` (kcat's flag, repeatable) sets one client option; ``-X`` wins over the
-file, the file over the defaults. Every name is checked by the client: an unknown or
-invalid one is a usage error naming it.
+file, the file over the defaults. The CLI keeps no list of client options: every name
+and value is checked by the client's declarations (:mod:`connector.client.config`,
+``docs/options.md``), and an unknown or invalid one is a usage error naming it.
 
 Where the bootstrap servers come from, first found wins (:func:`client_options`)::
 
@@ -82,13 +83,14 @@ def name_value(text: str) -> tuple[str, str]:
 
 
 def bootstrap_servers(text: str) -> str:
-    """An option type: ``host:port[,host:port...]``, checked as the client will parse it."""
+    """An option type: ``host:port[,host:port...]``, checked by the client's declaration of
+    ``bootstrap.servers``."""
+    from broker_sim.common.options import declared, parse_value
     from connector.client.config import ClientConfig
-    from connector.client.errors import ConfigError
 
     try:
-        ClientConfig.from_options({"bootstrap.servers": text})
-    except ConfigError:
+        parse_value(declared(ClientConfig)["bootstrap.servers"], text)
+    except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not allowed: must be a comma-separated list of host:port") from None
     return text
