@@ -1,12 +1,18 @@
 """Typed client configuration with Kafka's option names and defaults, validated once.
 
-Each option is declared once, with :func:`broker_sim.common.options.option` (its Kafka
-name, kind from :mod:`.option_kinds`, default and doc; ``docs/options.md`` lists them);
-:class:`ClientConfig` parses and checks every field in ``__post_init__`` (the security
-options in :mod:`.security_config`), so an instance that exists is valid (and, being
-frozen, may be shared between threads). Values may arrive typed (Python code) or as strings (Spark options,
-properties files): parsing happens here and nowhere else. Names may be Kafka's dotted
-names or Python keywords::
+Each option is declared once, as a field of the class that takes it, with
+:func:`broker_sim.common.options.option`: its Kafka name, its kind (:mod:`.option_kinds`:
+the parser and the rule an error states), its default and a one-sentence doc.
+``docs/options.md`` is generated from these declarations (every name, default and rule:
+:class:`ClientConfig`'s connection and security options, then what :class:`ProducerConfig`,
+:class:`FetcherConfig` and :class:`ConsumerConfig` add); ``from_options``, ``option_names``,
+``to_options``, the ``kafka.*`` options of the Spark connector and the CLI's ``-X`` read
+them too, so none of them keeps a list of its own. :class:`ClientConfig` parses every field
+in ``__post_init__`` and then checks the rules between options (the security options in
+:mod:`.security_config`), so an instance that exists is valid (and, being frozen, may be
+shared between threads). Values may arrive typed (Python code) or as strings (Spark
+options, properties files): parsing happens here and nowhere else. Names may be Kafka's
+dotted names or Python keywords::
 
     >>> cfg = ProducerConfig.from_options({"bootstrap.servers": "h1:9092,h2", "acks": "all"},
     ...                                   linger_ms=10)
@@ -16,40 +22,6 @@ names or Python keywords::
     Traceback (most recent call last):
     ...
     broker_sim.protocol.errors.ConfigError: Invalid value -5 for configuration batch.size: must be an integer in [0, 2147483647]
-
-Options (producer and fetcher options add to the common ones)::
-
-    common    bootstrap.servers (required), client.id "pyq", request.timeout.ms 30000,
-              retry.backoff.ms 100, reconnect.backoff.ms 50, reconnect.backoff.max.ms 1000,
-              socket.connection.setup.timeout.ms 10000, metadata.max.age.ms 300000,
-              max.in.flight.requests.per.connection 5, default.api.timeout.ms 60000
-    security  security.protocol PLAINTEXT (SSL, SASL_PLAINTEXT, SASL_SSL); librdkafka's
-              ssl.ca.location, ssl.certificate.location, ssl.key.location, ssl.key.password,
-              ssl.endpoint.identification.algorithm https ("none" or "" skips the host name
-              check); Java's ssl.truststore.location / ssl.keystore.location with
-              ssl.truststore.type / ssl.keystore.type PEM, PKCS12 or JKS and
-              ssl.truststore.password / ssl.keystore.password (a PKCS12 or JKS store is
-              opened at construction: a wrong password or type fails there; see
-              :mod:`broker_sim.security.stores`); sasl.mechanism (PLAIN,
-              SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER), sasl.username, sasl.password, or Java's
-              sasl.jaas.config with PlainLoginModule / ScramLoginModule / OAuthBearerLoginModule;
-              OAUTHBEARER: sasl.oauthbearer.method (default, oidc),
-              sasl.oauthbearer.token.endpoint.url, .client.id, .client.secret, .scope,
-              sasl.oauthbearer.config principal=... (unsecured), sasl.login.callback.handler.class
-              (Kafka 4.1+: sasl.oauthbearer.client.credentials.client.id/.client.secret,
-              sasl.oauthbearer.jwt.retriever.class; see :mod:`.oauthbearer`)
-    producer  acks all (0, 1, all/-1), batch.size 16384, linger.ms 5, buffer.memory 32 MiB,
-              max.block.ms 60000, max.request.size 1 MiB, delivery.timeout.ms 120000,
-              retries 2147483647, enable.idempotence (default: on unless acks, retries or
-              max.in.flight conflict), compression.type none (gzip, snappy, lz4, zstd)
-    fetcher   fetch.max.wait.ms 500, fetch.min.bytes 1, fetch.max.bytes 50 MiB,
-              max.partition.fetch.bytes 1 MiB, check.crcs true
-    consumer  group.id (required), group.instance.id, group.protocol classic (consumer:
-              KIP-848), group.remote.assignor (consumer only: uniform, range; unset: the
-              coordinator's first), session.timeout.ms 45000 and heartbeat.interval.ms 3000
-              and partition.assignment.strategy range (classic only), max.poll.interval.ms
-              300000, auto.offset.reset latest, enable.auto.commit true,
-              auto.commit.interval.ms 5000
 
 Cross-field rules: ``delivery.timeout.ms >= linger.ms + request.timeout.ms``;
 ``enable.idempotence=true`` requires ``acks=all``, ``retries > 0`` and
@@ -62,7 +34,8 @@ refuses the other's options (as Kafka's Java consumer: ``group.protocol=consumer
 ``linger.ms`` defaults to 5, Apache Kafka's default since 4.0 (KIP-1030).
 Security options must match ``security.protocol``: a SASL protocol needs a mechanism, a
 user and a password; a TLS or SASL setting the protocol would not use is refused rather
-than ignored. Passwords never appear in ``repr`` or :meth:`ClientConfig.to_options`.
+than ignored; a PKCS12 or JKS store is opened at construction (:mod:`.security_config`).
+Secret options (passwords, client secrets, ``sasl.jaas.config``) never appear in ``repr`` or :meth:`ClientConfig.to_options`.
 """
 
 from __future__ import annotations
