@@ -72,7 +72,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "connector.option_values": {"broker_sim.common", "broker_sim.protocol"},  # OptionError is a ConfigError
     "connector.registry": {"broker_sim.common", "broker_sim.protocol", "connector.option_values"},
     "connector.functions": {"connector.option_values", "connector.registry"},
-    "connector.kafka_options": {"connector.client", "connector.option_values"},
+    "connector.kafka_options": {"broker_sim.common", "connector.client", "connector.option_values"},
     "connector.source": {"broker_sim.common", "broker_sim.protocol", "connector.client",
                          "connector.kafka_options", "connector.option_values",
                          "connector.registry"},
