@@ -26,7 +26,8 @@ from broker_sim.common.options import option
 
 from ..kafka_options import SINK_DEFAULT_BATCH_BYTES, KafkaOptions, parse_kafka_options
 from ..option_values import OptionError
-from .formats import SinkFormatOptions, parse_sink_formats
+from .formats import OPTIONS as FORMAT_OPTIONS
+from .formats import parse_sink_formats
 
 TEXT_OR_BINARY = ("string", "binary")
 COMPRESSION = o.choice(("none", "gzip", "snappy", "lz4", "zstd"),
@@ -82,7 +83,7 @@ class SinkOptions:
 
 
 #: Every option name of the sink (the formats' and the registry's included).
-KNOWN = {*o.declared(SinkOptions), *o.declared(SinkFormatOptions)}
+KNOWN = {*o.declared(SinkOptions), *FORMAT_OPTIONS}
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:

@@ -26,7 +26,8 @@ from broker_sim.common.options import option
 from connector.kafka_options import KafkaOptions, parse_kafka_options
 from connector.option_values import OptionError  # also this module's API
 
-from .formats import FormatOptions, Formats, parse_formats
+from .formats import OPTIONS as FORMAT_OPTIONS
+from .formats import Formats, parse_formats
 
 _PARTITION_JSON = 'JSON like {"topic": {"0": 23, "1": -2}}'
 
@@ -233,11 +234,11 @@ class SourceOptions:
 
 
 #: Every option name of the source (the formats' and the registry's included).
-KNOWN = {*o.declared(SourceOptions), *o.declared(FormatOptions)}
+KNOWN = {*o.declared(SourceOptions), *FORMAT_OPTIONS}
 #: ``kafka.*`` names that are options of the source itself, not of pyq's client.
 SOURCE_KAFKA_NAMES = {"kafka.group.id"}
 #: Options read by the formats (:func:`.formats.parse_formats`) or by kafka_options.
-_PARSED_ELSEWHERE = {"kafka.bootstrap.servers", *o.declared(FormatOptions)}
+_PARSED_ELSEWHERE = {"kafka.bootstrap.servers", *FORMAT_OPTIONS}
 
 
 def check_names(options: Mapping[str, str]) -> KafkaOptions:

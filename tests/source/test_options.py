@@ -223,3 +223,15 @@ def test_readme_tables_name_every_option() -> None:
     assert own <= named and own <= KNOWN, own - named
     for name in ("topic", "kafka.partitioner.class", "exactlyOnce", "queryName"):
         assert name in named
+
+
+def test_registry_options_are_options_of_the_source_and_the_sink() -> None:
+    """``schemaRegistry.*`` is accepted by name by both sides; without a schema format
+    it is refused for that reason, not as an unknown option."""
+    from connector.source.options import check_names
+
+    check_names({**BASE, "schemaRegistry.url": "http://127.0.0.1:1", "valueFormat": "avro"})
+    refused(True, "only with valueFormat or keyFormat", **{"schemaRegistry.url": "http://h:1"})
+    with pytest.raises(OptionError, match="only with valueFormat or keyFormat"):
+        parse_sink_options({"kafka.bootstrap.servers": "h:1", "topic": "t",
+                            "schemaRegistry.request.timeout.ms": "5"})
