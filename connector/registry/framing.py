@@ -10,6 +10,12 @@ the message type in its file: a zigzag varint count, then each index as a zigzag
 a batch of values with a per-value decoder, giving null and a reason for each value that
 does not decode (or does not fit the column's type).
 
+What the three formats' readers and writers share besides the bytes:
+:func:`reader_record` (the reader schema: by id, else a subject's version),
+:func:`writer_record` (the writer schema: registered or looked up, else by id, else the
+subject's latest) and :class:`SchemaCache` (each writer schema fetched once per id, an
+unknown id a bad record).
+
 >>> split_header(bytes([0, 0, 0, 0, 7]) + b"{}")
 (7, 5)
 >>> message_indexes([0]), message_indexes([1, 2])
@@ -17,16 +23,20 @@ does not decode (or does not fit the column's type).
 >>> read_message_indexes(b"\\x04\\x02\\x04rest", 0)
 ([1, 2], 3)
 
-Pure functions; any thread.
+Pure functions but the registry look-ups; any thread (:class:`SchemaCache` says how).
 """
 
 from __future__ import annotations
 
 import struct
+import threading
+import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
+
+from .client import RegistryRefusal
 
 MAGIC = 0
 SCHEMA_NOT_FOUND = 40403
@@ -123,3 +133,75 @@ def decode_batch(decode_one: Callable[[bytes], Any], values: Sequence[bytes | No
             out.append(None)
             reasons[i] = f"{column}: does not fit its Spark type: {e}"
     return pa.array(out, type=arrow_type), reasons
+
+
+def reader_record(client: Any, subject: str | None, version: str | None,
+                  schema_id: int | None) -> tuple[dict[str, Any], int, str]:
+    """(registry record with its ``id``, schema id, description) of a reader schema: by
+    ``schema_id``, else ``subject``'s ``version`` (``latest`` by default)."""
+    if schema_id is not None:
+        return ({"id": schema_id, **client.schema_by_id(schema_id)}, schema_id,
+                f"schema id {schema_id}")
+    assert subject is not None
+    record = client.version(subject, version or "latest")
+    sid = int(record["id"])
+    return record, sid, f"subject {subject} version {record['version']} (id {sid})"
+
+
+def writer_record(client: Any, subject: str | None, schema_text: str | None,
+                  schema_id: int | None, auto_register: bool,
+                  schema_type: str | None) -> tuple[dict[str, Any], int, str]:
+    """(registry record with its ``id``, schema id, description) of a writer schema:
+    ``schema_text`` (of ``schema_type``; None is Avro) registered under ``subject``, or
+    without ``auto_register`` looked up there (the registry refuses a schema it does not
+    have); else ``schema_id``; else the subject's latest version."""
+    if schema_text is None:
+        return reader_record(client, subject, None, schema_id)
+    assert subject is not None
+    body = {"schema": schema_text} if schema_type is None \
+        else {"schema": schema_text, "schemaType": schema_type}
+    if auto_register:
+        sid = client.register(subject, body)
+    else:
+        sid = int(client.request("POST", f"/subjects/{urllib.parse.quote(subject, safe='')}",
+                                 body)["id"])
+    return {"id": sid, **body}, sid, f"schema id {sid} of subject {subject}"
+
+
+class SchemaCache:
+    """Parsed schemas by (registry URL, schema id), kept for the life of the Python worker
+    (an id never changes its schema), so a task fetches each writer schema once.
+
+    Any thread: the map is guarded by a lock, which is not held while fetching; two
+    threads missing the same id at once both fetch it and store equal schemas.
+    """
+
+    def __init__(self) -> None:
+        self._parsed: dict[tuple[str, int], Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, url: str, schema_id: int, load: Callable[[], Any]) -> Any:
+        """The schema of ``schema_id``, ``load()`` on a miss (its errors pass through)."""
+        key = (url, schema_id)
+        with self._lock:
+            if key in self._parsed:
+                return self._parsed[key]
+        parsed = load()
+        with self._lock:
+            self._parsed[key] = parsed
+        return parsed
+
+    def put(self, url: str, schema_id: int, parsed: Any) -> None:
+        with self._lock:
+            self._parsed[(url, schema_id)] = parsed
+
+    def known(self, url: str, schema_id: int, load: Callable[[], Any]) -> Any:
+        """:meth:`get` for a value's writer schema: an id the registry does not have
+        (its 40403) is a ValueError (a bad record); other registry errors raise."""
+        try:
+            return self.get(url, schema_id, load)
+        except RegistryRefusal as e:
+            if e.error_code != SCHEMA_NOT_FOUND:
+                raise
+            raise ValueError(f"unknown schema id {schema_id} ({e.message}, registry error "
+                             f"{e.error_code})") from None

@@ -45,7 +45,6 @@ import base64
 import datetime
 import decimal
 import json
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,8 +53,15 @@ import pyarrow as pa
 
 from broker_sim.protocol.errors import PyqError
 
-from .client import RegistryError, RegistryRefusal
-from .framing import SCHEMA_NOT_FOUND, decode_batch, header, split_header
+from .client import RegistryError
+from .framing import (
+    SchemaCache,
+    decode_batch,
+    header,
+    reader_record,
+    split_header,
+    writer_record,
+)
 from .settings import RegistrySettings
 
 
@@ -259,20 +265,17 @@ def _why(validator: Any, value: Any) -> str | None:
     return f"at {at}: {error.message}"
 
 
-_schemas: dict[tuple[str, int], Any] = {}
-_schemas_lock = threading.Lock()
+_schemas = SchemaCache()
 
 
-def _schema(registry: RegistrySettings, schema_id: int, client: Any = None) -> Any:
-    key = (registry.url, schema_id)
-    with _schemas_lock:
-        if key in _schemas:
-            return _schemas[key]
-    client = client or registry.client()
-    parsed = _parse(client.schema_by_id(schema_id), schema_id, client)
-    with _schemas_lock:
-        _schemas[key] = parsed
-    return parsed
+def _writer_schema(registry: RegistrySettings, schema_id: int) -> JsonDocument:
+    """The writer schema of a value; ValueError for an id the registry does not have."""
+    def load() -> JsonDocument:
+        client = registry.client()
+        return _parse(client.schema_by_id(schema_id), schema_id, client)
+
+    doc: JsonDocument = _schemas.known(registry.url, schema_id, load)
+    return doc
 
 
 def _parse(record: dict[str, Any], schema_id: int | str, client: Any) -> JsonDocument:
@@ -313,17 +316,9 @@ def resolve_json_reader(column: str, registry: RegistrySettings, subject: str | 
     """The reader: by id, else the subject's version (``latest`` by default);
     UnsupportedJsonSchema naming what does not map."""
     client = registry.client()
-    if schema_id is not None:
-        record = client.schema_by_id(schema_id)
-        sid, where = schema_id, f"schema id {schema_id}"
-    else:
-        assert subject is not None
-        record = client.version(subject, version or "latest")
-        sid = int(record["id"])
-        where = f"subject {subject} version {record['version']} (id {sid})"
+    record, sid, where = reader_record(client, subject, version, schema_id)
     schema = _parse(record, sid, client)
-    with _schemas_lock:
-        _schemas[(registry.url, sid)] = schema
+    _schemas.put(registry.url, sid, schema)
     ddl, arrow = json_schema_types(schema, column)
     return JsonColumn(column, registry, sid, where, validate, ddl, arrow)
 
@@ -337,13 +332,7 @@ class JsonDecoder:
 
     def decode_one(self, data: bytes) -> Any:
         schema_id, pos = split_header(data)
-        try:
-            writer = _schema(self.spec.registry, schema_id)
-        except RegistryRefusal as e:
-            if e.error_code != SCHEMA_NOT_FOUND:
-                raise
-            raise ValueError(f"unknown schema id {schema_id} ({e.message}, registry error "
-                             f"{e.error_code})") from None
+        writer = _writer_schema(self.spec.registry, schema_id)
         try:
             value = json.loads(bytes(data[pos:]))
         except (ValueError, UnicodeDecodeError) as e:
@@ -404,23 +393,6 @@ def json_writer(registry: RegistrySettings, subject: str | None, schema_text: st
     """The writer: ``schema_text`` registered (or looked up, without ``auto_register``)
     under ``subject``; else ``schema_id``; else the subject's latest."""
     client = registry.client()
-    if schema_text is not None:
-        assert subject is not None
-        body = {"schema": schema_text, "schemaType": "JSON"}
-        if auto_register:
-            sid = client.register(subject, body)
-        else:
-            import urllib.parse
-
-            sid = int(client.request("POST", f"/subjects/{urllib.parse.quote(subject, safe='')}",
-                                     body)["id"])
-        record: dict[str, Any] = {"schema": schema_text, "schemaType": "JSON"}
-        where = f"schema id {sid} of subject {subject}"
-    elif schema_id is not None:
-        record, sid, where = client.schema_by_id(schema_id), schema_id, f"schema id {schema_id}"
-    else:
-        assert subject is not None
-        record = client.version(subject, "latest")
-        sid = int(record["id"])
-        where = f"subject {subject} version {record['version']} (id {sid})"
+    record, sid, where = writer_record(client, subject, schema_text, schema_id, auto_register,
+                                       "JSON")
     return JsonWriterSchema(_parse(record, sid, client), sid, where)
