@@ -16,7 +16,6 @@ LIMIT = 600
 OVER: dict[str, tuple[int, str]] = {
     "broker_sim/log/segment.py": (632, "the lock-free read protocol (reader guard, truncation "
                                        "generation, sizes published last) is kept in one class"),
-    "broker_sim/raft/core.py": (642, "the Raft core; split when the quorum wiring settles"),
 }
 
 

@@ -51,9 +51,9 @@ from .core import (
                    LEADER,
                    PROSPECTIVE,
                    RaftCore,
-                   Stored,
 )
 from .errors import NotLeaderError, RaftError
+from .leader_state import LeaderState, ReplicaState
 from .log import RaftLog
 from .messages import (
                    DATA,
@@ -74,14 +74,14 @@ from .messages import (
                    VoteRequest,
                    VoteResponse,
 )
-from .ready import Append, HardState, PersistOp, Ready, SaveSnapshot, Truncate
+from .ready import Append, HardState, PersistOp, Ready, SaveSnapshot, Stored, Truncate
 
 __all__ = [
     "CANDIDATE", "DATA", "FENCED_EPOCH", "FOLLOWER", "LEADER", "LEADER_CHANGE", "NOT_LEADER",
     "PROSPECTIVE", "VOTERS", "Append", "BeginQuorumEpoch", "BeginQuorumEpochResponse",
     "EndQuorumEpoch", "Entry",
     "FetchRequest", "FetchResponse", "FetchSnapshotRequest", "FetchSnapshotResponse",
-    "HardState", "Message", "NotLeaderError", "PersistOp", "RaftConfig", "RaftCore",
-    "RaftError", "RaftLog", "Ready", "SaveSnapshot", "Snapshot", "Stored", "Truncate",
+    "HardState", "LeaderState", "Message", "NotLeaderError", "PersistOp", "RaftConfig", "RaftCore",
+    "RaftError", "RaftLog", "Ready", "ReplicaState", "SaveSnapshot", "Snapshot", "Stored", "Truncate",
     "VoteRequest", "VoteResponse",
 ]

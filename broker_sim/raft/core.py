@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 
 from .config import RaftConfig
 from .errors import NotLeaderError, RaftError
+from .leader_state import LeaderState
 from .log import RaftLog
 from .messages import (
     DATA,
@@ -27,29 +27,12 @@ from .messages import (
     VoteRequest,
     VoteResponse,
 )
-from .ready import Append, HardState, Ready, SaveSnapshot, Truncate
+from .ready import Append, HardState, Ready, SaveSnapshot, Stored, Truncate
 
 LEADER = "leader"
 CANDIDATE = "candidate"
 PROSPECTIVE = "prospective"
 FOLLOWER = "follower"
-
-
-@dataclass
-class Stored:
-    """What a core restarts from: what its driver persisted from earlier Readies."""
-
-    hard_state: HardState = field(default_factory=lambda: HardState(0, None))
-    snapshot: Snapshot | None = None
-    entries: tuple[Entry, ...] = ()
-
-
-@dataclass
-class _Fetcher:
-    """The leader's view of one replica that fetches from it in the current epoch."""
-
-    end_offset: int = 0  # every entry below it matches the leader's log
-    last_fetch: int = 0  # when it last fetched (any valid fetch)
 
 
 class RaftCore:
@@ -71,9 +54,8 @@ class RaftCore:
 
     - at most one vote per epoch (``voted_for`` is persisted before the grant is sent), and
       only to a candidate whose ``(last epoch, end offset)`` is at least this node's;
-    - the high watermark never decreases while the core lives; the leader advances it to the
-      largest offset a majority of voters has fetched past, and only once that offset is past
-      the start of its own epoch (so older entries commit only with one of its own);
+    - the high watermark never decreases while the core lives; a leader advances it to
+      :meth:`LeaderState.high_watermark_candidate` (a majority's offset, past its epoch start);
     - the voter set is the last VOTERS entry *appended* (or the snapshot's, or the initial
       one); a leader accepts a voter change only when the previous one is committed and it has
       committed an entry of its own epoch; a leader removed from the voter set resigns once
@@ -109,13 +91,7 @@ class RaftCore:
         self._election_deadline = 0
         # prospective / candidate state
         self._granted: set[int] = set()
-        # leader state
-        self._epoch_start = 0
-        self._fetchers: dict[int, _Fetcher] = {}
-        self._parked: dict[int, tuple[FetchRequest, int]] = {}
-        self._next_begin_quorum = 0
-        self._resigned = False
-        self._last_quorum_contact = now
+        self._leader: LeaderState | None = None  # set while (and only while) leading
         self._reset_election_deadline(randomized=True)
         self._role_changed()
 
@@ -130,11 +106,9 @@ class RaftCore:
         return self.node_id in self.voters
 
     def replica_states(self) -> dict[int, tuple[int, int]]:
-        """The leader's view of each replica that fetched from it in this epoch: node ->
-        ``(end offset it has, time of its last fetch)``; empty on a non-leader."""
-        if self.role != LEADER:
-            return {}
-        return {node: (f.end_offset, f.last_fetch) for node, f in self._fetchers.items()}
+        """node -> ``(end offset, last fetch time)`` of each replica fetching from this
+        leader in its epoch (:class:`LeaderState`); empty on a non-leader."""
+        return self._leader.replica_states() if self._leader is not None else {}
 
     def _majority(self, voters: frozenset[int]) -> int:
         return len(voters) // 2 + 1
@@ -156,8 +130,8 @@ class RaftCore:
     def tick(self, now: int) -> None:
         """Advance the core's clock to ``now`` and fire what is due."""
         self.now = max(self.now, now)
-        if self.role == LEADER:
-            self._leader_tick()
+        if self._leader is not None:  # leading
+            self._leader_tick(self._leader)
             return
         if self.now >= self._election_deadline:
             if self.is_voter:
@@ -224,7 +198,7 @@ class RaftCore:
         already be fetching from this leader as an observer. Returns the entry's offset."""
         if node_id in self._require_leader_for_change():
             raise RaftError(f"node {node_id} is already a voter")
-        if node_id not in self._fetchers:
+        if node_id not in self._leading().replicas:
             raise RaftError(f"node {node_id} has not fetched from leader {self.node_id} in "
                             f"epoch {self.epoch}: start it as an observer first")
         return self._append_as_leader(VOTERS, self.voters | {node_id})
@@ -277,8 +251,7 @@ class RaftCore:
             self._persist_hard_state()
         self.role = FOLLOWER
         self.leader_id = leader_id
-        self._parked.clear()
-        self._fetchers.clear()
+        self._leader = None
         self._fetch_deadline = None
         self._granted = set()
         self._last_fetch_ok = None  # a hint is not the leader's word: only its answers count
@@ -326,16 +299,12 @@ class RaftCore:
             self._become_leader()
 
     def _become_leader(self) -> None:
+        self._leader = LeaderState(self.log.end_offset, self.now)
         self.role = LEADER
         self.leader_id = self.node_id
-        self._resigned = False
-        self._fetchers = {}
-        self._parked = {}
-        self._epoch_start = self.log.end_offset
-        self._last_quorum_contact = self.now
         self._role_changed()
         self._append_as_leader(LEADER_CHANGE, self.node_id, checked=False)
-        self._send_begin_quorum()
+        self._send_begin_quorum(self._leader)
 
     def _resign(self) -> None:
         """Step down as leader (removed from the voters, or cut off from a majority)."""
@@ -346,64 +315,55 @@ class RaftCore:
 
     # ------------------------------------------------------------------ leader side
 
-    def _require_leader(self) -> None:
-        if self.role != LEADER or self._resigned:
+    def _leading(self) -> LeaderState:
+        """This leader's state; NotLeaderError when not leading (or resigned)."""
+        if self.role != LEADER or self._leader is None or self._leader.resigned:
             raise NotLeaderError(self.node_id, self.leader_id, self.epoch)
+        return self._leader
 
     def _require_leader_for_change(self) -> frozenset[int]:
-        self._require_leader()
+        leader = self._leading()
         voters, at = self.log.voters()
         if at >= self.high_watermark:
             raise RaftError(f"a voter change is in flight (offset {at}, high watermark "
                             f"{self.high_watermark}): one change at a time")
-        if self.high_watermark <= self._epoch_start:
+        if self.high_watermark <= leader.epoch_start:
             raise RaftError(f"leader {self.node_id} has not committed an entry of epoch "
                             f"{self.epoch} yet")
         return voters
 
     def _append_as_leader(self, kind: str, value: object, checked: bool = True) -> int:
-        if checked:
-            self._require_leader()
+        leader = self._leading() if checked else self._leader
+        assert leader is not None  # _become_leader made it
         entry = Entry(self.log.end_offset, self.epoch, kind, value)
         self.log.append(entry)
         self._ready.persist.append(Append((entry,)))
-        self._update_high_watermark()
+        self._update_high_watermark(leader)
         self._answer_parked(force=False)
         return entry.offset
 
-    def _send_begin_quorum(self) -> None:
-        for voter in sorted(self.voters - {self.node_id}):  # silent ones may have restarted
-            fetcher = self._fetchers.get(voter)
-            if fetcher is None or self.now - fetcher.last_fetch >= self.config.begin_quorum_interval:
-                self._send(BeginQuorumEpoch(self.node_id, voter, self.epoch))
-        self._next_begin_quorum = self.now + self.config.begin_quorum_interval
+    def _send_begin_quorum(self, leader: LeaderState) -> None:
+        for voter in leader.begin_quorum_targets(self.node_id, self.voters, self.now,
+                                                 self.config.begin_quorum_interval):
+            self._send(BeginQuorumEpoch(self.node_id, voter, self.epoch))
 
-    def _leader_tick(self) -> None:
-        if self.now >= self._next_begin_quorum:
-            self._send_begin_quorum()
+    def _leader_tick(self, leader: LeaderState) -> None:
+        if self.now >= leader.next_begin_quorum:
+            self._send_begin_quorum(leader)
         self._answer_parked(force=False)
-        voters = self.voters
-        heard = sum(1 for v in voters
-                    if v == self.node_id or (v in self._fetchers and self.now
-                                             - self._fetchers[v].last_fetch
-                                             < self.config.check_quorum_timeout))
-        if heard >= self._majority(voters) or self.node_id not in voters:
-            self._last_quorum_contact = self.now
-        elif self.now - self._last_quorum_contact >= self.config.check_quorum_timeout:
+        if leader.quorum_lost(self.node_id, self.voters, self.now,
+                              self.config.check_quorum_timeout):
             self._resign()
 
-    def _update_high_watermark(self) -> None:
+    def _update_high_watermark(self, leader: LeaderState) -> None:
         voters = self.voters
-        offsets = sorted((self.log.end_offset if v == self.node_id else
-                          self._fetchers[v].end_offset if v in self._fetchers else 0
-                          for v in voters), reverse=True)
-        candidate = offsets[self._majority(voters) - 1]
-        if candidate > self.high_watermark and candidate > self._epoch_start:
+        candidate = leader.high_watermark_candidate(self.node_id, voters, self.log.end_offset)
+        if candidate is not None and candidate > self.high_watermark:
             self.high_watermark = candidate
             self._answer_parked(force=True)
             _, at = self.log.voters()
-            if self.node_id not in voters and at < self.high_watermark and not self._resigned:
-                self._resigned = True  # removal committed: hand over once followers know
+            if self.node_id not in voters and at < self.high_watermark and not leader.resigned:
+                leader.resigned = True  # removal committed: hand over once followers know
                 self._resign()
 
     def _validate_fetch(self, req: FetchRequest) -> FetchResponse | None:
@@ -420,7 +380,8 @@ class RaftCore:
                              if snap is not None and diverging is None else None)
 
     def _on_fetch_request(self, req: FetchRequest) -> None:
-        if self.role != LEADER or req.epoch != self.epoch:
+        state = self._leader
+        if state is None or req.epoch != self.epoch:  # not leading, or another epoch
             if req.epoch > self.epoch:
                 self._become_follower(req.epoch, None)
             error = FENCED_EPOCH if req.epoch < self.epoch else NOT_LEADER
@@ -428,38 +389,35 @@ class RaftCore:
             self._send(FetchResponse(self.node_id, req.src, self.epoch, leader,
                                      req.fetch_offset, req.last_fetched_epoch, error=error))
             return
-        fetcher = self._fetchers.setdefault(req.src, _Fetcher())
-        fetcher.last_fetch = self.now
+        replica = state.fetched(req.src, self.now)
         answer = self._validate_fetch(req)
         if answer is not None:
-            self._parked.pop(req.src, None)
+            state.unpark(req.src)
             self._send(answer)
             return
-        fetcher.end_offset = req.fetch_offset
-        self._parked[req.src] = (req, self.now + self.config.fetch_max_wait)
-        self._update_high_watermark()
+        replica.end_offset = req.fetch_offset
+        state.park(req, self.now + self.config.fetch_max_wait)
+        self._update_high_watermark(state)
         self._answer_parked(force=False)
 
     def _answer_parked(self, force: bool) -> None:
         """Answer parked fetches that have something new (entries, or a high watermark the
         fetcher has not seen), whose wait is over, or all of them (``force``)."""
-        for node, (req, deadline) in list(self._parked.items()):
-            has_data = req.fetch_offset < self.log.end_offset
-            if not (force or has_data or self.now >= deadline):
-                continue
-            del self._parked[node]
+        if self._leader is None:
+            return
+        for req in self._leader.take_parked(self.now, self.log.end_offset, force):
             entries = self.log.read(req.fetch_offset, self.config.max_fetch_entries)
-            self._send(FetchResponse(self.node_id, node, self.epoch, self.node_id,
+            self._send(FetchResponse(self.node_id, req.src, self.epoch, self.node_id,
                                      req.fetch_offset, req.last_fetched_epoch,
                                      self.high_watermark, entries))
 
     def _on_fetch_snapshot_request(self, req: FetchSnapshotRequest) -> None:
-        if self.role != LEADER or req.epoch != self.epoch:
+        if self._leader is None or req.epoch != self.epoch:  # not leading, or another epoch
             if req.epoch > self.epoch:
                 self._become_follower(req.epoch, None)
             self._send(FetchSnapshotResponse(self.node_id, req.src, self.epoch, self.leader_id))
             return
-        self._fetchers.setdefault(req.src, _Fetcher()).last_fetch = self.now
+        self._leader.fetched(req.src, self.now)
         self._send(FetchSnapshotResponse(self.node_id, req.src, self.epoch, self.node_id,
                                          self.log.snapshot))
 

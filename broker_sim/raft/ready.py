@@ -40,6 +40,15 @@ PersistOp = HardState | Truncate | Append | SaveSnapshot
 
 
 @dataclass
+class Stored:
+    """What a core restarts from: what its driver persisted from earlier Readies."""
+
+    hard_state: HardState = field(default_factory=lambda: HardState(0, None))
+    snapshot: Snapshot | None = None
+    entries: tuple[Entry, ...] = ()
+
+
+@dataclass
 class Ready:
     """One batch of work for the driver, to be done in this order:
 
