@@ -29,8 +29,6 @@ guarded by a lock, and :meth:`AvroDecoder.decode` looks each writer schema up on
 from __future__ import annotations
 
 import io
-import struct
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -42,14 +40,10 @@ from fastavro import schemaless_reader
 from .avro_runs import RunReader, eligible, expanded
 from .avro_types import avro_types, parse_registry_schema, plain_converter
 from .client import RegistryRefusal
-from .framing import decode_batch
+from .framing import MAGIC, SCHEMA_NOT_FOUND, SchemaCache, decode_batch, reader_record, split_header
 from .settings import RegistrySettings
 
-MAGIC = 0
-SCHEMA_NOT_FOUND = 40403
-
-_writers: dict[tuple[str, int], Any] = {}
-_writers_lock = threading.Lock()
+_writers = SchemaCache()
 
 
 @dataclass(frozen=True)
@@ -79,15 +73,9 @@ def resolve_reader(column: str, registry: RegistrySettings, subject: str | None,
                    version: str | None, schema_id: int | None) -> AvroColumn:
     """The reader schema: by id, else the subject's version (``latest`` by default)."""
     client = registry.client()
-    if schema_id is not None:
-        record = {"id": schema_id, **client.schema_by_id(schema_id)}
-        where = f"schema id {schema_id}"
-    else:
-        assert subject is not None
-        record = client.version(subject, version or "latest")
-        where = f"subject {subject} version {record['version']} (id {record['id']})"
+    record, sid, where = reader_record(client, subject, version, schema_id)
     reader = parse_registry_schema(client, record, {})
-    spec = AvroColumn(column, registry, reader, int(record["id"]), where)
+    spec = AvroColumn(column, registry, reader, sid, where)
     spec.ddl  # noqa: B018 - refuse an unmapped schema now, naming the field
     return spec
 
@@ -102,42 +90,26 @@ class AvroDecoder:
         self._client: Any = None
         self._runs: dict[int, RunReader | None] = {}
 
-    def _writer(self, schema_id: int) -> Any:
-        if schema_id == self.spec.reader_id:
-            return self.spec.reader
-        key = (self.spec.registry.url, schema_id)
-        with _writers_lock:
-            if key in _writers:
-                return _writers[key]
+    def _load(self, schema_id: int) -> Any:
         if self._client is None:
             self._client = self.spec.registry.client()
         record = {"id": schema_id, **self._client.schema_by_id(schema_id)}
-        parsed = parse_registry_schema(self._client, record, {})
-        with _writers_lock:
-            _writers[key] = parsed
-        return parsed
+        return parse_registry_schema(self._client, record, {})
+
+    def _writer(self, schema_id: int) -> Any:
+        if schema_id == self.spec.reader_id:
+            return self.spec.reader
+        return _writers.get(self.spec.registry.url, schema_id, lambda: self._load(schema_id))
 
     def _known_writer(self, schema_id: int) -> Any:
         """The writer schema of ``schema_id``; ValueError when the registry has none."""
-        try:
-            return self._writer(schema_id)
-        except RegistryRefusal as e:
-            if e.error_code != SCHEMA_NOT_FOUND:
-                raise
-            raise ValueError(f"unknown schema id {schema_id} ({e.message}, registry error "
-                             f"{e.error_code})") from None
-
-    @staticmethod
-    def _schema_id(data: bytes) -> int:
-        if len(data) < 5 or data[0] != MAGIC:
-            why = "too short for Confluent's 5-byte header" if data[:1] == bytes([MAGIC]) \
-                else "no magic byte 0"
-            raise ValueError(f"{why} (first bytes {bytes(data[:5]).hex() or 'none'})")
-        return int(struct.unpack_from(">I", data, 1)[0])
+        if schema_id == self.spec.reader_id:
+            return self.spec.reader
+        return _writers.known(self.spec.registry.url, schema_id, lambda: self._load(schema_id))
 
     def decode_one(self, data: bytes) -> Any:
         """The datum of one framed value; raises ValueError with the reason."""
-        schema_id = self._schema_id(data)
+        schema_id = split_header(data)[0]
         return self._datum(data, schema_id, self._known_writer(schema_id))
 
     def _datum(self, data: bytes, schema_id: int, writer: Any) -> Any:
@@ -219,7 +191,7 @@ class AvroDecoder:
         writers: dict[int, Any] = {}
 
         def decode_one(v: bytes) -> Any:
-            schema_id = self._schema_id(v)
+            schema_id = split_header(v)[0]
             if schema_id not in writers:
                 try:
                     writers[schema_id] = self._known_writer(schema_id)

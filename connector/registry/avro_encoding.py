@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import io
 import json
-import struct
 from dataclasses import dataclass
 from typing import Any
 
 from .avro_types import parse_registry_schema
+from .framing import header, writer_record
 from .settings import RegistrySettings
-
-MAGIC = 0
 
 
 @dataclass(frozen=True)
@@ -41,7 +39,7 @@ class AvroWriterSchema:
             raise ValueError(f"does not match {self.description}: {' '.join(str(e).split())}"
                              ) from None
         out = io.BytesIO()
-        out.write(struct.pack(">bI", MAGIC, self.schema_id))
+        out.write(header(self.schema_id))
         schemaless_writer(out, self.schema, datum)
         return out.getvalue()
 
@@ -51,27 +49,7 @@ def writer_schema(registry: RegistrySettings, subject: str | None, schema_text: 
     """The writer schema: ``schema_text`` registered (or looked up, without
     ``auto_register``) under ``subject``; else ``schema_id``; else the subject's latest."""
     client = registry.client()
-    if schema_text is not None:
-        assert subject is not None
-        body = {"schema": schema_text}
-        if auto_register:
-            sid = client.register(subject, body)
-        else:
-            sid = int(client.request("POST", f"/subjects/{_quote(subject)}", body)["id"])
-        record = {"id": sid, "schema": schema_text}
-        where = f"schema id {sid} of subject {subject}"
-    elif schema_id is not None:
-        record = {"id": schema_id, **client.schema_by_id(schema_id)}
-        where = f"schema id {schema_id}"
-    else:
-        assert subject is not None
-        record = client.version(subject, "latest")
-        where = f"subject {subject} version {record['version']} (id {record['id']})"
+    record, sid, where = writer_record(client, subject, schema_text, schema_id, auto_register,
+                                       None)
     json.loads(record["schema"])
-    return AvroWriterSchema(parse_registry_schema(client, record, {}), int(record["id"]), where)
-
-
-def _quote(subject: str) -> str:
-    import urllib.parse
-
-    return urllib.parse.quote(subject, safe="")
+    return AvroWriterSchema(parse_registry_schema(client, record, {}), sid, where)

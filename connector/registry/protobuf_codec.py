@@ -23,21 +23,21 @@ one task's thread; the file cache is guarded by a lock.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
-from .client import RegistryRefusal
 from .framing import (
-    SCHEMA_NOT_FOUND,
+    SchemaCache,
     decode_batch,
     header,
     message_indexes,
     read_message_indexes,
+    reader_record,
     split_header,
+    writer_record,
 )
 from .protobuf_types import (
     choose_message,
@@ -50,38 +50,25 @@ from .protobuf_types import (
 )
 from .settings import RegistrySettings
 
-_files: dict[tuple[str, int], Any] = {}
-_files_lock = threading.Lock()
+_files = SchemaCache()
+
+
+def _loader(registry: RegistrySettings, schema_id: int, client: Any = None) -> Any:
+    def load() -> Any:
+        c = client or registry.client()
+        return load_file(c, {"id": schema_id, **c.request("GET", f"/schemas/ids/{schema_id}",
+                                                          format="serialized")})
+    return load
 
 
 def _file(registry: RegistrySettings, schema_id: int, client: Any = None) -> Any:
-    key = (registry.url, schema_id)
-    with _files_lock:
-        if key in _files:
-            return _files[key]
-    client = client or registry.client()
-    record = {"id": schema_id, **client.request("GET", f"/schemas/ids/{schema_id}",
-                                                format="serialized")}
-    file = load_file(client, record)
-    with _files_lock:
-        _files[key] = file
-    return file
+    return _files.get(registry.url, schema_id, _loader(registry, schema_id, client))
 
 
 def _message_class(desc: Any) -> type:
     from google.protobuf import message_factory
 
     return message_factory.GetMessageClass(desc)
-
-
-def _record(client: Any, subject: str | None, version: str | None,
-            schema_id: int | None) -> tuple[int, str]:
-    if schema_id is not None:
-        client.schema_by_id(schema_id)
-        return schema_id, f"schema id {schema_id}"
-    assert subject is not None
-    record = client.version(subject, version or "latest")
-    return int(record["id"]), f"subject {subject} version {record['version']} (id {record['id']})"
 
 
 @dataclass(frozen=True)
@@ -104,7 +91,7 @@ def resolve_protobuf_reader(column: str, registry: RegistrySettings, subject: st
     """The reader: by id, else the subject's version (``latest`` by default); its message
     (``message`` or the first); UnsupportedProtobuf / ValueError naming what does not map."""
     client = registry.client()
-    sid, where = _record(client, subject, version, schema_id)
+    _record, sid, where = reader_record(client, subject, version, schema_id)
     desc = choose_message(_file(registry, sid, client), message, option)
     ddl, arrow = message_types(desc, column)
     return ProtobufColumn(column, registry, sid, desc.full_name,
@@ -141,13 +128,8 @@ class ProtobufDecoder:
 
     def _check(self, schema_id: int, indexes: list[int]) -> None:
         """The writer's message is the reader's (by full name); ValueError saying why not."""
-        try:
-            file = _file(self.spec.registry, schema_id)
-        except RegistryRefusal as e:
-            if e.error_code != SCHEMA_NOT_FOUND:
-                raise
-            raise ValueError(f"unknown schema id {schema_id} ({e.message}, registry error "
-                             f"{e.error_code})") from None
+        file = _files.known(self.spec.registry.url, schema_id,
+                            _loader(self.spec.registry, schema_id))
         written = message_at(file, indexes)
         if written.full_name != self.spec.message:
             raise ValueError(f"message {written.full_name} (schema {schema_id}, indexes "
@@ -188,22 +170,8 @@ def protobuf_writer(registry: RegistrySettings, subject: str | None, schema_text
     ``auto_register``) under ``subject``; else ``schema_id``; else the subject's latest;
     its message ``message`` or the first."""
     client = registry.client()
-    if schema_text is not None:
-        assert subject is not None
-        body = {"schema": schema_text, "schemaType": "PROTOBUF"}
-        if auto_register:
-            sid = client.register(subject, body)
-        else:
-            sid = int(client.request("POST", f"/subjects/{_quote(subject)}", body)["id"])
-        where = f"schema id {sid} of subject {subject}"
-    else:
-        sid, where = _record(client, subject, None, schema_id)
+    _record, sid, where = writer_record(client, subject, schema_text, schema_id, auto_register,
+                                        "PROTOBUF")
     desc = choose_message(_file(registry, sid, client), message, option)
     return ProtobufWriterSchema(registry, sid, desc.full_name,
                                 f"{where}, message {desc.full_name}")
-
-
-def _quote(subject: str) -> str:
-    import urllib.parse
-
-    return urllib.parse.quote(subject, safe="")
