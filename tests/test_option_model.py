@@ -26,7 +26,11 @@ DOC = ROOT / "docs" / "options.md"
 #: part -> the classes that declare its options ("module:Class"), in the order the docs
 #: show them. A class listed here declares every option it accepts with ``options.option``.
 MODELS: dict[str, list[str]] = {
-    "broker": [],
+    "broker": ["broker_sim.server.config:BrokerConfig", "broker_sim.log.config:LogConfig",
+               "broker_sim.coordinator.group.config:GroupConfig",
+               "broker_sim.coordinator.transaction.config:TransactionConfig",
+               "broker_sim.controller.leader_balance:LeaderBalanceConfig",
+               "broker_sim.security.oauthbearer:OAuthBearerConfig"],
     "client": ["connector.client.config:ClientConfig", "connector.client.config:ProducerConfig",
                "connector.client.config:FetcherConfig", "connector.client.config:ConsumerConfig"],
     "source": ["connector.source.options:SourceOptions", "connector.source.formats:FormatOptions",
@@ -73,8 +77,11 @@ def render() -> str:
             if bases:
                 about += f" Also every option of `{bases[0]}` above."
             skip = [name for b in cls.__mro__[1:] if b in shown for name in options.declared(b)]
+            columns: tuple[str, ...] = ("option", "default", "allowed", "meaning")
+            if any(spec.synonym for spec in options.declared(cls).values()):
+                columns += ("synonym",)  # the broker-wide option that sets its default
             lines += [f"### {cls.__name__}", "", about, "",
-                      options.markdown_table(cls, skip=skip), ""]
+                      options.markdown_table(cls, skip=skip, columns=columns), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

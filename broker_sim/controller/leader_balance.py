@@ -24,23 +24,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..common.options import BOOL, declared, integer, option, parse_value
 from ..protocol.errors import InvalidConfig
 from .image import ClusterImage
-
-#: Kafka's option names, the controller's only leader-balance settings.
-ENABLE = "auto.leader.rebalance.enable"
-INTERVAL = "leader.imbalance.check.interval.seconds"
-PERCENTAGE = "leader.imbalance.per.broker.percentage"
-OPTIONS = (ENABLE, INTERVAL, PERCENTAGE)
 
 
 @dataclass(frozen=True)
 class LeaderBalanceConfig:
-    """The three options, with Kafka's defaults."""
+    """The three options, declared once, with Kafka's defaults. Frozen: shared freely."""
 
-    enable: bool = True
-    check_interval_s: int = 300
-    per_broker_percentage: int = 10
+    enable: bool = option(
+        "auto.leader.rebalance.enable", True, BOOL,
+        doc="Whether the controller moves leaderships back to preferred replicas by itself.")
+    check_interval_s: int = option(
+        "leader.imbalance.check.interval.seconds", 300, integer(1, None, allowed="at least 1"),
+        doc="How often the controller checks the brokers' leader imbalance.")
+    per_broker_percentage: int = option(
+        "leader.imbalance.per.broker.percentage", 10, integer(0, 100, allowed="0..100"),
+        doc="The share of its preferred partitions a broker may not lead before they are moved back.")
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> LeaderBalanceConfig:
@@ -48,20 +49,25 @@ class LeaderBalanceConfig:
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
             raise InvalidConfig(f"unknown leader balance option(s) {unknown}; known: {list(OPTIONS)}")
-        enable = options.get(ENABLE, "true").strip().lower()
-        if enable not in ("true", "false"):
-            raise InvalidConfig(f"{ENABLE}={options[ENABLE]!r} is not allowed: true or false")
-        try:
-            interval = int(options.get(INTERVAL, "300"))
-            percentage = int(options.get(PERCENTAGE, "10"))
-        except ValueError as e:
-            raise InvalidConfig(f"{INTERVAL} and {PERCENTAGE} take whole numbers: {e}") from None
-        if interval < 1:
-            raise InvalidConfig(f"{INTERVAL}={interval} is not allowed: at least 1")
-        if not 0 <= percentage <= 100:
-            raise InvalidConfig(f"{PERCENTAGE}={percentage} is not allowed: 0..100")
-        return cls(enable == "true", interval, percentage)
+        values = {}
+        for name, raw in options.items():
+            spec = OPTIONS[name]
+            try:
+                values[spec.attr] = parse_value(spec, raw)
+            except ValueError as e:
+                shown, rule = repr(raw), str(e)
+                if spec.kind.name == "int":
+                    try:
+                        shown = str(int(raw))
+                    except ValueError:
+                        rule = f"it takes whole numbers ({rule})"
+                raise InvalidConfig(f"{name}={shown} is not allowed: {rule}") from None
+        return cls(**values)
 
+
+#: Kafka's option names, the controller's only leader-balance settings.
+OPTIONS = declared(LeaderBalanceConfig)
+ENABLE, INTERVAL, PERCENTAGE = OPTIONS
 
 #: Kafka's defaults: on, every 300 s, above 10%.
 KAFKA_DEFAULTS = LeaderBalanceConfig()

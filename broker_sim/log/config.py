@@ -111,7 +111,7 @@ class LogConfig:
     max_message_bytes: int = option(
         "max.message.bytes", 1024 * 1024 + 12, integer(0, INT32_MAX), dynamic=True,
         doc="The largest record batch the log accepts (Kafka's 1 MiB plus the 12-byte log "
-            "overhead); ``message.max.bytes`` is accepted as a topic config too.")
+            "overhead); message.max.bytes is accepted as a topic config too.")
     cleanup_policy: str = option(
         "cleanup.policy", "delete", CLEANUP_POLICY, dynamic=True,
         doc="delete: retention removes old segments; compact: the cleaner keeps the latest "

@@ -42,21 +42,12 @@ from joserfc import errors as jose_errors
 from joserfc import jwk, jwt
 from joserfc.util import urlsafe_b64decode
 
+from ..common.options import LIST, custom, declared, format_value, integer, option, parse_value
 from ..protocol.errors import InvalidConfig, PyqError, SaslAuthenticationFailed
 
 log = logging.getLogger(__name__)
 
 MECHANISM = "OAUTHBEARER"
-
-JWKS_URL = "sasl.oauthbearer.jwks.endpoint.url"
-ISSUER = "sasl.oauthbearer.expected.issuer"
-AUDIENCE = "sasl.oauthbearer.expected.audience"
-SKEW = "sasl.oauthbearer.clock.skew.seconds"
-SUB_CLAIM = "sasl.oauthbearer.sub.claim.name"
-SCOPE_CLAIM = "sasl.oauthbearer.scope.claim.name"
-REFRESH_MS = "sasl.oauthbearer.jwks.endpoint.refresh.ms"
-#: The broker options this module reads, Kafka's names.
-OPTIONS = (JWKS_URL, ISSUER, AUDIENCE, SKEW, SUB_CLAIM, SCOPE_CLAIM, REFRESH_MS)
 
 #: Signature algorithms a JWKS-validated token may use (asymmetric only, as Kafka's jose4j setup).
 ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
@@ -70,17 +61,52 @@ FETCH_BACKOFF_S = 0.1
 FETCH_BACKOFF_MAX_S = 10.0
 
 
+def _jwks_url(value: object) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    if not text.startswith(("http://", "https://", "file:")):
+        raise ValueError(value)
+    return text
+
+
+def _claim(value: object) -> str:
+    if not str(value).strip():
+        raise ValueError(value)
+    return str(value).strip()
+
+
+JWKS_URL_KIND = custom("url", _jwks_url, "an http://, https:// or file: URL of a JSON Web Key Set")
+CLAIM = custom("string", _claim, "a claim name")
+#: A string, unset when empty.
+_UNSET_IF_EMPTY = custom("string", lambda v: None if v is None else (str(v).strip() or None), "a string")
+
+
 @dataclass(frozen=True)
 class OAuthBearerConfig:
-    """The broker's OAUTHBEARER options (Kafka's names and defaults)."""
+    """The broker's OAUTHBEARER options, declared once (Kafka's names and defaults)."""
 
-    jwks_endpoint_url: str | None = None
-    expected_issuer: str | None = None
-    expected_audience: tuple[str, ...] = ()
-    clock_skew_seconds: int = 30
-    sub_claim_name: str = "sub"
-    scope_claim_name: str = "scope"
-    jwks_endpoint_refresh_ms: int = 3_600_000
+    jwks_endpoint_url: str | None = option(
+        "sasl.oauthbearer.jwks.endpoint.url", None, JWKS_URL_KIND,
+        doc="Where the keys that sign tokens are published; unset: Kafka's unsecured "
+            "development mode (alg none tokens only).")
+    expected_issuer: str | None = option(
+        "sasl.oauthbearer.expected.issuer", None, _UNSET_IF_EMPTY,
+        doc="The iss claim every token must carry.")
+    expected_audience: tuple[str, ...] = option(
+        "sasl.oauthbearer.expected.audience", (), LIST,
+        doc="Audiences a token's aud claim must hold one of.")
+    clock_skew_seconds: int = option(
+        "sasl.oauthbearer.clock.skew.seconds", 30, integer(0, None, allowed="an integer >= 0"),
+        doc="Leeway on a token's exp, nbf and iat claims.")
+    sub_claim_name: str = option(
+        "sasl.oauthbearer.sub.claim.name", "sub", CLAIM,
+        doc="The claim that becomes the principal User:<value> for ACLs.")
+    scope_claim_name: str = option(
+        "sasl.oauthbearer.scope.claim.name", "scope", CLAIM, doc="The claim holding the token's scopes.")
+    jwks_endpoint_refresh_ms: int = option(
+        "sasl.oauthbearer.jwks.endpoint.refresh.ms", 3_600_000, integer(1, None, allowed="an integer >= 1"),
+        doc="How often the key set is fetched again (an unknown kid refetches at once).")
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> OAuthBearerConfig:
@@ -90,37 +116,21 @@ class OAuthBearerConfig:
             raise InvalidConfig(f"unknown OAUTHBEARER option(s) {unknown}; known: {list(OPTIONS)}")
         values: dict[str, Any] = {}
         for name, raw in options.items():
-            text = str(raw).strip()
-            if name == JWKS_URL:
-                if not text.startswith(("http://", "https://", "file:")):
-                    raise InvalidConfig(f"{name}={raw!r} is not allowed: must be an http://, https:// "
-                                        "or file: URL of a JSON Web Key Set")
-                values["jwks_endpoint_url"] = text
-            elif name == ISSUER:
-                values["expected_issuer"] = text or None
-            elif name == AUDIENCE:
-                values["expected_audience"] = tuple(a.strip() for a in text.split(",") if a.strip())
-            elif name in (SUB_CLAIM, SCOPE_CLAIM):
-                if not text:
-                    raise InvalidConfig(f"{name}={raw!r} is not allowed: must be a claim name")
-                values["sub_claim_name" if name == SUB_CLAIM else "scope_claim_name"] = text
-            else:
-                low = 0 if name == SKEW else 1
-                try:
-                    number = int(text)
-                except ValueError:
-                    number = -1
-                if number < low:
-                    raise InvalidConfig(f"{name}={raw!r} is not allowed: must be an integer >= {low}")
-                values["clock_skew_seconds" if name == SKEW else "jwks_endpoint_refresh_ms"] = number
+            spec = OPTIONS[name]
+            try:
+                values[spec.attr] = parse_value(spec, raw)
+            except ValueError as e:
+                raise InvalidConfig(f"{name}={raw!r} is not allowed: must be {e}") from None
         return cls(**values)
 
     def options(self) -> dict[str, str | None]:
         """Kafka name -> value as a string (None: unset), for DescribeConfigs."""
-        return {JWKS_URL: self.jwks_endpoint_url, ISSUER: self.expected_issuer,
-                AUDIENCE: ",".join(self.expected_audience) or None,
-                SKEW: str(self.clock_skew_seconds), SUB_CLAIM: self.sub_claim_name,
-                SCOPE_CLAIM: self.scope_claim_name, REFRESH_MS: str(self.jwks_endpoint_refresh_ms)}
+        return {name: format_value(getattr(self, spec.attr)) or None for name, spec in OPTIONS.items()}
+
+
+#: The broker options this module reads, Kafka's names.
+OPTIONS = declared(OAuthBearerConfig)
+JWKS_URL = "sasl.oauthbearer.jwks.endpoint.url"
 
 
 class TokenRefused(PyqError):

@@ -13,14 +13,29 @@ broker_sim.protocol.errors.ConfigError: num.io.threads=0 is not allowed: must be
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..common.options import (
+    BOOL,
+    OPTIONAL_STRING,
+    STRING,
+    OptionSpec,
+    Refused,
+    choice,
+    custom,
+    declared,
+    format_value,
+    integer,
+    names,
+    option,
+)
 from ..controller.leader_balance import KAFKA_DEFAULTS, LeaderBalanceConfig
 from ..controller.leader_balance import OPTIONS as LEADER_BALANCE_OPTIONS
 from ..coordinator.group.config import PROPERTIES as GROUP_PROPERTIES
-from ..coordinator.group.config import GroupConfig
+from ..coordinator.group.config import GroupConfig, at_least
 from ..coordinator.transaction.config import PROPERTIES as TXN_PROPERTIES
 from ..coordinator.transaction.config import TransactionConfig
 from ..log.config import BROKER_LOG_PROPERTIES, LogConfig
@@ -35,6 +50,21 @@ from ..security.stores import STORE_TYPES, StoreError, key_entry, trusted_pem
 from ..security.tls import CLIENT_AUTH
 
 
+def _from_text(parse: Callable[[str], Any], *typed: type) -> Callable[[Any], Any]:
+    """A parser of the string form that passes values of the ``typed`` classes through; a
+    ``ValueError`` of ``parse`` states the precise rule (:class:`Refused`)."""
+
+    def run(value: Any) -> Any:
+        if value is None or isinstance(value, typed):
+            return value
+        try:
+            return parse(str(value))
+        except ValueError as e:
+            raise Refused(str(e)) from None
+
+    return run
+
+
 def _parse_overrides(text: str) -> dict[str, int]:
     """``"127.0.0.1:5,10.0.0.1:200"`` -> {ip: limit}."""
     out: dict[str, int] = {}
@@ -44,11 +74,11 @@ def _parse_overrides(text: str) -> dict[str, int]:
     return out
 
 
-def _parse_mechanisms(text: str) -> tuple[str, ...]:
-    names = tuple(m.strip().upper() for m in text.split(",") if m.strip())
-    bad = [m for m in names if m not in SUPPORTED_MECHANISMS]
-    if bad or not names:
-        raise ValueError("must be a comma-separated list of " + ", ".join(SUPPORTED_MECHANISMS))
+def _parse_mechanisms(value: Any) -> tuple[str, ...]:
+    items = value.split(",") if isinstance(value, str) else list(value)
+    names = tuple(m.strip().upper() for m in items if m.strip())
+    if not names or any(m not in SUPPORTED_MECHANISMS for m in names):
+        raise ValueError(value)
     return names
 
 
@@ -63,163 +93,171 @@ def _parse_super_users(text: str) -> tuple[str, ...]:
     return users
 
 
-def _parse_client_auth(text: str) -> str:
-    value = text.strip().lower()
-    if value not in CLIENT_AUTH:
-        raise ValueError("must be one of " + ", ".join(CLIENT_AUTH))
-    return value
+def _upper_or_none(value: Any) -> str | None:
+    return None if value is None else str(value).strip().upper()
 
 
-def _parse_store_type(text: str) -> str:
-    if text.strip().upper() not in STORE_TYPES:
-        raise ValueError("must be one of " + ", ".join(STORE_TYPES))
-    return text.strip().upper()
-
-
-def _parse_bool(text: str) -> bool:
-    low = text.strip().lower()
-    if low in ("true", "1", "yes"):
-        return True
-    if low in ("false", "0", "no"):
-        return False
-    raise ValueError("must be true or false")
-
-
-#: Kafka option name -> (BrokerConfig field, parser of the string value).
-SIMPLE_PROPERTIES: dict[str, tuple[str, Any]] = {
-    "broker.id": ("broker_id", int), "node.id": ("broker_id", int),
-    "host": ("host", str), "port": ("port", int),
-    "log.dirs": ("data_dir", Path), "log.dir": ("data_dir", Path),
-    "advertised.host.name": ("advertised_host", str),
-    "num.network.threads": ("num_network_threads", int),
-    "num.io.threads": ("num_io_threads", int),
-    "queued.max.requests": ("queued_max_requests", int),
-    "socket.request.max.bytes": ("socket_request_max_bytes", int),
-    "max.connections.per.ip": ("max_connections_per_ip", int),
-    "max.connections.per.ip.overrides": ("max_connections_per_ip_overrides", _parse_overrides),
-    "auto.create.topics.enable": ("auto_create_topics_enable", _parse_bool),
-    "num.partitions": ("num_partitions", int),
-    "default.replication.factor": ("default_replication_factor", int),
-    "replica.lag.time.max.ms": ("replica_lag_time_max_ms", int),
-    "broker.heartbeat.interval.ms": ("heartbeat_interval_ms", int),
-    "broker.session.timeout.ms": ("session_timeout_ms", int),
-    "controller": ("controller", str),
-    "message.max.bytes": ("message_max_bytes", int),
-    "log.retention.check.interval.ms": ("log_retention_check_interval_ms", int),
-    "log.cleaner.enable": ("log_cleaner_enable", _parse_bool),
-    "log.cleaner.threads": ("log_cleaner_threads", int),
-    "log.cleaner.backoff.ms": ("log_cleaner_backoff_ms", int),
-    "log.cleaner.dedupe.buffer.size": ("log_cleaner_dedupe_buffer_size", int),
-    "cluster.id": ("cluster_id", str),
-    "inter.broker.listener.name": ("inter_broker_listener_name", lambda v: v.strip().upper()),
-    "ssl.keystore.type": ("ssl_keystore_type", _parse_store_type),
-    "ssl.keystore.location": ("ssl_keystore_location", str),
-    "ssl.keystore.password": ("ssl_keystore_password", str),
-    "ssl.key.password": ("ssl_key_password", str),
-    "ssl.truststore.type": ("ssl_truststore_type", _parse_store_type),
-    "ssl.truststore.location": ("ssl_truststore_location", str),
-    "ssl.truststore.password": ("ssl_truststore_password", str),
-    "ssl.client.auth": ("ssl_client_auth", _parse_client_auth),
-    "sasl.enabled.mechanisms": ("sasl_enabled_mechanisms", _parse_mechanisms),
-    "connections.max.idle.ms": ("connections_max_idle_ms", int),
-    "metrics.port": ("metrics_port", int),
-    "fetch.zero.copy.enable": ("fetch_zero_copy", _parse_bool),
-    "max.incremental.fetch.session.cache.slots": ("fetch_session_cache_slots", int),
-    "listener.security.protocol.map": ("listener_security_protocol_map", parse_protocol_map),
-    "authorizer.class.name": ("authorizer_class_name", str.strip),
-    "super.users": ("super_users", _parse_super_users),
-    "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _parse_bool),
-    "schema.registry.listeners": ("schema_registry_listener", parse_registry_listener),
-    "schema.registry.authentication": ("schema_registry_authentication", parse_authentication),
-}
-
-#: Broker-wide log defaults: Kafka's "log." prefixed names -> the topic-level name.
-LOG_PROPERTIES: dict[str, str] = BROKER_LOG_PROPERTIES
-
-#: Options whose value DescribeConfigs never shows.
-SENSITIVE_PROPERTIES = frozenset({"ssl.key.password", "ssl.keystore.password",
-                                  "ssl.truststore.password"})
-
-
-def _format(value: Any) -> str | None:
-    """A BrokerConfig field's value in its option's string form."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return ",".join(f"{k}:{v}" for k, v in value.items())
-    if isinstance(value, tuple):
-        return ",".join(str(v) for v in value)
-    return str(value)
+PATH = custom("path", lambda v: v if isinstance(v, Path) else Path(str(v)), "a directory path")
+STORE_TYPE = choice(STORE_TYPES, case="upper")
+MECHANISMS = custom("list", _parse_mechanisms,
+                    "a comma-separated list of " + ", ".join(SUPPORTED_MECHANISMS))
+PRINCIPALS = custom("list", _from_text(_parse_super_users, tuple),
+                    "principals TYPE:NAME separated by ';'")
+LISTENERS = custom("list", _from_text(parse_listeners, tuple),
+                   "a comma-separated list of NAME://HOST:PORT")
+PROTOCOL_MAP = custom("map", _from_text(parse_protocol_map, dict),
+                      "a comma-separated list of NAME:PROTOCOL")
+IP_LIMITS = custom("map", _from_text(_parse_overrides, dict), "a comma-separated list of IP:LIMIT")
+REGISTRY_LISTENER = custom("url", _from_text(parse_registry_listener, RegistryListener),
+                           "one URL http://HOST:PORT or https://HOST:PORT (port 0: a free one)")
+REGISTRY_AUTH = custom("choice", _from_text(parse_authentication), "one of none, basic")
+SECRET = OPTIONAL_STRING
+ms = at_least  # a duration in ms, at least ``low``
 
 
 @dataclass(frozen=True)
 class BrokerConfig:
-    broker_id: int = 0
-    host: str = "127.0.0.1"
-    port: int = 9092
-    data_dir: Path = Path("pyq-data")
-    advertised_host: str | None = None
-    num_network_threads: int = 2
-    num_io_threads: int = 4
-    queued_max_requests: int = 500
-    socket_request_max_bytes: int = 100 * 1024 * 1024
-    max_connections_per_ip: int = 1000
-    max_connections_per_ip_overrides: dict[str, int] = field(default_factory=dict)
-    auto_create_topics_enable: bool = False
-    num_partitions: int = 1
-    default_replication_factor: int = -1  # -1: the controller's default (3, at most the live brokers)
-    replica_lag_time_max_ms: int = 10_000
-    heartbeat_interval_ms: int = 250
-    controller: str | None = None  # HOST:PORT of the cluster's controller; None: embedded
-    session_timeout_ms: int = 3000
-    message_max_bytes: int = 1048588
-    log_retention_check_interval_ms: int = 300_000
-    log_cleaner_enable: bool = True
-    log_cleaner_threads: int = 1
-    log_cleaner_backoff_ms: int = 15_000
-    log_cleaner_dedupe_buffer_size: int = 128 * 1024 * 1024
+    """A broker's options, each declared once (Kafka's name, kind, default, meaning) with
+    :func:`broker_sim.common.options.option`; ``docs/options.md`` lists them, and those of
+    the parts this config holds (:class:`LogConfig` for the ``log.*`` defaults,
+    :class:`GroupConfig`, :class:`TransactionConfig`, :class:`LeaderBalanceConfig`,
+    :class:`OAuthBearerConfig`).
+
+    Invariant: construction parses every option field (a string or a typed value) by its
+    kind and checks the rules between options (listeners, TLS stores, the registry's
+    https), raising :class:`ConfigError` naming the option, the value and what is allowed.
+    Frozen: shared by every thread of the broker; nothing changes it while it runs (the
+    dynamic ``log.*`` configs live in the cluster image)."""
+
+    broker_id: int = option("broker.id", 0, at_least(0), aliases=("node.id",),
+                            doc="This broker's id in the cluster.")
+    host: str = option("host", "127.0.0.1", STRING,
+                       doc="The address the default PLAINTEXT listener binds (pyq's own).")
+    port: int = option("port", 9092, integer(0, 65535, allowed="0..65535"),
+                       doc="The port of the default PLAINTEXT listener (0: a free one; pyq's own).")
+    data_dir: Path = option("log.dirs", Path("pyq-data"), PATH, aliases=("log.dir",),
+                            doc="The directory holding the partitions' logs and the broker's state.")
+    advertised_host: str | None = option(
+        "advertised.host.name", None, OPTIONAL_STRING, default_doc="`host`",
+        doc="The host name given to clients in metadata.")
+    num_network_threads: int = option("num.network.threads", 2, at_least(1),
+                                      doc="Threads reading requests from and writing responses to sockets.")
+    num_io_threads: int = option("num.io.threads", 4, at_least(1), doc="Threads handling requests.")
+    queued_max_requests: int = option(
+        "queued.max.requests", 500, at_least(1),
+        doc="Requests waiting for a handler before the network threads stop reading.")
+    socket_request_max_bytes: int = option("socket.request.max.bytes", 100 * 1024 * 1024,
+                                           at_least(1024), doc="The largest request accepted.")
+    max_connections_per_ip: int = option("max.connections.per.ip", 1000, at_least(1),
+                                         doc="Connections one IP address may hold open.")
+    max_connections_per_ip_overrides: dict[str, int] = option(
+        "max.connections.per.ip.overrides", default_factory=dict, kind=IP_LIMITS,
+        doc="Per-IP exceptions to max.connections.per.ip.")
+    auto_create_topics_enable: bool = option(
+        "auto.create.topics.enable", False, BOOL,
+        doc="Whether metadata requests for an unknown topic create it.")
+    num_partitions: int = option("num.partitions", 1, at_least(1),
+                                 doc="Partitions of a topic created without a count.")
+    default_replication_factor: int = option(
+        "default.replication.factor", -1, at_least(-1),
+        doc="Replicas of a topic created without a factor (-1: the controller's default, 3 "
+            "or the live brokers if fewer).")
+    replica_lag_time_max_ms: int = option(
+        "replica.lag.time.max.ms", 10_000, ms(1),
+        doc="How long a follower may lag before it leaves the ISR.")
+    heartbeat_interval_ms: int = option("broker.heartbeat.interval.ms", 250, ms(1),
+                                        doc="How often the broker heartbeats to the controller.")
+    controller: str | None = option(
+        "controller", None, OPTIONAL_STRING, default_doc="embedded",
+        doc="HOST:PORT of the cluster's controller; unset: an embedded single-broker controller "
+            "(pyq's own).")
+    session_timeout_ms: int = option(
+        "broker.session.timeout.ms", 3000, ms(1),
+        doc="How long the controller waits for a heartbeat before it fences the broker.")
+    message_max_bytes: int = option("message.max.bytes", 1048588, at_least(0),
+                                    doc="The largest record batch the broker accepts.")
+    log_retention_check_interval_ms: int = option(
+        "log.retention.check.interval.ms", 300_000, ms(1),
+        doc="How often retention looks for segments to delete.")
+    log_retention_hours: int | None = option(
+        "log.retention.hours", None, integer(None, None, optional=True),
+        doc="log.retention.ms in hours.")
+    log_cleaner_enable: bool = option("log.cleaner.enable", True, BOOL,
+                                      doc="Whether the log cleaner compacts compacted topics.")
+    log_cleaner_threads: int = option("log.cleaner.threads", 1, at_least(1),
+                                      doc="Threads of the log cleaner.")
+    log_cleaner_backoff_ms: int = option("log.cleaner.backoff.ms", 15_000, ms(1),
+                                         doc="How long the cleaner sleeps when no log needs it.")
+    log_cleaner_dedupe_buffer_size: int = option(
+        "log.cleaner.dedupe.buffer.size", 128 * 1024 * 1024, at_least(1024 * 1024),
+        doc="Memory of the cleaner's key map.")
     log: LogConfig = field(default_factory=LogConfig)
-    cluster_id: str = "pyq-cluster"
-    #: Empty: one PLAINTEXT listener on ``host:port``.
-    listeners: tuple[Listener, ...] = ()
-    listener_security_protocol_map: dict[str, str] = field(default_factory=dict)
-    #: The PLAINTEXT listener replicas fetch from; None: the one named PLAINTEXT, else the first.
-    inter_broker_listener_name: str | None = None
+    cluster_id: str = option("cluster.id", "pyq-cluster", STRING, doc="The cluster's id.")
+    listeners: tuple[Listener, ...] = option(
+        "listeners", (), LISTENERS, default_doc="PLAINTEXT://`host`:`port`",
+        doc="The broker's listeners; a name that is not a security protocol needs "
+            "listener.security.protocol.map.")
+    listener_security_protocol_map: dict[str, str] = option(
+        "listener.security.protocol.map", default_factory=dict, kind=PROTOCOL_MAP,
+        doc="Listener name -> security protocol, for listeners not named after theirs.")
+    inter_broker_listener_name: str | None = option(
+        "inter.broker.listener.name", None, custom("string", _upper_or_none, "a listener name"),
+        default_doc="PLAINTEXT, else the first",
+        doc="The PLAINTEXT listener replicas fetch from.")
     #: PEM, PKCS12 or JKS (:mod:`broker_sim.security.stores`); a PKCS12 or JKS store is
     #: opened at construction, so a wrong password or type fails there.
-    ssl_keystore_type: str = "PEM"
-    ssl_keystore_location: str | None = None
-    ssl_keystore_password: str | None = field(default=None, repr=False)
-    ssl_key_password: str | None = field(default=None, repr=False)
-    ssl_truststore_type: str = "PEM"
-    ssl_truststore_location: str | None = None
-    ssl_truststore_password: str | None = field(default=None, repr=False)
-    ssl_client_auth: str = "none"
-    sasl_enabled_mechanisms: tuple[str, ...] = DEFAULT_MECHANISMS
+    ssl_keystore_type: str = option("ssl.keystore.type", "PEM", STORE_TYPE,
+                                    doc="The format of ssl.keystore.location.")
+    ssl_keystore_location: str | None = option(
+        "ssl.keystore.location", None, OPTIONAL_STRING,
+        doc="The broker's key and certificate chain, for TLS listeners and an https registry.")
+    ssl_keystore_password: str | None = option("ssl.keystore.password", None, SECRET, secret=True,
+                                               doc="The keystore's password (PKCS12, JKS).")
+    ssl_key_password: str | None = option("ssl.key.password", None, SECRET, secret=True,
+                                          doc="The password of the key.")
+    ssl_truststore_type: str = option("ssl.truststore.type", "PEM", STORE_TYPE,
+                                      doc="The format of ssl.truststore.location.")
+    ssl_truststore_location: str | None = option(
+        "ssl.truststore.location", None, OPTIONAL_STRING,
+        doc="The certificates client certificates are checked against.")
+    ssl_truststore_password: str | None = option("ssl.truststore.password", None, SECRET,
+                                                 secret=True, doc="The truststore's password.")
+    ssl_client_auth: str = option("ssl.client.auth", "none", choice(CLIENT_AUTH),
+                                  doc="Whether TLS clients must present a certificate.")
+    sasl_enabled_mechanisms: tuple[str, ...] = option(
+        "sasl.enabled.mechanisms", DEFAULT_MECHANISMS, MECHANISMS,
+        doc="The SASL mechanisms SASL listeners offer.")
     #: ``sasl.oauthbearer.*``: how OAUTHBEARER tokens are validated (no JWKS URL: unsecured
     #: tokens, Kafka's development mode).
     oauthbearer: OAuthBearerConfig = field(default_factory=OAuthBearerConfig)
-    connections_max_idle_ms: int = 600_000
-    #: Port of the Prometheus metrics endpoint on ``host`` (0: a free one); None: no endpoint.
-    metrics_port: int | None = None
-    #: pyq's own option: Fetch responses on plaintext listeners send record bytes straight
-    #: from the segment files (``os.sendfile``); false reads them into memory first (the
-    #: copying path every TLS listener takes). The bytes on the wire are the same.
-    fetch_zero_copy: bool = True
-    #: Incremental fetch sessions (KIP-227) held at once, for followers (0: none; every
-    #: follower fetch then names all its partitions).
-    fetch_session_cache_slots: int = 1000
-    #: Any non-empty value turns on pyq's ACL authorizer (Kafka names a class here).
-    authorizer_class_name: str = ""
-    super_users: tuple[str, ...] = ()
-    allow_everyone_if_no_acl_found: bool = False
-    #: pyq's own: serve the schema registry's REST API here (``http://`` or ``https://``
-    #: HOST:PORT, port 0: a free one); None: no registry on this broker.
-    schema_registry_listener: RegistryListener | None = None
-    #: ``basic``: the registry asks HTTP basic credentials of the cluster's SCRAM users.
-    schema_registry_authentication: str = "none"
+    connections_max_idle_ms: int = option("connections.max.idle.ms", 600_000, ms(1),
+                                          doc="How long an idle connection stays open.")
+    metrics_port: int | None = option(
+        "metrics.port", None, integer(0, 65535, optional=True, allowed="0..65535 (0 picks a free port)"),
+        doc="Port of the Prometheus metrics endpoint on host (0: a free one); unset: none "
+            "(pyq's own).")
+    fetch_zero_copy: bool = option(
+        "fetch.zero.copy.enable", True, BOOL,
+        doc="Whether Fetch responses on plaintext listeners send record bytes straight from "
+            "the segment files (os.sendfile); false reads them into memory first (pyq's own).")
+    fetch_session_cache_slots: int = option(
+        "max.incremental.fetch.session.cache.slots", 1000, at_least(0),
+        doc="Incremental fetch sessions (KIP-227) held at once, for followers (0: none).")
+    authorizer_class_name: str = option(
+        "authorizer.class.name", "", custom("string", lambda v: str(v).strip(), "a string"),
+        doc="Any non-empty value turns on pyq's ACL authorizer (Kafka names a class here).")
+    super_users: tuple[str, ...] = option("super.users", (), PRINCIPALS,
+                                          doc="Principals every ACL check allows.")
+    allow_everyone_if_no_acl_found: bool = option(
+        "allow.everyone.if.no.acl.found", False, BOOL,
+        doc="Whether a resource no ACL names is open to everyone.")
+    schema_registry_listener: RegistryListener | None = option(
+        "schema.registry.listeners", None, REGISTRY_LISTENER,
+        doc="Serve the schema registry's REST API here; unset: no registry on this broker "
+            "(pyq's own).")
+    schema_registry_authentication: str = option(
+        "schema.registry.authentication", "none", REGISTRY_AUTH,
+        doc="basic: the registry asks HTTP basic credentials of the cluster's SCRAM users.")
     #: The embedded controller's automatic preferred-leader rebalance (a single broker
     #: only; a cluster's controller takes these options itself).
     leader_balance: LeaderBalanceConfig = KAFKA_DEFAULTS
@@ -230,33 +268,8 @@ class BrokerConfig:
     transaction: TransactionConfig = field(default_factory=TransactionConfig)
 
     def __post_init__(self) -> None:
-        rules = [
-            ("broker.id", self.broker_id, 0), ("port", self.port, 0),
-            ("num.network.threads", self.num_network_threads, 1),
-            ("num.io.threads", self.num_io_threads, 1),
-            ("queued.max.requests", self.queued_max_requests, 1),
-            ("socket.request.max.bytes", self.socket_request_max_bytes, 1024),
-            ("max.connections.per.ip", self.max_connections_per_ip, 1),
-            ("num.partitions", self.num_partitions, 1),
-            ("default.replication.factor", self.default_replication_factor, -1),
-            ("replica.lag.time.max.ms", self.replica_lag_time_max_ms, 1),
-            ("broker.heartbeat.interval.ms", self.heartbeat_interval_ms, 1),
-            ("broker.session.timeout.ms", self.session_timeout_ms, 1),
-            ("message.max.bytes", self.message_max_bytes, 0),
-            ("log.retention.check.interval.ms", self.log_retention_check_interval_ms, 1),
-            ("log.cleaner.threads", self.log_cleaner_threads, 1),
-            ("log.cleaner.backoff.ms", self.log_cleaner_backoff_ms, 1),
-            ("log.cleaner.dedupe.buffer.size", self.log_cleaner_dedupe_buffer_size, 1024 * 1024),
-            ("connections.max.idle.ms", self.connections_max_idle_ms, 1),
-        ]
-        for name, value, minimum in rules:
-            if value < minimum:
-                raise ConfigError(f"{name}={value} is not allowed: must be at least {minimum}")
-        if self.port > 65535:
-            raise ConfigError(f"port={self.port} is not allowed: must be at most 65535")
-        if self.metrics_port is not None and not 0 <= self.metrics_port <= 65535:
-            raise ConfigError(f"metrics.port={self.metrics_port} is not allowed: must be 0..65535 "
-                              "(0 picks a free port)")
+        for spec in declared(BrokerConfig).values():
+            object.__setattr__(self, spec.attr, _parse(spec, getattr(self, spec.attr)))
         self._check_listeners()
         registry = self.schema_registry_listener
         if registry is not None and registry.uses_tls and not self.ssl_keystore_location:
@@ -327,10 +340,11 @@ class BrokerConfig:
     @classmethod
     def from_properties(cls, props: dict[str, str], **explicit: Any) -> BrokerConfig:
         """Build from Kafka-named string properties; ``explicit`` keyword values win."""
+        own = names(BrokerConfig)
         values: dict[str, Any] = {}
         log_props: dict[str, str] = {}
         group_props: dict[str, Any] = {}
-        txn_props: dict[str, int] = {}
+        txn_props: dict[str, Any] = {}
         balance_props: dict[str, str] = {}
         oauth_props: dict[str, str] = {}
         for name, raw in props.items():
@@ -338,58 +352,37 @@ class BrokerConfig:
                 balance_props[name] = raw
             elif name in OAUTHBEARER_OPTIONS:
                 oauth_props[name] = raw
-            elif name in SIMPLE_PROPERTIES:
-                attr, parse = SIMPLE_PROPERTIES[name]
-                try:
-                    values[attr] = parse(raw)
-                except ValueError as e:
-                    raise ConfigError(f"{name}={raw!r} is not allowed: {e}") from e
-            elif name in LOG_PROPERTIES:
-                log_props[LOG_PROPERTIES[name]] = raw
-            elif name == "log.retention.hours":
-                log_props["retention.ms"] = str(int(raw) * 3_600_000)
-            elif name == "group.consumer.assignors":
-                group_props[GROUP_PROPERTIES[name]] = tuple(
-                    a.strip() for a in raw.split(",") if a.strip())
+            elif name in own:
+                values[own[name].attr] = raw if name == "listeners" else _parse(own[name], raw)
+            elif name in BROKER_LOG_PROPERTIES:
+                log_props[BROKER_LOG_PROPERTIES[name]] = raw
             elif name in TXN_PROPERTIES:
-                try:
-                    txn_props[TXN_PROPERTIES[name]] = int(raw)
-                except ValueError as e:
-                    raise ConfigError(f"{name}={raw!r} is not allowed: an integer") from e
+                txn_props[TXN_PROPERTIES[name]] = raw
             elif name in GROUP_PROPERTIES:
-                try:
-                    group_props[GROUP_PROPERTIES[name]] = int(raw)
-                except ValueError as e:
-                    raise ConfigError(f"{name}={raw!r} is not allowed: an integer") from e
-            elif name == "listeners":
-                continue  # parsed below, once the protocol map is known
+                group_props[GROUP_PROPERTIES[name]] = raw
             else:
-                known = sorted(set(SIMPLE_PROPERTIES) | set(LOG_PROPERTIES) | set(GROUP_PROPERTIES)
-                               | set(TXN_PROPERTIES) | set(LEADER_BALANCE_OPTIONS)
-                               | set(OAUTHBEARER_OPTIONS)
-                               | {"log.retention.hours", "listeners"})
+                known = sorted(BROKER_OPTIONS)
                 raise ConfigError(f"unknown broker option {name!r}; known options: {', '.join(known)}")
-        if "listeners" in props:
+        if "listeners" in props:  # parsed once the protocol map is known
             try:
                 values["listeners"] = parse_listeners(props["listeners"],
                                                       values.get("listener_security_protocol_map"))
             except ValueError as e:
                 raise ConfigError(f"listeners={props['listeners']!r} is not allowed: {e}") from e
+        if values.get("log_retention_hours") is not None:
+            log_props["retention.ms"] = str(values["log_retention_hours"] * 3_600_000)
         if log_props:
             try:
                 values["log"] = LogConfig.from_properties(log_props)
             except KafkaError as e:  # InvalidConfig, naming the option
                 raise ConfigError(str(e)) from e
-        if txn_props:
-            try:
-                values["transaction"] = TransactionConfig(**txn_props)
-            except ValueError as e:
-                raise ConfigError(str(e)) from e
-        if group_props:
-            try:
-                values["group"] = GroupConfig(**group_props)
-            except ValueError as e:
-                raise ConfigError(str(e)) from e
+        for attr, part, part_props in (("transaction", TransactionConfig, txn_props),
+                                       ("group", GroupConfig, group_props)):
+            if part_props:
+                try:
+                    values[attr] = part(**part_props)
+                except ValueError as e:
+                    raise ConfigError(str(e)) from e
         if balance_props:
             if "controller" in props:
                 raise ConfigError(f"{', '.join(sorted(balance_props))} is not allowed on a broker of a "
@@ -416,27 +409,58 @@ class BrokerConfig:
         as read-only STATIC_BROKER_CONFIG (or DEFAULT_CONFIG when not changed)."""
         default = BrokerConfig()
         out: dict[str, tuple[str | None, bool]] = {}
-
-        def put(name: str, value: Any, base: Any) -> None:
-            out[name] = (_format(value), value != base)
-
-        for name, (attr, _parse) in SIMPLE_PROPERTIES.items():
-            put(name, getattr(self, attr), getattr(default, attr))
-        out["super.users"] = (";".join(self.super_users), self.super_users != default.super_users)
-        balance, base = self.leader_balance, default.leader_balance
-        put("auto.leader.rebalance.enable", balance.enable, base.enable)
-        put("leader.imbalance.check.interval.seconds", balance.check_interval_s, base.check_interval_s)
-        put("leader.imbalance.per.broker.percentage", balance.per_broker_percentage,
-            base.per_broker_percentage)
-        for name, value in self.oauthbearer.options().items():
-            base_value = default.oauthbearer.options()[name]
-            out[name] = (value, value != base_value)
-        for name, prop in LOG_PROPERTIES.items():
-            put(name, self.log.to_properties()[prop], default.log.to_properties()[prop])
-        for name, attr in GROUP_PROPERTIES.items():
-            put(name, getattr(self.group, attr), getattr(default.group, attr))
-        for name, attr in TXN_PROPERTIES.items():
-            put(name, getattr(self.transaction, attr), getattr(default.transaction, attr))
+        for part, base in ((self, default), (self.leader_balance, default.leader_balance),
+                           (self.oauthbearer, default.oauthbearer), (self.group, default.group),
+                           (self.transaction, default.transaction)):
+            for name, spec in declared(type(part)).items():
+                value = getattr(part, spec.attr)
+                out[name] = (_format(spec, value), value != getattr(base, spec.attr))
+        for spec in declared(LogConfig).values():
+            if spec.synonym is not None:
+                value, base_value = getattr(self.log, spec.attr), getattr(default.log, spec.attr)
+                out[spec.synonym] = (str(value), value != base_value)
         listeners = ",".join(f"{lst.name}://{lst.host}:{lst.port}" for lst in self.effective_listeners)
         out["listeners"] = (listeners, bool(self.listeners))
         return dict(sorted(out.items()))
+
+
+def _parse(spec: OptionSpec, value: Any) -> Any:
+    """``value`` (a string or a typed value) parsed by the option's kind; ConfigError
+    naming the option, the value and what is allowed otherwise."""
+    try:
+        return spec.kind.parse(value)
+    except Refused as e:
+        raise ConfigError(f"{spec.name}={value!r} is not allowed: {e}") from None
+    except (ValueError, TypeError):
+        shown: Any = value
+        if isinstance(value, str):
+            try:
+                shown = int(value.strip())  # an integer out of range shows as one
+            except ValueError:
+                shown = repr(value)
+        raise ConfigError(f"{spec.name}={shown} is not allowed: must be {spec.kind.allowed}") from None
+
+
+def _format(spec: OptionSpec, value: Any) -> str | None:
+    """A field's value in its option's string form (None: unset)."""
+    if value is None:
+        return None
+    if spec.kind is PRINCIPALS:
+        return ";".join(value)
+    if spec.kind is LISTENERS:
+        return ",".join(f"{lst.name}://{lst.host}:{lst.port}" for lst in value)
+    return format_value(value) if value != () else None
+
+
+#: Every option a broker accepts, by name and alias: BrokerConfig's, the broker-wide
+#: ``log.*`` defaults (each a LogConfig option's synonym, under that name), and those of
+#: the parts BrokerConfig holds.
+BROKER_OPTIONS: dict[str, OptionSpec] = {
+    **names(BrokerConfig),
+    **{spec.synonym: dataclasses.replace(spec, name=spec.synonym, synonym=None)
+       for spec in declared(LogConfig).values() if spec.synonym},
+    **declared(GroupConfig), **declared(TransactionConfig), **declared(LeaderBalanceConfig),
+    **declared(OAuthBearerConfig)}
+
+#: Options whose value DescribeConfigs never shows.
+SENSITIVE_PROPERTIES = frozenset(name for name, spec in BROKER_OPTIONS.items() if spec.secret)

@@ -11,7 +11,9 @@ start-up options:
   ``include_synonyms`` every one of those that is set, highest precedence first.
 * a **broker** (resource type 4) named by *this* broker's id lists every broker option:
   the dynamic ones (``log.retention.ms`` ...) writable, the others read-only; sensitive
-  ones (``ssl.key.password``) without their value. ``""`` lists the cluster-wide dynamic
+  ones (``ssl.key.password``) without their value. Which options are dynamic and
+  sensitive, and the type each states, are read from the declarations
+  (:data:`~broker_sim.server.config.BROKER_OPTIONS`). ``""`` lists the cluster-wide dynamic
   configs. Another broker's id is INVALID_REQUEST: only that broker knows its options
   (Kafka's clients send a broker's DescribeConfigs to that broker).
 
@@ -33,6 +35,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..common.options import INT32_MAX, OptionSpec
 from ..controller.configs import (
     DYNAMIC_BROKER_CONFIGS,
     RESOURCE_BROKER,
@@ -56,21 +59,38 @@ from ..protocol.errors import (
 from ..protocol.schema import Data
 from ..security.acl import Operation as Op
 from ..security.acl import ResourceType as RT
-from .config import SENSITIVE_PROPERTIES
+from .config import BROKER_OPTIONS
 
 if TYPE_CHECKING:
     from .kafka_apis import KafkaApis
 
 log = logging.getLogger(__name__)
 
-_BROKER_DOCS = {
-    "log.retention.ms": "Default retention.ms of topics that do not set it.",
-    "log.retention.bytes": "Default retention.bytes of topics that do not set it.",
-    "log.segment.bytes": "Default segment.bytes of topics that do not set it.",
-    "log.roll.ms": "Default segment.ms of topics that do not set it.",
-    "log.index.interval.bytes": "Default index.interval.bytes of topics that do not set it.",
-}
-_LONG_BROKER = {"log.retention.ms", "log.retention.bytes", "log.roll.ms"}
+
+
+def config_type(spec: OptionSpec) -> ConfigType:
+    """The Kafka type a DescribeConfigs entry states for a declared option."""
+    if spec.secret:
+        return ConfigType.PASSWORD
+    if spec.kind.name == "int":
+        try:  # an integer option whose range passes 32 bits is a LONG, as in Kafka
+            spec.kind.parse(INT32_MAX + 1)
+            return ConfigType.LONG
+        except ValueError:
+            return ConfigType.INT
+    return {"bool": ConfigType.BOOLEAN, "double": ConfigType.DOUBLE,
+            "list": ConfigType.LIST}.get(spec.kind.name, ConfigType.STRING)
+
+
+def _dynamic_doc(name: str) -> str | None:
+    topic = DYNAMIC_BROKER_CONFIGS.get(name)
+    return None if topic is None else f"Default {topic} of topics that do not set it."
+
+
+def _dynamic_type(name: str) -> ConfigType:
+    spec = BROKER_OPTIONS.get(name)
+    return ConfigType.INT if spec is None else config_type(spec)
+
 
 Synonym = tuple[str, str | None, ConfigSource]
 #: (name, synonyms highest first, read-only, sensitive, type, documentation)
@@ -159,7 +179,7 @@ class ConfigApis:
                         ) -> list[Entry]:
         if name == "":
             return [(n, [(n, v, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)], False, False,
-                     ConfigType.LONG if n in _LONG_BROKER else ConfigType.INT, _BROKER_DOCS.get(n))
+                     _dynamic_type(n), _dynamic_doc(n))
                     for n, v in sorted(image.broker_configs.get("", {}).items())]
         if name != str(self.config.broker_id):
             raise InvalidRequest(f"this is broker {self.config.broker_id}: ask broker {name} for its "
@@ -169,14 +189,14 @@ class ConfigApis:
         out: list[Entry] = []
         for option, (value, changed) in static.items():
             base = default.get(option, (None, False))[0]
-            if option in DYNAMIC_BROKER_CONFIGS:
+            spec = BROKER_OPTIONS.get(option)
+            if spec is not None and spec.dynamic:
                 synonyms = self._broker_synonyms(image, option, static)
                 synonyms.append((option, base, ConfigSource.DEFAULT_CONFIG))
-                ctype = ConfigType.LONG if option in _LONG_BROKER else ConfigType.INT
-                out.append((option, synonyms, False, False, ctype, _BROKER_DOCS.get(option)))
+                out.append((option, synonyms, False, False, config_type(spec), _dynamic_doc(option)))
                 continue
             source = ConfigSource.STATIC_BROKER_CONFIG if changed else ConfigSource.DEFAULT_CONFIG
-            sensitive = option in SENSITIVE_PROPERTIES
+            sensitive = spec is not None and spec.secret
             ctype = ConfigType.PASSWORD if sensitive else ConfigType.STRING
             synonyms = [(option, value, source)]
             if changed:
