@@ -1,12 +1,25 @@
 """Produce a synthetic clickstream to a pyq (or Kafka) topic, with some malformed records.
 
-Each event is a JSON object::
+Each event is a JSON object (``--value-format json``, the default)::
 
     {"user_id": "u0042", "session_hint": "u0042-s3", "page": "/product/17",
      "event_type": "click", "event_time": "2026-11-21T10:03:12.345000+00:00"}
 
 A fraction (``--malformed-fraction``) of the records is deliberately not JSON, so a
-downstream pipeline has something to dead-letter. Records are keyed by ``user_id`` (a
+downstream pipeline has something to dead-letter.
+
+With ``--value-format avro --schema-registry URL`` each event is Avro of
+``jobs/schemas/click_event.avsc`` (``event_time`` a ``timestamp-millis``) in Confluent's
+wire format: the schema is registered under ``<topic>-value`` (TopicNameStrategy; the
+registry answers the existing id when it is there already) and every value is framed by
+:class:`connector.registry.avro_encoding.AvroWriterSchema` (magic byte 0, the 4-byte id,
+the Avro body), as the pyq sink frames them. A malformed record is then what a reader of a
+registry-backed topic meets, alternately: stray JSON text from a legacy producer (no magic
+byte), and an event framed with a schema id the registry does not know
+(:data:`UNKNOWN_SCHEMA_ID`). The line before the last says the subject, the id and the
+bytes of the values against the same events as JSON.
+
+Records are keyed by ``user_id`` (a
 malformed record keeps the key of the user it would have belonged to) and sent with our
 own :class:`connector.client.Producer` at ``acks=all``; the topic is created if missing.
 
@@ -18,6 +31,8 @@ Usage (it needs no Spark, but runs under spark-submit too)::
 A secured cluster: ``--command-config FILE`` and ``-X NAME=VALUE`` (:mod:`connection_options`).
 
 The last line on stdout is ``produced N events (M malformed)``.
+
+Threading: one thread; the producer's futures are awaited in chunks of 5,000.
 """
 
 from __future__ import annotations
@@ -29,6 +44,7 @@ import random
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from connection_options import add_connection_options, client_options
@@ -42,19 +58,33 @@ MALFORMED = [
     "<event user='%s'/>",  # XML
     "%s\tclick\t/product/3",  # TSV
 ]
+#: The Avro schema of an event (``--value-format avro``), kept beside the job.
+CLICK_EVENT_SCHEMA = Path(__file__).resolve().parent / "schemas" / "click_event.avsc"
+#: A schema id no registry has given out (ids count up from 1): Avro mode's malformed
+#: records of the second kind are framed with it.
+UNKNOWN_SCHEMA_ID = 2**31 - 1
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="generate_events",
-                                description="Produce a synthetic clickstream (JSON, some malformed).")
+                                description="Produce a synthetic clickstream (JSON, or Avro "
+                                            "through a schema registry; some malformed).")
     add_connection_options(p)
     p.add_argument("--topic", default="clicks", help="target topic (created if missing)")
     p.add_argument("--count", type=int, default=None, help="how many events (default 10000)")
     p.add_argument("--rate", type=float, default=None,
                    help="events per second (with --seconds, instead of --count)")
     p.add_argument("--seconds", type=float, default=None, help="how long to produce at --rate")
+    p.add_argument("--value-format", choices=["json", "avro"], default="json",
+                   help="json (default), or avro: Confluent-framed Avro of "
+                        "jobs/schemas/click_event.avsc, registered under <topic>-value in "
+                        "--schema-registry")
+    p.add_argument("--schema-registry", metavar="URL", default=None,
+                   help="the schema registry's URL(s), comma-separated (with --value-format avro)")
     p.add_argument("--malformed-fraction", type=float, default=0.02,
-                   help="fraction of records that are not JSON (default 0.02)")
+                   help="fraction of records that do not decode: not JSON, or with avro "
+                        "alternately no magic byte (JSON text) and an unknown schema id "
+                        "(default 0.02)")
     p.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
     p.add_argument("--partitions", type=int, default=3, help="partitions if the topic is created")
     p.add_argument("--replication-factor", type=int, default=-1,
@@ -65,8 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def events(rng: random.Random, count: int, users: int, malformed_fraction: float,
-           start: dt.datetime) -> Iterator[tuple[bytes, bytes, bool]]:
-    """(key, value, malformed) for ``count`` events; event times advance ~1 s on average."""
+           start: dt.datetime, avro: AvroValues | None = None) -> Iterator[tuple[bytes, bytes, bool]]:
+    """(key, value, malformed) for ``count`` events; event times advance ~1 s on average.
+    ``avro``: the values are Avro (the same events, from the same random draws)."""
     session: dict[str, tuple[int, dt.datetime]] = {}
     t = start
     for _ in range(count):
@@ -78,11 +109,53 @@ def events(rng: random.Random, count: int, users: int, malformed_fraction: float
         session[user] = (n, t)
         if rng.random() < malformed_fraction:
             value = (rng.choice(MALFORMED) % user).encode()
+            if avro is not None:
+                value = avro.malformed(user, t)
             yield user.encode(), value, True
             continue
         event = {"user_id": user, "session_hint": f"{user}-s{n}", "page": rng.choice(PAGES),
                  "event_type": rng.choice(EVENT_TYPES), "event_time": t.isoformat()}
-        yield user.encode(), json.dumps(event).encode(), False
+        if avro is not None:
+            yield user.encode(), avro.encode(event), False
+        else:
+            yield user.encode(), json.dumps(event).encode(), False
+
+
+class AvroValues:
+    """Events as Confluent-framed Avro of :data:`CLICK_EVENT_SCHEMA`, registered under
+    ``subject`` on construction; counts the bytes of the well-formed values and of the same
+    events as JSON.
+
+    Malformed values alternate between the two kinds a registry-backed topic's reader
+    meets: JSON text (no magic byte) and a framed event naming :data:`UNKNOWN_SCHEMA_ID`."""
+
+    def __init__(self, registry_url: str, subject: str) -> None:
+        import dataclasses
+
+        from connector.registry.avro_encoding import writer_schema
+        from connector.registry.settings import RegistrySettings
+
+        self.writer = writer_schema(RegistrySettings(url=registry_url), subject,
+                                    CLICK_EVENT_SCHEMA.read_text(), None, auto_register=True)
+        self.unknown = dataclasses.replace(self.writer, schema_id=UNKNOWN_SCHEMA_ID)
+        self.subject, self.avro_bytes, self.json_bytes, self.bad = subject, 0, 0, 0
+
+    def encode(self, event: dict[str, Any], writer: Any = None) -> bytes:
+        datum = {**event, "event_time": dt.datetime.fromisoformat(event["event_time"])}
+        if writer is not None:
+            return writer.encode(datum)
+        value = self.writer.encode(datum)
+        self.avro_bytes += len(value)
+        self.json_bytes += len(json.dumps(event))
+        return value
+
+    def malformed(self, user: str, t: dt.datetime) -> bytes:
+        self.bad += 1
+        event = {"user_id": user, "session_hint": f"{user}-s0", "page": "/cart",
+                 "event_type": "click", "event_time": t.isoformat()}
+        if self.bad % 2:  # a legacy producer's JSON: no magic byte
+            return json.dumps(event).encode()
+        return self.encode(event, self.unknown)
 
 
 class Progress:
@@ -133,11 +206,18 @@ def main(argv: list[str] | None = None) -> int:
         build_parser().error("--rate and --seconds go together")
     if not 0.0 <= args.malformed_fraction <= 1.0:
         build_parser().error("--malformed-fraction must be in [0, 1]")
+    if args.value_format == "avro" and not args.schema_registry:
+        build_parser().error("--value-format avro needs --schema-registry URL")
+    if args.value_format != "avro" and args.schema_registry is not None:
+        build_parser().error(f"--schema-registry {args.schema_registry}: only with "
+                             f"--value-format avro (not {args.value_format})")
     count = args.count if args.count is not None else (
         int(args.rate * args.seconds) if args.rate is not None else 10_000)
     from connector.client import Producer
 
     ensure_topic(client, args.topic, args.partitions, args.replication_factor)
+    avro = None if args.schema_registry is None else AvroValues(args.schema_registry,
+                                                                 f"{args.topic}-value")
     rng = random.Random(args.seed)
     start = dt.datetime(2026, 1, 1, 9, 0, tzinfo=dt.timezone.utc) + dt.timedelta(
         minutes=rng.randrange(600))
@@ -148,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
                    "linger.ms": 5}) as producer:
         futures = []
         for i, (key, value, bad) in enumerate(events(rng, count, args.users,
-                                                     args.malformed_fraction, start)):
+                                                     args.malformed_fraction, start, avro)):
             if args.rate is not None:
                 delay = t0 + i / args.rate - time.monotonic()
                 if delay > 0:
@@ -167,6 +247,9 @@ def main(argv: list[str] | None = None) -> int:
         produced += len(futures)
     progress.update(produced, force=True)
     progress.close()
+    if avro is not None:
+        print(f"avro: subject {avro.subject} schema id {avro.writer.schema_id}: "
+              f"{avro.avro_bytes} bytes of values ({avro.json_bytes} as JSON)", flush=True)
     print(f"produced {produced} events ({malformed} malformed)", flush=True)
     return 0
 

@@ -20,12 +20,22 @@ Two streaming queries over the same input topic, each with its own checkpoint
       :func:`connector.source.failures.report_failed`. The source redelivers it (column
       ``attempt`` > 0) up to ``maxRetries`` times and then copies it to the dead-letter
       topic with a ``pyq.reason`` header; every redelivery is reported again, so a
-      malformed record always ends up there;
+      malformed record always ends up there.
+      With ``--value-format avro --schema-registry URL`` (what ``generate_events.py
+      --value-format avro`` writes) the source decodes ``value`` itself
+      (``valueFormat=avro``, the reader schema the latest of ``<input-topic>-value``) and
+      a record that does not decode (no magic byte, unknown schema id, undecodable) takes
+      the same way without reaching the batch: the source's task reports it with its
+      reason. Such records are counted from the query's failures topic
+      (:func:`connector.source.failures.failures_topic`): ``malformed`` is the records
+      first reported during this run, ``malformed_reported`` the reports of this run (a
+      run killed after reporting leaves its records counted by no run);
    b. writes the parsed events (first deliveries only) to ``<parquet-dir>/batch_id=N``
       with mode overwrite, so a replayed batch replaces its own files.
 
 2. **windows** is Spark's stateful event-time aggregation: the same parse (malformed rows
-   are left to the ingest query), ``withWatermark("event_time", --watermark)``, then per
+   are left to the ingest query; with Avro the source reads with ``mode=PERMISSIVE``, so a
+   bad record is a null ``value`` here), ``withWatermark("event_time", --watermark)``, then per
    user and ``--window`` tumbling window: events, distinct sessions
    (``approx_count_distinct``: a streaming aggregation has no exact distinct count; at a
    few sessions per user and window its error is negligible) and purchases, in output mode
@@ -80,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output-topic", default="user-window-counts",
                    help="created if missing (same partition count as the input)")
     p.add_argument("--dead-letter-topic", default="clicks-dlq")
+    p.add_argument("--value-format", choices=["json", "avro"], default="json",
+                   help="json (default): parse the value as JSON; avro: the source decodes "
+                        "Confluent-framed Avro through --schema-registry (the reader schema: "
+                        "the latest of <input-topic>-value)")
+    p.add_argument("--schema-registry", metavar="URL", default=None,
+                   help="the schema registry's URL(s), comma-separated (with --value-format avro)")
     p.add_argument("--group-id", default="sessionize")
     p.add_argument("--query-name", default=None, help="sink identity (default: the group id)")
     p.add_argument("--exactly-once", choices=["true", "false"], default="true",
@@ -106,13 +122,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def parse(frame: Any) -> Any:
-    """Columns ``ev`` (the parsed JSON), ``event_time`` (timestamp) and ``ok`` (it parsed)."""
+def parse(frame: Any, value_format: str = "json") -> Any:
+    """Columns ``ev`` (the event: parsed JSON, or the source's decoded Avro struct),
+    ``event_time`` (timestamp) and ``ok`` (it parsed)."""
     from pyspark.sql import functions as F
 
-    return (frame.withColumn("ev", F.from_json(F.col("value").cast("string"), EVENT_SCHEMA))
-            .withColumn("event_time", F.to_timestamp("ev.event_time"))
-            .withColumn("ok", F.col("ev.user_id").isNotNull() & F.col("event_time").isNotNull()))
+    if value_format == "avro":
+        ev = frame.withColumn("ev", F.col("value")).withColumn("event_time", F.col("ev.event_time"))
+    else:
+        ev = (frame.withColumn("ev", F.from_json(F.col("value").cast("string"), EVENT_SCHEMA))
+              .withColumn("event_time", F.to_timestamp("ev.event_time")))
+    return ev.withColumn("ok", F.col("ev.user_id").isNotNull() & F.col("event_time").isNotNull())
 
 
 class Ingest:
@@ -130,7 +150,7 @@ class Ingest:
         from connector.source.failures import report_failed
 
         a = self.args
-        parsed = parse(batch).persist()
+        parsed = parse(batch, a.value_format).persist()
         try:
             stats = {(r.first, r.ok): r["count"] for r in
                      parsed.groupBy((F.col("attempt") == 0).alias("first"), "ok").count().collect()}
@@ -165,11 +185,11 @@ class Ingest:
             parsed.unpersist()
 
 
-def window_counts(stream: Any, window: str, watermark: str) -> Any:
+def window_counts(stream: Any, window: str, watermark: str, value_format: str = "json") -> Any:
     """Per (user, event-time window) running totals of a stream of raw click records."""
     from pyspark.sql import functions as F
 
-    return (parse(stream).where("ok")
+    return (parse(stream, value_format).where("ok")
             .select("ev.user_id", "ev.session_hint", "ev.event_type", "event_time")
             .withWatermark("event_time", watermark)
             .groupBy("user_id", F.window("event_time", window).alias("w"))
@@ -240,11 +260,18 @@ def ensure_output_topic(client: dict[str, Any], output: str, like: str) -> None:
             pass
 
 
-def _reader(spark: Any, args: argparse.Namespace) -> Any:
+def _reader(spark: Any, args: argparse.Namespace, permissive: bool = False) -> Any:
+    """The input stream; with Avro decoded by the source (``permissive``: a record that
+    does not decode is a null value, for the query that leaves bad records to the other)."""
     reader = (spark.readStream.format("pyq")
               .options(**spark_options(args.client))
               .option("subscribe", args.input_topic)
               .option("startingOffsets", "earliest"))
+    if args.value_format == "avro":
+        reader = (reader.option("valueFormat", "avro")
+                  .option("schemaRegistry.url", args.schema_registry))
+        if permissive:
+            reader = reader.option("mode", "PERMISSIVE")
     if args.max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(args.max_offsets_per_trigger))
     return reader
@@ -265,10 +292,13 @@ def run(args: argparse.Namespace, spark: Any) -> dict[str, int]:
                      .load().writeStream.foreachBatch(ingest)
                      .option("checkpointLocation", f"{checkpoint}/ingest")
                      .queryName(f"sessionize-ingest-{args.group_id}"))
-    windows_writer = (window_counts(_reader(spark, args).load(), args.window, args.watermark)
+    windows_writer = (window_counts(_reader(spark, args, permissive=True).load(), args.window,
+                                    args.watermark, args.value_format)
                       .writeStream.outputMode("update").foreachBatch(windows)
                       .option("checkpointLocation", f"{checkpoint}/windows")
                       .queryName(f"sessionize-windows-{args.group_id}"))
+    # with Avro the source's tasks report the records that do not decode: counted from there
+    before = _reported(args) if args.value_format == "avro" else None
     queries = []
     try:
         if args.trigger == "available-now":  # one after the other, each to its end
@@ -289,13 +319,40 @@ def run(args: argparse.Namespace, spark: Any) -> dict[str, int]:
             raise RuntimeError(f"sessionize query {query.name} failed: {query.exception()}")
     late = sum(op.numRowsDroppedByWatermark for p in queries[1].recentProgress
                for op in p.stateOperators)
+    if before is not None:
+        after = _reported(args)
+        new = len(after[1] - before[1])
+        c = ingest.counts
+        c["malformed"] += new
+        c["events_in"] += new
+        c["malformed_reported"] += after[0] - before[0]
     return {**ingest.counts, **windows.counts, "late_dropped": late}
+
+
+def _reported(args: argparse.Namespace) -> tuple[int, set[tuple[int, int]]]:
+    """The failures topic's end offset and the input records it has reports on so far
+    (partition, offset): what the source's tasks reported as not decoding."""
+    from connector.client import Admin
+    from connector.source.failures import failures_topic, read_reports
+
+    name = failures_topic(args.group_id)
+    with Admin(args.client) as admin:
+        if name not in admin.list_topics():
+            return 0, set()
+        end = next(iter(admin.list_offsets({(name, 0): "latest"}).values())).offset
+    return end, {(r["partition"], r["offset"]) for r in read_reports(args.client, args.group_id, 0, end)
+                 if r["topic"] == args.input_topic}
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.client = client_options(parser, args)
+    if args.value_format == "avro" and not args.schema_registry:
+        parser.error("--value-format avro needs --schema-registry URL")
+    if args.value_format != "avro" and args.schema_registry is not None:
+        parser.error(f"--schema-registry {args.schema_registry}: only with --value-format avro "
+                     f"(not {args.value_format})")
     own = spark is None
     if own:
         from connector.spark_session import build_session
