@@ -54,7 +54,19 @@ class TimerTask(ABC):
             self._entry = None
             bucket = entry.list
             while bucket is not None:  # loop: a cascade may move it between buckets
-                bucket.remove(entry)
+                # TimerTaskList.remove, inlined: one Python call less per cancel.
+                lock = bucket._lock
+                lock.acquire()
+                try:
+                    if entry.list is bucket:
+                        nxt = entry.next
+                        prev = entry.prev
+                        nxt.prev = prev  # type: ignore[union-attr]  # a linked entry's next/prev are never None
+                        prev.next = nxt  # type: ignore[union-attr]  # a linked entry's next/prev are never None
+                        entry.next = entry.prev = entry.list = None
+                        bucket._size -= 1
+                finally:
+                    lock.release()
                 bucket = entry.list
 
     @property
