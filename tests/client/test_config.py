@@ -144,3 +144,30 @@ def test_the_consumer_protocol_leaves_the_session_to_the_coordinator():
     assert (classic.group_protocol, classic.session_timeout, classic.heartbeat_interval,
             classic.assignment_strategy) == ("classic", 45_000, 3000, "range")
     assert ConsumerConfig.coerce(cfg, group_id="other").group_protocol == "consumer"
+
+
+def test_each_option_is_declared_once_with_a_doc_and_a_default_its_own_rule_accepts():
+    """The declarations are what docs/options.md, ``kafka.*`` and ``pyq -X`` read: every
+    option says what it does, and its default written as a properties file would write it
+    parses back to the same value."""
+    from broker_sim.common.options import declared, format_value, parse_value
+
+    specs = {**declared(ProducerConfig), **declared(ConsumerConfig)}
+    assert len(specs) > 60
+    for name, spec in specs.items():
+        assert spec.doc.endswith("."), name
+        if name in ("bootstrap.servers",):  # required: no default to parse
+            continue
+        text = None if spec.default is None else format_value(spec.default)
+        assert parse_value(spec, text) == spec.default, name
+
+
+@pytest.mark.parametrize("name", ["check.crcs", "enable.auto.commit", "enable.idempotence"])
+@pytest.mark.parametrize("value", ["yes", "1", "on"])
+def test_a_boolean_is_true_or_false_only(name, value):
+    cls, base = ((ProducerConfig, SERVERS) if name == "enable.idempotence"
+                 else (ConsumerConfig, {**SERVERS, "group.id": "g"}))
+    with pytest.raises(ConfigError, match=f"Invalid value '{value}' for configuration {name}: "
+                                          "must be true or false"):
+        cls.from_options({**base, name: value})
+    assert ConsumerConfig.from_options({**SERVERS, "group.id": "g", "check.crcs": " FALSE "}).check_crcs is False
