@@ -1,8 +1,6 @@
 """No file of the library over 600 lines: a longer one is split by concept, not by count.
 
-A file that is still longer is listed in :data:`OVER` with the most lines it may have and
-why it has not been split yet; it may shrink, never grow. Fails naming each file over its
-limit, and each listed file that is no longer over 600 (take it off the list).
+There are no exceptions. Fails naming each file over the limit and its length.
 """
 
 from __future__ import annotations
@@ -11,12 +9,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 600
-
-#: file -> (most lines allowed, why it is longer than LIMIT for now)
-OVER: dict[str, tuple[int, str]] = {
-    "broker_sim/log/segment.py": (632, "the lock-free read protocol (reader guard, truncation "
-                                       "generation, sizes published last) is kept in one class"),
-}
 
 
 def _lines(path: Path) -> int:
@@ -27,12 +19,6 @@ def test_no_library_file_over_600_lines() -> None:
     too_long = []
     for package in ("broker_sim", "connector", "jobs"):
         for path in sorted((ROOT / package).rglob("*.py")):
-            name = str(path.relative_to(ROOT))
-            limit = OVER.get(name, (LIMIT, ""))[0]
-            if _lines(path) > limit:
-                too_long.append(f"{name}: {_lines(path)} lines (at most {limit})")
+            if _lines(path) > LIMIT:
+                too_long.append(f"{path.relative_to(ROOT)}: {_lines(path)} lines (at most {LIMIT})")
     assert too_long == []
-
-
-def test_every_listed_file_is_still_over_the_limit() -> None:
-    assert [name for name in OVER if _lines(ROOT / name) <= LIMIT] == []

@@ -2,7 +2,8 @@
 
 Everything in the log that must find batch boundaries — the offset lookups of a read, the
 end of a range of whole batches, the timestamps of a segment, the producer state of the
-last segments, the recovery of a segment after a crash — walks with :func:`scan`. It reads
+last segments, the recovery of a segment after a crash — walks with :func:`scan`; an
+append walks the produced buffer with :func:`appended_batches`, the same index rule. It reads
 in large chunks (one ``pread`` per 64 KiB, not one per batch), decodes only the fixed
 batch header, and stops quietly at the first batch that is incomplete or impossibly
 short: bytes after it are a torn write that only recovery may cut.
@@ -22,6 +23,7 @@ from ..protocol.records.batch_header import HEADER_SIZE, LOG_OVERHEAD, BatchHead
 _PREFIX = struct.Struct(">qiibIhi")
 PREFIX_SIZE = _PREFIX.size  # 27: enough of the header to know a batch's offsets and size
 _LENGTH = struct.Struct(">i")  # batch_length, at byte 8
+_APPEND_FIELDS = struct.Struct(">qi23xq")  # base_offset, batch_length, max_timestamp (at 35)
 CHUNK = 64 * 1024
 INT32_MAX = 2**31 - 1
 
@@ -134,3 +136,74 @@ def valid_prefix(read: Reader, size: int, base_offset: int, index_interval: int)
         nxt = header.next_offset
         end = pos + batch_size
     return ValidPrefix(end, nxt, max_ts, max_ts_pos, since, entries)
+
+
+def largest_timestamp(read: Reader, limit: int) -> tuple[int, int]:
+    """``(max timestamp, position of the first batch carrying it)`` over the batches of
+    ``[0, limit)``, ``(-1, -1)`` when there is none."""
+    best, best_pos = -1, -1
+    for pos, header in batch_headers(read, 0, limit):
+        if header.max_timestamp > best:
+            best, best_pos = header.max_timestamp, pos
+    return best, best_pos
+
+
+def first_batch_at_timestamp(read: Reader, start: int, limit: int, timestamp: int,
+                             min_offset: int, max_offset: int | None
+                             ) -> tuple[int, BatchHeader] | None:
+    """``(position, header)`` of the first batch from ``start`` with ``max_timestamp >=
+    timestamp`` that ends at or after ``min_offset``; None when the first batch that ends
+    at or after ``max_offset`` comes before it, or there is none."""
+    for pos, header in batch_headers(read, start, limit):
+        if max_offset is not None and header.last_offset >= max_offset:
+            return None
+        if header.max_timestamp >= timestamp and header.last_offset >= min_offset:
+            return pos, header
+    return None
+
+
+class Appended(NamedTuple):
+    """What an append adds to a segment's bookkeeping (what :class:`ValidPrefix` rebuilds)."""
+
+    index_entries: list[tuple[int, int]]  # (offset, position), one per index interval
+    bytes_since_index: int  # bytes after the last index entry
+    max_timestamp: int
+    max_timestamp_position: int  # of the first batch carrying it
+    first_batch_timestamp: int | None  # the first batch's, when the buffer starts the file
+
+
+def appended_batches(buf: bytes | bytearray | memoryview, start: int, index_interval: int,
+                     bytes_since_index: int, max_timestamp: int,
+                     max_timestamp_position: int) -> Appended:
+    """Walk the batches of ``buf``, about to be written at file position ``start`` after
+    ``bytes_since_index`` bytes without an index entry: where index entries go (the rule of
+    :func:`valid_prefix`) and the segment's new largest timestamp. Reads three header
+    fields per batch (no CRC check); raises CorruptMessage when ``buf`` does not end on a
+    batch boundary."""
+    n = len(buf)
+    entries: list[tuple[int, int]] = []
+    since, max_ts, max_ts_pos = bytes_since_index, max_timestamp, max_timestamp_position
+    first_ts: int | None = None
+    pos = 0
+    unpack = _APPEND_FIELDS.unpack_from
+    while pos < n:
+        base, length, ts = unpack(buf, pos)
+        size = length + LOG_OVERHEAD
+        if since > index_interval:
+            entries.append((base, start + pos))
+            since = 0
+        since += size
+        if ts > max_ts:
+            max_ts, max_ts_pos = ts, start + pos
+        if start + pos == 0:
+            first_ts = ts
+        pos += size
+    if pos != n:
+        raise CorruptMessage("appended bytes do not end on a batch boundary")
+    return Appended(entries, since, max_ts, max_ts_pos, first_ts)
+
+
+def first_batch_timestamp(read: Reader) -> int:
+    """The max timestamp of the batch at position 0, -1 if there is none."""
+    first = read(0, _APPEND_FIELDS.size)
+    return _APPEND_FIELDS.unpack_from(first)[2] if len(first) == _APPEND_FIELDS.size else -1

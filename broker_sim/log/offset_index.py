@@ -68,6 +68,7 @@ class OffsetIndex:
     def __init__(self, path: Path, base_offset: int) -> None:
         self.path = path
         self.base_offset = base_offset
+        self.was_missing = not path.exists()  # created by this open
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         self._closed = False
         size = os.fstat(self._fd).st_size
@@ -135,6 +136,19 @@ class OffsetIndex:
                     f"order or beyond the log size {log_size}"
                 )
             prev_rel, prev_pos = rel, pos
+
+    def usable_for(self, log_size: int) -> bool:
+        """Whether this index, as read from disk, may serve a ``.log`` of ``log_size``
+        bytes: not when the file was missing while the log has data (an index is written
+        for every segment), nor when :meth:`sanity_check` fails. Else the log is recovered,
+        which rebuilds the index."""
+        if self.was_missing and log_size > 0:
+            return False
+        try:
+            self.sanity_check(log_size)
+        except CorruptIndex:
+            return False
+        return True
 
     # ----------------------------------------------------------------- updates
 

@@ -21,33 +21,35 @@ it asked for, as with Kafka). A segment never rewrites the bytes of a batch.
 Lock-free reads stay correct only through a protocol between every read and every mutation
 (the reader guard, the truncation generation, sizes published after the bytes), kept in
 one class so it is checked in one place. What does not take part in it lives beside: the
-walks over batches and the validation of a segment's prefix after a crash in
-:mod:`.batch_scanner`, the crash-safe copy of a file's prefix in :mod:`.log_dir`.
+walks over batches in :mod:`.batch_scanner` (offset lookups, the timestamp scans, where an
+append's index entries go, the validation of a segment's prefix after a crash), whether an
+index read from disk can be trusted in :mod:`.offset_index`, the crash-safe copy of a
+file's prefix in :mod:`.log_dir`.
 """
 
 from __future__ import annotations
 
 import os
-import struct
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..protocol.errors import CorruptMessage
-from ..protocol.records.batch_header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader
+from ..protocol.records.batch_header import HEADER_SIZE, BatchHeader
 from .batch_scanner import (
     CHUNK,
+    appended_batches,
     batch_extents,
     batch_headers,
     file_reader,
+    first_batch_at_timestamp,
+    first_batch_timestamp,
+    largest_timestamp,
     valid_prefix,
     whole_batches,
 )
 from .file_records import FileRecords, SegmentChanged
 from .log_dir import LOG_SUFFIX, replace_with_prefix, segment_name
-from .offset_index import INDEX_SUFFIX, CorruptIndex, OffsetIndex
-
-_APPEND_FIELDS = struct.Struct(">qi23xq")  # base_offset, batch_length, max_timestamp (at 35)
+from .offset_index import INDEX_SUFFIX, OffsetIndex
 
 
 class SegmentGone(Exception):
@@ -109,7 +111,6 @@ class LogSegment:
         stem = segment_name(base_offset)
         self.log_path = dir / (stem + LOG_SUFFIX)
         self.index_path = dir / (stem + INDEX_SUFFIX)
-        self.index_was_missing = not self.index_path.exists()
         self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             self.index = OffsetIndex(self.index_path, base_offset)
@@ -188,11 +189,9 @@ class LogSegment:
         if ts is None:
             self._acquire()
             try:
-                first = os.pread(self._fd, _APPEND_FIELDS.size, 0)
+                ts = self._first_batch_timestamp = first_batch_timestamp(file_reader(self._fd))
             finally:
                 self._release()
-            ts = self._first_batch_timestamp = (_APPEND_FIELDS.unpack(first)[2]
-                                                if len(first) == _APPEND_FIELDS.size else -1)
         return ts
 
     @property
@@ -235,11 +234,7 @@ class LogSegment:
         return nxt
 
     def _scan_max_timestamp(self) -> int:
-        best, best_pos = -1, -1
-        for pos, header in batch_headers(file_reader(self._fd), 0, self._size):
-            if header.max_timestamp > best:
-                best, best_pos = header.max_timestamp, pos
-        self._max_timestamp_position = best_pos
+        best, self._max_timestamp_position = largest_timestamp(file_reader(self._fd), self._size)
         self._max_timestamp = best
         return best
 
@@ -440,12 +435,8 @@ class LogSegment:
             start = self.index.lookup(min_offset) if min_offset > self.base_offset else 0
             if start >= self._size:
                 start = 0
-            for pos, header in batch_headers(file_reader(self._fd), start, self._size):
-                if max_offset is not None and header.last_offset >= max_offset:
-                    return None
-                if header.max_timestamp >= timestamp and header.last_offset >= min_offset:
-                    return pos, header
-            return None
+            return first_batch_at_timestamp(file_reader(self._fd), start, self._size,
+                                            timestamp, min_offset, max_offset)
         finally:
             self._release()
 
@@ -469,31 +460,14 @@ class LogSegment:
         n = len(buf)
         if n == 0:
             return
-        if self._max_timestamp is None:
-            self._scan_max_timestamp()
-        start = self._size
-        entries: list[tuple[int, int]] = []
-        interval = self.index_interval_bytes
-        since = self._bytes_since_index
         max_ts = self._max_timestamp
-        assert max_ts is not None
-        max_ts_pos = self._max_timestamp_position
-        pos = 0
-        unpack = _APPEND_FIELDS.unpack_from
-        while pos < n:
-            base, length, ts = unpack(buf, pos)
-            size = length + LOG_OVERHEAD
-            if since > interval:
-                entries.append((base, start + pos))
-                since = 0
-            since += size
-            if ts > max_ts:
-                max_ts, max_ts_pos = ts, start + pos
-            if start + pos == 0:
-                self._first_batch_timestamp = ts
-            pos += size
-        if pos != n:
-            raise CorruptMessage("appended bytes do not end on a batch boundary")
+        if max_ts is None:
+            max_ts = self._scan_max_timestamp()
+        start = self._size
+        added = appended_batches(buf, start, self.index_interval_bytes, self._bytes_since_index,
+                                 max_ts, self._max_timestamp_position)
+        if added.first_batch_timestamp is not None:
+            self._first_batch_timestamp = added.first_batch_timestamp
         try:
             written = os.pwrite(self._fd, buf, start)
             if written < n:
@@ -506,11 +480,11 @@ class LogSegment:
             except OSError:
                 pass
             raise
-        for offset, position in entries:
+        for offset, position in added.index_entries:
             self.index.append(offset, position)
-        self._bytes_since_index = since
-        self._max_timestamp = max_ts
-        self._max_timestamp_position = max_ts_pos
+        self._bytes_since_index = added.bytes_since_index
+        self._max_timestamp = added.max_timestamp
+        self._max_timestamp_position = added.max_timestamp_position
         self._next_offset = largest_offset + 1
         self._size = start + n  # publish last: readers bound themselves by size
 
@@ -541,19 +515,9 @@ class LogSegment:
             self._gen += 1
 
     def load_index(self) -> bool:
-        """Check the index loaded from disk; False if recover() must rebuild it.
-
-        Fails when the index file was missing while the log has data (an index is
-        written for every segment), or when its entries are out of order or point past
-        the end of the log.
-        """
-        if self.index_was_missing and self._size > 0:
-            return False
-        try:
-            self.index.sanity_check(self._size)
-        except CorruptIndex:
-            return False
-        return True
+        """Check the index loaded from disk (:meth:`OffsetIndex.usable_for`); False if
+        :meth:`recover` must rebuild it."""
+        return self.index.usable_for(self._size)
 
     def truncate_to(self, offset: int) -> int:
         """Remove every batch whose last offset is >= ``offset``; return bytes removed.
