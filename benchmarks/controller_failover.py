@@ -278,29 +278,11 @@ def commit_latency(single: Client, quorum: Client, args: argparse.Namespace
 
 def failover(cluster: LocalCluster, client: Client, args: argparse.Namespace
              ) -> tuple[dict[str, float], dict[str, object]]:
-    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    from tests.acked_writer import AckedWriter
 
     assert create_topic(client, "workload") == 0
-    acked: list[bytes] = []
-    failed: list[BaseException] = []
-    stop = threading.Event()
-
-    def produce() -> None:
-        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all",
-                                 retries=20, max_block_ms=30_000, request_timeout_ms=10_000)
-        i = 0
-        while not stop.is_set():
-            value = f"v{i}".encode()
-            try:
-                producer.send("workload", value, partition=i % 3).get(timeout=30)
-                acked.append(value)
-            except Exception as e:  # an unacknowledged record may be lost
-                failed.append(e)
-            i += 1
-        producer.close()
-
-    thread = threading.Thread(target=produce, daemon=True)
-    thread.start()
+    writer = AckedWriter(cluster.bootstrap_servers, "workload").start()
+    acked = writer.acked
     elects: list[float] = []
     creates: list[float] = []
     activated: list[float] = []
@@ -357,17 +339,10 @@ def failover(cluster: LocalCluster, client: Client, args: argparse.Namespace
                   flush=True)
             victim.start()
     finally:
-        stop.set()
-        thread.join(timeout=60)
-    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers,
-                             enable_auto_commit=False, consumer_timeout_ms=5000)
-    parts = [TopicPartition("workload", p) for p in range(3)]
-    consumer.assign(parts)
-    consumer.seek_to_beginning(*parts)
-    read = {m.value for m in consumer}
-    consumer.close()
-    lost = sum(1 for v in acked if v not in read)
-    print(f"acked {len(acked)}, unacknowledged {len(failed)}, read {len(read)}, lost {lost}",
+        writer.stop()
+    lost_values, read = writer.lost()
+    lost = len(lost_values)
+    print(f"acked {len(acked)}, unacknowledged {len(writer.failed)}, read {read}, lost {lost}",
           flush=True)
     ratio = statistics.median(elects) * 1000 / ELECTION_TIMEOUT_MS
     return {"failover_vs_election_timeout": round(ratio, 3)}, {
@@ -376,7 +351,8 @@ def failover(cluster: LocalCluster, client: Client, args: argparse.Namespace
         "active_logged_ms": [round(x * 1000) for x in activated],
         "elect_p50_ms": round(statistics.median(elects) * 1000),
         "create_after_kill_p50_ms": round(statistics.median(creates) * 1000),
-        "connection_closed": closed, "acked": len(acked), "unacknowledged": len(failed), "lost": lost}
+        "connection_closed": closed, "acked": len(acked), "unacknowledged": len(writer.failed),
+        "lost": lost}
 
 
 def main() -> None:

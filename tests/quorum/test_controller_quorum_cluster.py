@@ -14,13 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
 from broker_sim.cluster import LocalCluster
 from broker_sim.process import ManagedProcess
 from broker_sim.protocol.api import ApiKey
 from connector.cluster import EmbeddedCluster
+from tests.acked_writer import AckedWriter
 from tests.wire import WireClient, partition_states, wait_for
 
 pytestmark = pytest.mark.cluster
@@ -60,26 +61,8 @@ def test_kill_the_active_controller_during_acks_all_produce(cluster: LocalCluste
     assert port is not None
     wait_for(lambda: len(partition_states(port, "quorum")) == 3, what="the topic everywhere")
 
-    acked: list[bytes] = []
-    failed: list[BaseException] = []
-    stop = threading.Event()
-
-    def produce() -> None:
-        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", retries=20,
-                                 max_block_ms=30_000, request_timeout_ms=10_000)
-        i = 0
-        while not stop.is_set():
-            value = f"v{i}".encode()
-            try:
-                producer.send("quorum", value, partition=i % 3).get(timeout=30)
-                acked.append(value)
-            except Exception as e:  # an unacknowledged record may be lost
-                failed.append(e)
-            i += 1
-        producer.close()
-
-    thread = threading.Thread(target=produce, daemon=True)
-    thread.start()
+    writer = AckedWriter(bootstrap, "quorum").start()
+    acked = writer.acked
     wait_for(lambda: len(acked) >= 50, timeout=30, what="records acknowledged before the kill")
     first.kill()  # SIGKILL
     killed_at = time.monotonic()
@@ -121,18 +104,9 @@ def test_kill_the_active_controller_during_acks_all_produce(cluster: LocalCluste
     mark = len(acked)
     wait_for(lambda: len(acked) >= mark + 50, timeout=30,
              what="records acknowledged after the broker's loss")
-    stop.set()
-    thread.join(timeout=60)
-
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                             consumer_timeout_ms=5000)
-    parts = [TopicPartition("quorum", p) for p in range(3)]
-    consumer.assign(parts)
-    consumer.seek_to_beginning(*parts)
-    read = {m.value for m in consumer}
-    consumer.close()
-    lost = [v for v in acked if v not in read]
-    print(f"acked {len(acked)}, unacknowledged {len(failed)}, read {len(read)}, lost "
+    writer.stop()
+    lost, read = writer.lost()
+    print(f"acked {len(acked)}, unacknowledged {len(writer.failed)}, read {read}, lost "
           f"{len(lost)}; controller failover {failover:.2f} s")
     assert lost == []
 
