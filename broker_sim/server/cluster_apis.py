@@ -53,7 +53,7 @@ from ..security.acl import Operation as Op
 from ..security.acl import ResourceType as RT
 
 if TYPE_CHECKING:
-    from .kafka_apis import KafkaApis
+    from .api_context import ApiContext
 
 #: name -> (min supported, max supported, finalized level)
 FEATURES: dict[str, tuple[int, int, int]] = {
@@ -98,7 +98,7 @@ def supported_features(version: int) -> list[Data]:
 
 
 class ClusterApis:
-    def __init__(self, apis: KafkaApis) -> None:
+    def __init__(self, apis: ApiContext) -> None:
         self.apis = apis
         self.handlers: dict[int, Callable[[Request], None]] = {
             ApiKey.API_VERSIONS: self.handle_api_versions,
@@ -139,7 +139,7 @@ class ClusterApis:
                        for b in alive for host, port in [image.brokers[b].address(listener)]]
         out.controller_id = alive[0] if alive else -1
         if body.include_cluster_authorized_operations:
-            out.cluster_authorized_operations = self.apis.security.authorized_operations(
+            out.cluster_authorized_operations = self.apis.authorized_operations(
                 request, RT.CLUSTER)
         self.apis.respond(request, out)
 

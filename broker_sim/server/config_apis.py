@@ -62,7 +62,7 @@ from ..security.acl import ResourceType as RT
 from .config import BROKER_OPTIONS
 
 if TYPE_CHECKING:
-    from .kafka_apis import KafkaApis
+    from .api_context import ApiContext
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ Entry = tuple[str, list[Synonym], bool, bool, ConfigType, str | None]
 
 
 class ConfigApis:
-    def __init__(self, apis: KafkaApis) -> None:
+    def __init__(self, apis: ApiContext) -> None:
         self.apis = apis
         self.config = apis.config
         self.handlers: dict[int, Callable[[Request], None]] = {

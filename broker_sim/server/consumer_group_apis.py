@@ -33,14 +33,14 @@ from ..security.acl import ResourceType as RT
 from .group_apis import client_host
 
 if TYPE_CHECKING:
-    from .kafka_apis import KafkaApis
+    from .api_context import ApiContext
 
 UNKNOWN_OPERATIONS = -2147483648
 ZERO_UUID = uuid.UUID(int=0)
 
 
 class ConsumerGroupApis:
-    def __init__(self, apis: KafkaApis, protocol: ConsumerProtocol) -> None:
+    def __init__(self, apis: ApiContext, protocol: ConsumerProtocol) -> None:
         self.apis = apis
         self.protocol = protocol
         self.authorized = apis.authorized

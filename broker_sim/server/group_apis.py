@@ -44,7 +44,7 @@ from ..security.acl import Operation as Op
 from ..security.acl import ResourceType as RT
 
 if TYPE_CHECKING:
-    from .kafka_apis import KafkaApis
+    from .api_context import ApiContext
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ UNKNOWN_OPERATIONS = -2147483648
 
 
 class GroupApis:
-    def __init__(self, apis: KafkaApis, coordinator: GroupCoordinator) -> None:
+    def __init__(self, apis: ApiContext, coordinator: GroupCoordinator) -> None:
         self.apis = apis
         self.coordinator = coordinator
         self.config = apis.config

@@ -155,6 +155,7 @@ class KafkaApis:
         self.security = SecurityApis(self, authorizer)
         self._handlers.update(self.security.handlers)
         self.authorized = self.security.authorized
+        self.authorized_operations = self.security.authorized_operations
         self.groups = GroupApis(self, coordinator)
         self._handlers.update(self.groups.handlers)
         self.consumer_groups = ConsumerGroupApis(self, coordinator.consumer)
@@ -169,7 +170,7 @@ class KafkaApis:
         self._handlers.update(self.replica_states.handlers)
         self.topic_partitions = TopicPartitionsApis(self)
         self._handlers.update(self.topic_partitions.handlers)
-        self.txn_markers = TxnMarkerApis(self)
+        self.txn_markers = TxnMarkerApis(self, coordinator)
         self._handlers.update(self.txn_markers.handlers)
         if transactions is not None:
             self.transactions = TransactionApis(self, transactions)

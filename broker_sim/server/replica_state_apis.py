@@ -33,11 +33,11 @@ from ..security.acl import Operation as Op
 from ..security.acl import ResourceType as RT
 
 if TYPE_CHECKING:
-    from .kafka_apis import KafkaApis
+    from .api_context import ApiContext
 
 
 class ReplicaStateApis:
-    def __init__(self, apis: KafkaApis) -> None:
+    def __init__(self, apis: ApiContext) -> None:
         self.apis = apis
         self.handlers: dict[int, Callable[[Request], None]] = {
             ApiKey.DESCRIBE_LOG_DIRS: self.handle_describe_log_dirs,

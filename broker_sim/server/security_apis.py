@@ -42,7 +42,7 @@ from ..security.sasl_server import SaslServer
 from ..security.scram import MECHANISMS, ScramCredential
 
 if TYPE_CHECKING:
-    from .kafka_apis import KafkaApis
+    from .api_context import ApiContext
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ REPORTED_OPERATIONS = {
 
 
 class SecurityApis:
-    def __init__(self, apis: KafkaApis, authorizer: Authorizer | None) -> None:
+    def __init__(self, apis: ApiContext, authorizer: Authorizer | None) -> None:
         self.apis = apis
         self.config = apis.config
         self.metadata = apis.metadata

@@ -27,13 +27,13 @@ from ..security.acl import Operation as Op
 from ..security.acl import ResourceType as RT
 
 if TYPE_CHECKING:
-    from .kafka_apis import KafkaApis
+    from .api_context import ApiContext
 
 log = logging.getLogger(__name__)
 
 
 class TopicAdminApis:
-    def __init__(self, apis: KafkaApis) -> None:
+    def __init__(self, apis: ApiContext) -> None:
         self.apis = apis
         self.handlers: dict[int, Callable[[Request], None]] = {
             ApiKey.CREATE_TOPICS: self.handle_create_topics,

@@ -53,7 +53,7 @@ from ..security.acl import ResourceType as RT
 from .metadata_cache import ZERO_UUID
 
 if TYPE_CHECKING:
-    from .kafka_apis import KafkaApis
+    from .api_context import ApiContext
 
 #: The most partitions one response holds, whatever the request asks (Kafka's
 #: ``max.request.partition.size.limit`` default).
@@ -75,7 +75,7 @@ def missing_topic_code(name: str) -> int:
 
 
 class TopicPartitionsApis:
-    def __init__(self, apis: KafkaApis) -> None:
+    def __init__(self, apis: ApiContext) -> None:
         self.apis = apis
         self.handlers: dict[int, Callable[[Request], None]] = {
             ApiKey.DESCRIBE_TOPIC_PARTITIONS: self.handle_describe_topic_partitions,
@@ -127,7 +127,7 @@ class TopicPartitionsApis:
             topics.append(Data(
                 error_code=0, name=name, topic_id=self.apis.metadata.topic_id(name, image),
                 is_internal=name in INTERNAL_TOPICS,
-                topic_authorized_operations=self.apis.security.authorized_operations(request, RT.TOPIC, name),
+                topic_authorized_operations=self.apis.authorized_operations(request, RT.TOPIC, name),
                 partitions=[Data(error_code=0, partition_index=i, leader_id=p.leader,
                                  leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas),
                                  isr_nodes=list(p.isr), eligible_leader_replicas=[], last_known_elr=[],

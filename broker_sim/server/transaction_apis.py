@@ -37,11 +37,11 @@ from ..security.acl import Operation as Op
 from ..security.acl import ResourceType as RT
 
 if TYPE_CHECKING:
-    from .kafka_apis import KafkaApis
+    from .api_context import ApiContext
 
 
 class TransactionApis:
-    def __init__(self, apis: KafkaApis, coordinator: TransactionCoordinator) -> None:
+    def __init__(self, apis: ApiContext, coordinator: TransactionCoordinator) -> None:
         self.apis = apis
         self.coordinator = coordinator
         self.authorized = apis.authorized

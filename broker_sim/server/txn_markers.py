@@ -29,8 +29,9 @@ from ..security.acl import Operation as Op
 from ..security.acl import ResourceType as RT
 
 if TYPE_CHECKING:
+    from ..coordinator.group import GroupCoordinator
+    from .api_context import ApiContext
     from .delayed_produce import ProduceStatus
-    from .kafka_apis import KafkaApis
 
 
 #: how long a marker may wait for the in-sync replicas (Kafka's request.timeout.ms default).
@@ -42,8 +43,9 @@ def _code(e: KafkaError | None) -> int:
 
 
 class TxnMarkerApis:
-    def __init__(self, apis: KafkaApis) -> None:
+    def __init__(self, apis: ApiContext, groups: GroupCoordinator) -> None:
         self.apis = apis
+        self.groups = groups  # offsets committed in a transaction take effect at its marker
         self.handlers: dict[int, Callable[[Request], None]] = {
             ApiKey.WRITE_TXN_MARKERS: self.handle_write_txn_markers}
 
@@ -71,7 +73,7 @@ class TxnMarkerApis:
             def done(statuses: list[ProduceStatus]) -> None:
                 for s in statuses:  # offsets committed inside the transaction take effect
                     if s.topic == OFFSETS_TOPIC and s.error is None:
-                        self.apis.groups.coordinator.on_transaction_completed(
+                        self.groups.on_transaction_completed(
                             markers[i].producer_id, markers[i].transaction_result, s.partition)
                 with lock:
                     for s in statuses:
