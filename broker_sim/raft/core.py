@@ -6,7 +6,7 @@ import random
 
 from .config import RaftConfig
 from .errors import NotLeaderError, RaftError
-from .leader_state import LeaderState
+from .leader_state import LeaderState, majority
 from .log import RaftLog
 from .messages import (
     DATA,
@@ -109,9 +109,6 @@ class RaftCore:
         """node -> ``(end offset, last fetch time)`` of each replica fetching from this
         leader in its epoch (:class:`LeaderState`); empty on a non-leader."""
         return self._leader.replica_states() if self._leader is not None else {}
-
-    def _majority(self, voters: frozenset[int]) -> int:
-        return len(voters) // 2 + 1
 
     # ------------------------------------------------------------------ the driver's calls
 
@@ -284,7 +281,7 @@ class RaftCore:
         self._request_votes(pre_vote=False)
 
     def _request_votes(self, pre_vote: bool) -> None:
-        if len(self._granted) >= self._majority(self.voters):
+        if len(self._granted) >= majority(self.voters):
             self._won(pre_vote)
             return
         epoch = self.epoch + 1 if pre_vote else self.epoch
@@ -582,7 +579,7 @@ class RaftCore:
             return
         if resp.granted and resp.src in self.voters:
             self._granted.add(resp.src)
-            if len(self._granted) >= self._majority(self.voters):
+            if len(self._granted) >= majority(self.voters):
                 self._won(resp.pre_vote)
 
     def _on_begin_quorum(self, msg: BeginQuorumEpoch) -> None:

@@ -7,6 +7,11 @@ from dataclasses import dataclass
 from .messages import FetchRequest
 
 
+def majority(voters: frozenset[int]) -> int:
+    """How many voters make a majority of ``voters``."""
+    return len(voters) // 2 + 1
+
+
 @dataclass
 class ReplicaState:
     """The leader's view of one replica that fetches from it in the current epoch."""
@@ -88,7 +93,7 @@ class LeaderState:
         heard = sum(1 for v in voters
                     if v == node_id or (v in self.replicas
                                         and now - self.replicas[v].last_fetch < timeout))
-        if heard >= len(voters) // 2 + 1 or node_id not in voters:
+        if heard >= majority(voters) or node_id not in voters:
             self._last_quorum_contact = now
             return False
         return now - self._last_quorum_contact >= timeout
@@ -100,5 +105,5 @@ class LeaderState:
         offsets = sorted((log_end if v == node_id else
                           self.replicas[v].end_offset if v in self.replicas else 0
                           for v in voters), reverse=True)
-        candidate = offsets[len(voters) // 2]
+        candidate = offsets[majority(voters) - 1]
         return candidate if candidate > self.epoch_start else None
