@@ -7,7 +7,11 @@ a function alike (``if TYPE_CHECKING:`` imports aside: they are never run). A pa
 library that is not in the table fails too, so a new package starts by taking its place in
 the diagram. Imports inside one part are free, but no file of the library may import itself
 back through others: :func:`import_cycles` finds every circle in the graph of modules, lazy
-imports included.
+imports included, and ``if TYPE_CHECKING:`` imports too (never run, but a module that needs
+another's types while that one needs it back shows a seam that is not where the concept is:
+give the shared view a module of its own, a ``typing.Protocol`` both sides import, as
+``server/api_context.py`` is for the ``*_apis.py`` handlers). :data:`KNOWN_CIRCLES` lists the
+few such circles left, each with its reason; none of them may run at import.
 
 Why the layers are as they are is in docs/architecture.md; in short: the broker runs
 without the connector (embedded in tests of applications that never load Spark), the codec
@@ -127,15 +131,17 @@ def _type_checking_only(node: ast.If) -> bool:
 
 
 def imported_modules(tree: ast.AST, module: str, is_package: bool,
-                     modules: Iterable[str] = ()) -> Iterable[tuple[int, str]]:
+                     modules: Iterable[str] = (),
+                     type_checking: bool = False) -> Iterable[tuple[int, str]]:
     """(line, absolute module name) for every import in ``tree`` that runs (those under
-    ``if TYPE_CHECKING:`` do not), relative ones resolved, at any depth (inside functions
-    too). ``from p import x`` names ``p.x`` when that is one of ``modules``, else ``p``."""
+    ``if TYPE_CHECKING:`` only with ``type_checking``), relative ones resolved, at any depth
+    (inside functions too). ``from p import x`` names ``p.x`` when that is one of
+    ``modules``, else ``p``."""
     known = set(modules)
     package = module if is_package else module.rpartition(".")[0]
 
     def visit(node: ast.AST) -> Iterable[tuple[int, str]]:
-        if isinstance(node, ast.If) and _type_checking_only(node):
+        if not type_checking and isinstance(node, ast.If) and _type_checking_only(node):
             for orelse in node.orelse:
                 yield from visit(orelse)
             return
@@ -199,13 +205,18 @@ def violations(files: Iterable[tuple[Path, str]], root: Path = ROOT,
     return found
 
 
-def import_graph(files: Iterable[tuple[Path, str]], root: Path = ROOT) -> dict[str, set[str]]:
-    """module -> the library modules it imports (lazy imports included, TYPE_CHECKING not)."""
+def import_graph(files: Iterable[tuple[Path, str]], root: Path = ROOT,
+                 type_checking: bool = True, native: Iterable[str] = ()) -> dict[str, set[str]]:
+    """module -> the library modules it imports (lazy imports included, and those under
+    ``if TYPE_CHECKING:`` unless ``type_checking`` is False). ``native`` names compiled
+    extension modules (no source to parse, no imports of ours): ``from . import _ext``
+    is an edge to ``_ext``, not to the package."""
     parsed = _parse(files, root)
-    modules = {module for _, module, _ in parsed}
+    modules = {module for _, module, _ in parsed} | set(native)
     graph: dict[str, set[str]] = {module: set() for module in modules}
     for path, module, tree in parsed:
-        for _line, target in imported_modules(tree, module, path.name == "__init__.py", modules):
+        for _line, target in imported_modules(tree, module, path.name == "__init__.py", modules,
+                                              type_checking):
             while target and target not in modules:  # "from pkg.mod import name" -> pkg.mod
                 target = target.rpartition(".")[0]
             if target and target != module:
@@ -259,6 +270,37 @@ def _sources() -> list[tuple[Path, str]]:
     return [(p, p.read_text()) for pkg in OURS for p in sorted((ROOT / pkg).rglob("*.py"))]
 
 
+def _native_modules() -> set[str]:
+    """The compiled extensions of the library (``_record_scan.cpython-311-....so``)."""
+    return {module_name(p.with_name(p.name.split(".")[0] + ".py"))
+            for pkg in OURS for ext in ("*.so", "*.pyd") for p in (ROOT / pkg).rglob(ext)}
+
+
+#: Circles left that only ``if TYPE_CHECKING:`` imports close (no import at run time goes
+#: round them; :func:`test_no_import_circle_between_files_of_the_library` checks that), each
+#: with why it is not cut yet. A circle that grows, or a new one, fails; so does an entry
+#: here that no longer is a circle (remove it).
+KNOWN_CIRCLES: dict[frozenset[str], str] = {
+    frozenset({"broker_sim.timer.timer_task", "broker_sim.timer.timer_task_list"}):
+        "a TimerTask links to the TimerTaskEntry scheduling it and the entry holds its task "
+        "(Kafka's TimerTask/TimerTaskEntry pair); timer_task.py is being edited this stop",
+    frozenset({"broker_sim.log.file_records", "broker_sim.log.segment"}):
+        "segment.py is being split (issue 35); FileRecords names LogSegment in a type only",
+    frozenset({"broker_sim.network.processor", "broker_sim.network.request_channel"}):
+        "the channel wakes the processor that owns a connection to send its response "
+        "(Kafka's RequestChannel/Processor pair)",
+    frozenset({"broker_sim.server.delayed_fetch", "broker_sim.server.fetch_session",
+               "broker_sim.server.replica_fetcher", "broker_sim.server.replica_manager"}):
+        "FetchSpec/FetchResult live in replica_manager.py; they belong in "
+        "replica_manager_types.py",
+    frozenset({"broker_sim.server.broker", "broker_sim.server.broker_metrics"}):
+        "BrokerMetrics.watch reads the whole Broker's parts; a narrow view is to come",
+    frozenset({"connector.client.config", "connector.client.security_config"}):
+        "check_security reads a ClientConfig that calls it from __post_init__: one concept "
+        "(the security cross-checks) moved out of config.py for its size",
+}
+
+
 def test_the_tree_respects_the_layers() -> None:
     sources = _sources()
     modules = {module_name(p) for p, _ in sources}
@@ -266,7 +308,12 @@ def test_the_tree_respects_the_layers() -> None:
 
 
 def test_no_import_circle_between_files_of_the_library() -> None:
-    assert import_cycles(import_graph(_sources())) == []
+    sources, native = _sources(), _native_modules()
+    assert import_cycles(import_graph(sources, type_checking=False, native=native)) == []
+    circles = {frozenset(c) for c in import_cycles(import_graph(sources, native=native))}
+    assert sorted(sorted(c) for c in circles - set(KNOWN_CIRCLES)) == [], "new import circles"
+    assert sorted(sorted(c) for c in set(KNOWN_CIRCLES) - circles) == [], \
+        "KNOWN_CIRCLES lists circles that are gone: remove them"
 
 
 def documented_layers(doc: str) -> dict[str, set[str]]:
@@ -347,5 +394,13 @@ def test_a_circle_is_found_lazy_imports_included() -> None:
         ["broker_sim.log.a", "broker_sim.log.b", "broker_sim.log.c"],
         ["broker_sim.log.d", "broker_sim.log.e"],
     ]
+    typed = [(ROOT / "broker_sim/server/f.py", "from .g import G\n"),
+             (ROOT / "broker_sim/server/g.py", "from typing import TYPE_CHECKING\n"
+                                               "if TYPE_CHECKING:\n    from .f import F\n")]
+    assert import_cycles(import_graph(typed)) == [["broker_sim.server.f", "broker_sim.server.g"]]
+    assert import_cycles(import_graph(typed, type_checking=False)) == []
+    native = [(ROOT / "connector/client/__init__.py", "from .scan import S\n"),
+              (ROOT / "connector/client/scan.py", "def load():\n    from . import _ext\n")]
+    assert import_cycles(import_graph(native, native={"connector.client._ext"})) == []
     acyclic = files[:2] + [(ROOT / "broker_sim/log/c.py", "import os\n")]
     assert import_cycles(import_graph(acyclic)) == []
