@@ -30,7 +30,7 @@ from connector.registry.protobuf_codec import protobuf_writer
 from connector.registry.settings import OPTIONS as REGISTRY_OPTIONS
 from connector.registry.settings import getter, parse_registry_settings
 
-from ..option_values import OptionError
+from ..option_values import OptionError, parse_option
 
 STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
 FORMATS = ("binary", "avro", "protobuf", "json-schema")
@@ -94,13 +94,7 @@ OPTIONS = (*o.declared(SinkFormatOptions), *REGISTRY_OPTIONS)
 
 def _parsed(get: Any, name: str) -> Any:
     """The declared option ``name`` parsed (None when unset); refused: OptionError."""
-    raw = get(name)
-    if raw is None:
-        return None
-    try:
-        return o.parse_value(o.declared(SinkFormatOptions)[name], raw)
-    except ValueError as e:
-        raise OptionError(name, raw, str(e)) from None
+    return parse_option(SinkFormatOptions, get, name)
 
 
 @dataclass(frozen=True)

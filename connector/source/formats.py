@@ -30,7 +30,7 @@ from typing import Any
 from broker_sim.common import options as o
 from broker_sim.common.options import option
 from broker_sim.protocol.errors import PyqError
-from connector.option_values import OptionError
+from connector.option_values import OptionError, parse_option
 from connector.registry.avro_decoding import resolve_reader
 from connector.registry.avro_types import UnsupportedAvro
 from connector.registry.client import RegistryError
@@ -111,13 +111,7 @@ OPTIONS = (*o.declared(FormatOptions), *REGISTRY_OPTIONS)
 
 def _parsed(get: Callable[[str], str | None], name: str) -> Any:
     """The declared option ``name`` parsed (None when unset); refused: OptionError."""
-    raw = get(name)
-    if raw is None:
-        return None
-    try:
-        return o.parse_value(o.declared(FormatOptions)[name], raw)
-    except ValueError as e:
-        raise OptionError(name, raw, str(e)) from None
+    return parse_option(FormatOptions, get, name)
 
 
 @dataclass(frozen=True)
