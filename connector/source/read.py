@@ -154,13 +154,19 @@ def _decoding(r: InputRange) -> Any:
     decoders = formats.decoders()
 
     def report(bad: list[dict[str, Any]]) -> None:
+        """One report call (one producer) and one log line per reason in a fetched batch."""
         from .failures import report_failed
 
         group, client = formats.report_to
+        by_reason: dict[str, list[dict[str, Any]]] = {}
         for row in bad:
-            log.warning("%s-%d@%d does not decode (%s): reported as failed", row["topic"],
-                        row["partition"], row["offset"], row["reason"])
-            report_failed([row], row["reason"], r.bootstrap_servers, group, dict(client))
+            by_reason.setdefault(row["reason"], []).append(row)
+        for reason, rows in by_reason.items():
+            first = rows[0]
+            log.warning("%d record(s) do not decode (%s), the first %s-%d@%d: reported as "
+                        "failed", len(rows), reason, first["topic"], first["partition"],
+                        first["offset"])
+            report_failed(rows, reason, r.bootstrap_servers, group, dict(client))
 
     return lambda batch: formats.apply(batch, decoders, report)
 
