@@ -1,9 +1,13 @@
 """``make demo`` (``python jobs/demo.py``): a 3-broker cluster, a clickstream, the Spark pipeline, a reconciliation.
 
 1. starts :class:`connector.cluster.EmbeddedCluster` (controller + 3 broker processes);
-2. ``jobs/generate_events.py`` produces a clickstream with some malformed records;
-3. ``spark-submit jobs/sessionize.py --trigger available-now`` (the venv's spark-submit)
-   parses it, dead-letters malformed records after ``maxRetries`` redeliveries, writes
+2. ``jobs/generate_events.py --value-format avro`` produces a clickstream as Avro through
+   the cluster's schema registry (the event schema ``jobs/schemas/click_event.avsc``
+   registered under ``clicks-value``, each value in Confluent's wire format), with some
+   malformed records: stray JSON text (no magic byte) and events naming an unknown schema id;
+3. ``spark-submit jobs/sessionize.py --value-format avro --trigger available-now`` (the
+   venv's spark-submit) decodes it with the source's ``valueFormat=avro``, dead-letters
+   the records that do not decode after ``maxRetries`` redeliveries, with the reason, writes
    events to Parquet and per-user event-time window totals (Spark's watermarked
    aggregation, update mode) to a pyq topic, exactly once. An
    AvailableNow run may end before the last redeliveries are due, so it is run again from
@@ -190,11 +194,17 @@ def main() -> int:
         env["SPARK_CONF_DIR"] = str(conf)
         bootstrap = cluster.bootstrap_servers
         print(f"started a controller and 3 brokers on {bootstrap}", flush=True)
+        registry = cluster.schema_registry_url
+        avro = ["--value-format", "avro", "--schema-registry", registry]
         out = _run([sys.executable, "jobs/generate_events.py", "--bootstrap-server", bootstrap,
-                    "--topic", TOPIC, "--count", str(COUNT), "--partitions", "3",
+                    "--topic", TOPIC, "--count", str(COUNT), "--partitions", "3", *avro,
                     "--replication-factor", "3", "--malformed-fraction", "0.02"], env)
         words = out.strip().splitlines()[-1].split()
         produced, malformed = int(words[1]), int(words[3].strip("("))
+        # "avro: subject S schema id N: A bytes of values (J as JSON)"
+        avro_line = out.strip().splitlines()[-2].split()
+        subject, schema_id = avro_line[2], int(avro_line[5].rstrip(":"))
+        event_bytes, event_json_bytes = int(avro_line[6]), int(avro_line[10].strip("("))
 
         parquet = Path(tmp) / "events"
         totals: dict[str, int] = {}
@@ -209,7 +219,7 @@ def main() -> int:
             for run in range(1, MAX_RUNS + 1):
                 out = _run([spark_submit, "--master", "local[2]", "--conf", "spark.ui.enabled=false",
                             "--conf", "spark.log.level=ERROR",
-                            "jobs/sessionize.py", "--bootstrap-server", bootstrap,
+                            "jobs/sessionize.py", "--bootstrap-server", bootstrap, *avro,
                             "--input-topic", TOPIC, "--output-topic", OUTPUT,
                             "--dead-letter-topic", DLQ, "--group-id", GROUP, "--max-retries", "2",
                             "--max-offsets-per-trigger", "1000", "--parquet-dir", str(parquet),
@@ -234,14 +244,16 @@ def main() -> int:
             windows = latest_totals(compacted)
             avro_t0 = time.monotonic()
             avro_written, avro_read, avro_bytes = publish_avro(
-                bootstrap, cluster.schema_registry_url, windows, env, Path(tmp))
+                bootstrap, registry, windows, env, Path(tmp))
             avro_s = time.monotonic() - avro_t0
         import pyarrow.parquet as pq
 
         in_parquet = pq.read_table(parquet).num_rows if parquet.exists() else 0
         elapsed = time.monotonic() - t0 - avro_s
         print()
-        print(f"produced:          {produced} ({malformed} malformed)")
+        print(f"produced:          {produced} ({malformed} malformed) as Avro through the "
+              f"schema registry (subject {subject}, schema id {schema_id}): {event_bytes:,} "
+              f"bytes of well-formed values against {event_json_bytes:,} as JSON")
         print(f"read by Spark:     {totals.get('events_in', 0)} in {totals.get('batches', 0)} "
               f"batch(es), {run} run(s), {elapsed:.1f}s")
         print(f"parsed:            {totals.get('parsed', 0)} (Parquet rows: {in_parquet})")
