@@ -56,6 +56,8 @@ from typing import TYPE_CHECKING
 from .common.allocator import keep_freed_buffers
 from .controller.leader_balance import OPTIONS as LEADER_BALANCE_OPTIONS
 from .controller.leader_balance import LeaderBalanceConfig
+from .controller.process_options import OPTIONS as CONTROLLER_OPTIONS
+from .controller.process_options import ControllerOptions
 from .controller.scram_credentials import credential_from_spec
 from .lifeline import hold
 from .protocol.errors import KafkaError
@@ -201,40 +203,19 @@ def run_broker(argv: list[str]) -> int:
     return 0
 
 
-QUORUM_OPTIONS = ("node.id", "controller.quorum.voters",
-                  "controller.quorum.election.timeout.ms", "controller.quorum.fetch.timeout.ms")
-#: ID@HOST:PORT,... of every controller's request listener (what DescribeQuorum and a
-#: controller's DescribeCluster name, so an admin client finds the active one)
-CONTROLLER_LISTENERS = "controller.listeners"
-
-
-def quorum_config(options: dict[str, str]
+def quorum_config(options: ControllerOptions
                   ) -> tuple[int | None, dict[int, tuple[str, int]] | None, RaftConfig | None]:
-    """The controller's quorum options, checked: ``(node id, voters, Raft timing)``; Nones
-    for a lone controller. ValueError naming the option, its value and what is allowed.
+    """The controller's quorum: ``(node id, voters, Raft timing)``; Nones for a lone
+    controller. ValueError naming the option, its value and what is allowed.
 
-    >>> quorum_config({"node.id": "3001", "controller.quorum.voters": "3001@127.0.0.1:9300"})[:2]
+    >>> quorum_config(ControllerOptions.from_overrides(
+    ...     {"node.id": "3001", "controller.quorum.voters": "3001@127.0.0.1:9300"}))[:2]
     (3001, {3001: ('127.0.0.1', 9300)})
     """
-    from .quorum import parse_voters
-    for name in ("node.id", "controller.quorum.election.timeout.ms",
-                 "controller.quorum.fetch.timeout.ms"):
-        value = options.get(name)
-        if value is not None and (not value.isdigit() or int(value) <= 0):
-            raise ValueError(f"{name}={value!r} is invalid: a positive integer is allowed")
-    spec = options.get("controller.quorum.voters")
-    if spec is None:
-        if options:
-            raise ValueError(f"{sorted(options)[0]} is invalid without controller.quorum.voters "
-                             "(ID@HOST:PORT,...): a lone controller takes no quorum option")
+    if options.voters is None:
         return None, None, None
-    voters = parse_voters(spec)
-    node_id = int(options["node.id"]) if "node.id" in options else None
-    if node_id not in voters:
-        raise ValueError(f"node.id={node_id} is invalid: it must be one of "
-                         f"controller.quorum.voters' ids {sorted(voters)}")
-    election = int(options.get("controller.quorum.election.timeout.ms", "1000"))
-    fetch = int(options.get("controller.quorum.fetch.timeout.ms", str(2 * election)))
+    election = options.election_timeout_ms or 1000
+    fetch = options.fetch_timeout_ms or 2 * election
     try:
         config = RaftConfig(election_timeout=election, fetch_timeout=fetch,
                             fetch_max_wait=max(1, min(500, election // 2)),
@@ -243,7 +224,7 @@ def quorum_config(options: dict[str, str]
                             check_quorum_timeout=fetch + fetch // 2 + 1)
     except ValueError as e:
         raise ValueError(str(e).replace("Raft option ", "controller.quorum: ")) from e
-    return node_id, voters, config
+    return options.node_id, options.voters, config
 
 
 def run_controller(argv: list[str]) -> int:
@@ -271,57 +252,32 @@ def run_controller(argv: list[str]) -> int:
     scram = _scram(args.add_scram, "pyq-broker controller")
     if scram is None:
         return 2
-    metrics_port = None
     balance: dict[str, str] = {}
-    quorum_options: dict[str, str] = {}
-    peers: dict[int, tuple[str, int]] = {}
-    cluster_id = "pyq-cluster"
+    own: dict[str, str] = {}
     for item in args.override:
         name, sep, value = (part.strip() for part in item.partition("="))
-        if name == "cluster.id" and sep:
-            if not value:
-                print("pyq-broker controller: cluster.id='' is invalid: a non-empty id is allowed",
-                      file=sys.stderr)
-                return 2
-            cluster_id = value
-            continue
-        if name == CONTROLLER_LISTENERS and sep:
-            from .quorum import parse_voters
-            try:
-                peers = parse_voters(value)
-            except ValueError as e:
-                print(f"pyq-broker controller: {str(e).replace('controller.quorum.voters', name)}",
-                      file=sys.stderr)
-                return 2
-            continue
         if name in LEADER_BALANCE_OPTIONS and sep:
             balance[name] = value
-            continue
-        if name in QUORUM_OPTIONS and sep:
-            quorum_options[name] = value
-            continue
-        if name != "metrics.port" or not sep:
+        elif name in CONTROLLER_OPTIONS and sep:
+            own[name] = value
+        else:
             print(f"pyq-broker controller: --override {item!r} is not allowed: the controller "
-                  f"takes metrics.port=N and "
-                  f"{', '.join([*LEADER_BALANCE_OPTIONS, *QUORUM_OPTIONS, CONTROLLER_LISTENERS])}, "
-                  "cluster.id",
+                  "takes metrics.port=N and "
+                  f"{', '.join(n for n in [*CONTROLLER_OPTIONS, *LEADER_BALANCE_OPTIONS] if n != 'metrics.port')}",
                   file=sys.stderr)
             return 2
-        if not value.isdigit() or int(value) > 65535:
-            print(f"pyq-broker controller: metrics.port={value} is not allowed: must be 0..65535 "
-                  "(0 picks a free port)", file=sys.stderr)
-            return 2
-        metrics_port = int(value)
     try:
         leader_balance = LeaderBalanceConfig.from_options(balance)
     except KafkaError as e:
         print(f"pyq-broker controller: {e.message}", file=sys.stderr)
         return 2
     try:
-        node_id, voters, raft_config = quorum_config(quorum_options)
+        options = ControllerOptions.from_overrides(own)
+        node_id, voters, raft_config = quorum_config(options)
     except ValueError as e:
         print(f"pyq-broker controller: {e}", file=sys.stderr)
         return 2
+    metrics_port, peers, cluster_id = options.metrics_port, options.listeners or {}, options.cluster_id
     from .controller.server import ControllerServer
     server = ControllerServer(args.data_dir, args.host, args.port, args.session_timeout_ms,
                               scram_credentials=scram, metrics_port=metrics_port,

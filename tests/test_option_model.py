@@ -31,6 +31,8 @@ MODELS: dict[str, list[str]] = {
                "broker_sim.coordinator.transaction.config:TransactionConfig",
                "broker_sim.controller.leader_balance:LeaderBalanceConfig",
                "broker_sim.security.oauthbearer:OAuthBearerConfig"],
+    "controller": ["broker_sim.controller.process_options:ControllerOptions",
+                   "broker_sim.controller.leader_balance:LeaderBalanceConfig"],
     "client": ["connector.client.config:ClientConfig", "connector.client.config:ProducerConfig",
                "connector.client.config:FetcherConfig", "connector.client.config:ConsumerConfig"],
     "source": ["connector.source.options:SourceOptions", "connector.source.formats:FormatOptions",
@@ -41,6 +43,7 @@ MODELS: dict[str, list[str]] = {
 
 TITLES = {
     "broker": "Broker (`pyq-broker --override NAME=VALUE`, `EmbeddedCluster(overrides=...)`)",
+    "controller": "Controller (`pyq-broker controller --override NAME=VALUE`)",
     "client": "Client (`connector.client`; `pyq --command-config`; `kafka.NAME` in Spark)",
     "source": "Spark source (`spark.readStream.format(\"pyq\").option(NAME, VALUE)`)",
     "sink": "Spark sink (`df.writeStream.format(\"pyq\").option(NAME, VALUE)`)",
