@@ -432,8 +432,8 @@ def _parse(spec: OptionSpec, value: Any) -> Any:
     except Refused as e:
         raise ConfigError(f"{spec.name}={value!r} is not allowed: {e}") from None
     except (ValueError, TypeError):
-        shown: Any = value
-        if isinstance(value, str):
+        shown: Any = repr(value) if isinstance(value, str) else value
+        if isinstance(value, str) and spec.kind.name == "int":
             try:
                 shown = int(value.strip())  # an integer out of range shows as one
             except ValueError:
