@@ -289,10 +289,6 @@ KNOWN_CIRCLES: dict[frozenset[str], str] = {
     frozenset({"broker_sim.network.processor", "broker_sim.network.request_channel"}):
         "the channel wakes the processor that owns a connection to send its response "
         "(Kafka's RequestChannel/Processor pair)",
-    frozenset({"broker_sim.server.delayed_fetch", "broker_sim.server.fetch_session",
-               "broker_sim.server.replica_fetcher", "broker_sim.server.replica_manager"}):
-        "FetchSpec/FetchResult live in replica_manager.py; they belong in "
-        "replica_manager_types.py",
     frozenset({"broker_sim.server.broker", "broker_sim.server.broker_metrics"}):
         "BrokerMetrics.watch reads the whole Broker's parts; a narrow view is to come",
     frozenset({"connector.client.config", "connector.client.security_config"}):

@@ -31,12 +31,12 @@ from ..protocol.errors import KafkaError
 from ..purgatory import DelayedOperation
 
 if TYPE_CHECKING:
-    from .replica_manager import FetchResult, FetchSpec, ReplicaManager
+    from .replica_manager_types import FetchReader, FetchResult, FetchSpec
 
 
 class DelayedFetch(DelayedOperation):
     def __init__(self, max_wait_ms: int, specs: list[FetchSpec], max_bytes: int, min_bytes: int,
-                 is_follower: bool, replica_manager: ReplicaManager,
+                 is_follower: bool, replica_manager: FetchReader,
                  respond: Callable[[list[FetchResult]], None], read_committed: bool = False,
                  zero_copy: bool = False, await_metadata: bool = False) -> None:
         super().__init__(max_wait_ms)

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from ..protocol.errors import FetchSessionIdNotFound, InvalidFetchSessionEpoch, KafkaError
 
 if TYPE_CHECKING:  # the replica manager imports the fetcher, which imports this module
-    from .replica_manager import FetchResult, FetchSpec
+    from .replica_manager_types import FetchResult, FetchSpec
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1

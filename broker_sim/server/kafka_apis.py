@@ -80,7 +80,8 @@ from .fetch_session import FetchContext, FetchSessionCache
 from .group_apis import GroupApis
 from .metadata_cache import ZERO_UUID, MetadataCache
 from .producer_ids import ProducerIdManager
-from .replica_manager import FetchResult, FetchSpec, ReplicaManager, release_results
+from .replica_manager import ReplicaManager
+from .replica_manager_types import FetchResult, FetchSpec, release_results
 from .replica_state_apis import ReplicaStateApis
 from .security_apis import SecurityApis
 from .topic_admin_apis import TopicAdminApis

@@ -32,13 +32,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..common import SYSTEM_CLOCK, Clock, PeriodicThread
 from ..controller.configs import NON_LOG_TOPIC_CONFIGS, broker_log_overrides, effective_min_isr
 from ..controller.image import ClusterImage
 from ..log import LogConfig, LogManager
-from ..log.file_records import FileRecords
 from ..protocol.errors import (
     KafkaError,
     NotLeaderOrFollower,
@@ -51,46 +49,11 @@ from .delayed_fetch import DelayedFetch
 from .delayed_produce import DelayedProduce, ProduceStatus
 from .partition import Partition
 from .replica_fetcher import ReplicaFetcherManager
+from .replica_manager_types import FetchResult, FetchSpec, release_results
 
 log = logging.getLogger(__name__)
 
-EMPTY = b""
-
-
-@dataclass
-class FetchSpec:
-    topic: str
-    partition: int
-    fetch_offset: int
-    max_bytes: int
-    current_leader_epoch: int = -1
-    #: a follower's log start offset (Fetch v5+), -1 if not sent
-    log_start_offset: int = -1
-
-
-@dataclass
-class FetchResult:
-    spec: FetchSpec
-    error: KafkaError | None = None
-    #: The batches read; a pinned segment file range with ``zero_copy`` (released by
-    #: whoever sends the response, or by :func:`release_results`).
-    records: bytes | FileRecords = EMPTY
-    high_watermark: int = -1
-    log_start_offset: int = -1
-    log_end_offset: int = -1
-    last_stable_offset: int = -1
-    #: read_committed only: (producer id, first offset) of aborted transactions in range.
-    aborted: list[tuple[int, int]] | None = None
-
-
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
-
-
-def release_results(results: list[FetchResult]) -> None:
-    """Let go of the segment files pinned by zero-copy reads that will not be sent."""
-    for r in results:
-        if isinstance(r.records, FileRecords):
-            r.records.release()
 
 
 class ReplicaManager:
