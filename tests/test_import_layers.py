@@ -286,9 +286,6 @@ KNOWN_CIRCLES: dict[frozenset[str], str] = {
         "(Kafka's TimerTask/TimerTaskEntry pair); timer_task.py is being edited this stop",
     frozenset({"broker_sim.log.file_records", "broker_sim.log.segment"}):
         "segment.py is being split (issue 35); FileRecords names LogSegment in a type only",
-    frozenset({"broker_sim.network.processor", "broker_sim.network.request_channel"}):
-        "the channel wakes the processor that owns a connection to send its response "
-        "(Kafka's RequestChannel/Processor pair)",
     frozenset({"broker_sim.server.broker", "broker_sim.server.broker_metrics"}):
         "BrokerMetrics.watch reads the whole Broker's parts; a narrow view is to come",
     frozenset({"connector.client.config", "connector.client.security_config"}):

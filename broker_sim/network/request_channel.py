@@ -13,14 +13,13 @@ from __future__ import annotations
 import queue
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..protocol.api import ResponseParts
 from ..protocol.header import RequestHeader
 from ..protocol.primitives import ExternalBytes
 
 if TYPE_CHECKING:
-    from .processor import Processor
     from .session import Session
 
 
@@ -71,14 +70,23 @@ class Response:
                     part.release()
 
 
+class ResponseQueue(Protocol):
+    """What the channel needs of a processor (:class:`~.processor.Processor`): its id, which
+    each of its requests carries, and a thread-safe way to hand it a response and wake it."""
+
+    processor_id: int
+
+    def enqueue_response(self, response: Response) -> None: ...
+
+
 class RequestChannel:
     """Thread-safe: any number of processors and handlers use one channel."""
 
     def __init__(self, queue_size: int) -> None:
         self._requests: queue.Queue[Request | None] = queue.Queue(maxsize=queue_size)
-        self._processors: dict[int, Processor] = {}
+        self._processors: dict[int, ResponseQueue] = {}
 
-    def add_processor(self, processor: Processor) -> None:
+    def add_processor(self, processor: ResponseQueue) -> None:
         self._processors[processor.processor_id] = processor
 
     def send_request(self, request: Request) -> None:
