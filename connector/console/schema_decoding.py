@@ -32,7 +32,6 @@ import datetime
 import decimal
 import io
 import json
-import struct
 import tempfile
 import threading
 import uuid
@@ -41,8 +40,7 @@ from typing import Any, NamedTuple
 
 from connector.registry.avro_types import parse_registry_schema
 from connector.registry.client import RegistryClient, RegistryError, RegistryRefusal
-
-MAGIC = 0
+from connector.registry.framing import read_message_indexes, split_header
 
 
 class Decoded(NamedTuple):
@@ -68,20 +66,6 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def _zigzag(data: bytes, pos: int) -> tuple[int, int]:
-    """A zigzag varint at ``pos``: (value, next position); IndexError past the end."""
-    shift = result = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
-
-
 class SchemaDecoder:
     """Decodes Confluent-framed bytes through ``client`` (see the module doc)."""
 
@@ -91,9 +75,12 @@ class SchemaDecoder:
         self._lock = threading.Lock()
 
     def decode(self, data: bytes | None) -> Decoded | None:
-        if data is None or len(data) < 5 or data[0] != MAGIC:
+        if data is None:
             return None
-        (schema_id,) = struct.unpack_from(">I", data, 1)
+        try:
+            schema_id, _ = split_header(data)
+        except ValueError:  # not framed
+            return None
         schema = self._schema(schema_id)
         if schema is None:
             return None
@@ -117,11 +104,7 @@ class SchemaDecoder:
         from google.protobuf import json_format, message_factory
 
         pool, file = schema.parsed
-        count, pos = _zigzag(payload, 0)
-        indexes = [0] if count == 0 else []
-        for _ in range(count):
-            index, pos = _zigzag(payload, pos)
-            indexes.append(index)
+        indexes, pos = read_message_indexes(payload, 0)
         top = file.message_type[indexes[0]].name
         descriptor = pool.FindMessageTypeByName(f"{file.package}.{top}" if file.package else top)
         for index in indexes[1:]:
