@@ -31,12 +31,8 @@ import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from ..log.config import (
-    BROKER_LOG_PROPERTIES,
-    CLEANUP_POLICY_ALLOWED,
-    LogConfig,
-    parse_cleanup_policy,
-)
+from ..common.options import INT32_MAX, OptionSpec, declared
+from ..log.config import BROKER_LOG_PROPERTIES, LogConfig, parse_cleanup_policy
 from ..protocol.errors import InvalidConfig, InvalidRequest
 
 RESOURCE_TOPIC = 2
@@ -85,42 +81,30 @@ class TopicConfigDef:
     doc: str
 
 
-_BROKER_NAME = {topic: broker for broker, topic in BROKER_LOG_PROPERTIES.items()}
+def config_type(spec: OptionSpec) -> ConfigType:
+    """The Kafka type DescribeConfigs states for a declared option."""
+    if spec.secret:
+        return ConfigType.PASSWORD
+    if spec.kind.name == "int":
+        try:  # an integer option whose range passes 32 bits is a LONG, as in Kafka
+            spec.kind.parse(INT32_MAX + 1)
+            return ConfigType.LONG
+        except ValueError:
+            return ConfigType.INT
+    return {"bool": ConfigType.BOOLEAN, "double": ConfigType.DOUBLE,
+            "list": ConfigType.LIST}.get(spec.kind.name, ConfigType.STRING)
 
-TOPIC_CONFIGS: dict[str, TopicConfigDef] = {d.name: d for d in [
-    TopicConfigDef("cleanup.policy", ConfigType.LIST, None,
-                   "Which old data goes: 'delete' removes segments past retention.ms or "
-                   "retention.bytes; 'compact' keeps the latest record per key (" +
-                   CLEANUP_POLICY_ALLOWED + ")."),
-    TopicConfigDef("delete.retention.ms", ConfigType.LONG, _BROKER_NAME["delete.retention.ms"],
-                   "How long the cleaner keeps a tombstone (a null value) of a compacted topic, "
-                   "so readers catching up still see the deletion."),
-    TopicConfigDef("max.compaction.lag.ms", ConfigType.LONG, _BROKER_NAME["max.compaction.lag.ms"],
-                   "The longest a record may stay uncompacted: past it a log is cleaned whatever "
-                   "its dirty ratio."),
-    TopicConfigDef("min.cleanable.dirty.ratio", ConfigType.DOUBLE,
-                   _BROKER_NAME["min.cleanable.dirty.ratio"],
-                   "A compacted log is cleaned once its uncleaned bytes reach this share of it."),
-    TopicConfigDef("min.compaction.lag.ms", ConfigType.LONG, _BROKER_NAME["min.compaction.lag.ms"],
-                   "The shortest a record stays uncompacted (records newer than this are left "
-                   "for a later clean)."),
-    TopicConfigDef("index.interval.bytes", ConfigType.INT, _BROKER_NAME["index.interval.bytes"],
-                   "Bytes of records between two entries of a segment's offset index."),
-    TopicConfigDef("max.message.bytes", ConfigType.INT, None,
-                   "The largest record batch the topic accepts, in bytes."),
-    TopicConfigDef("min.insync.replicas", ConfigType.INT, None,
-                   "The fewest in-sync replicas with which an acks=all write is accepted "
-                   "(pyq's default: 2, at most the replication factor)."),
-    TopicConfigDef("retention.bytes", ConfigType.LONG, _BROKER_NAME["retention.bytes"],
-                   "Old segments are deleted while a partition holds more than this many bytes "
-                   "(-1: no limit)."),
-    TopicConfigDef("retention.ms", ConfigType.LONG, _BROKER_NAME["retention.ms"],
-                   "Segments whose newest record is older than this are deleted (-1: kept forever)."),
-    TopicConfigDef("segment.bytes", ConfigType.INT, _BROKER_NAME["segment.bytes"],
-                   "A new segment is started when the active one would grow past this size."),
-    TopicConfigDef("segment.ms", ConfigType.LONG, _BROKER_NAME["segment.ms"],
-                   "A new segment is started when the active one is older than this."),
-]}
+
+#: Every topic config: LogConfig's declarations (type, broker-wide synonym and meaning
+#: read from them) and min.insync.replicas, in name order.
+TOPIC_CONFIGS: dict[str, TopicConfigDef] = dict(sorted({
+    **{spec.name: TopicConfigDef(spec.name, config_type(spec), spec.synonym, spec.doc)
+       for spec in declared(LogConfig).values()},
+    "min.insync.replicas": TopicConfigDef(
+        "min.insync.replicas", ConfigType.INT, None,
+        "The fewest in-sync replicas with which an acks=all write is accepted "
+        "(pyq's default: 2, at most the replication factor)."),
+}.items()))
 
 #: Topic configs that are not log settings (the partition, not the log, enforces them).
 NON_LOG_TOPIC_CONFIGS = frozenset({"min.insync.replicas"})

@@ -91,47 +91,51 @@ class LogConfig:
 
     segment_bytes: int = option(
         "segment.bytes", 1024 * 1024 * 1024, integer(14, INT32_MAX), dynamic=True,
-        synonym="log.segment.bytes", doc="The size at which a log segment is closed and a new one begun.")
+        synonym="log.segment.bytes",
+        doc="A new segment is started when the active one would grow past this size.")
     segment_ms: int = option(
         "segment.ms", 7 * DAY_MS, _ms(1, "an integer >= 1 (milliseconds)"), dynamic=True,
-        synonym="log.roll.ms", doc="The age at which a segment is rolled even if not full.")
+        synonym="log.roll.ms", doc="A new segment is started when the active one is older than this.")
     retention_bytes: int = option(
         "retention.bytes", -1, integer(-1, INT64_MAX, allowed="-1 (unlimited) or an integer >= 0"),
         dynamic=True, synonym="log.retention.bytes",
-        doc="The size a partition's log may reach before its oldest segments are deleted (-1: no limit).")
+        doc="Old segments are deleted while a partition holds more than this many bytes (-1: no limit).")
     retention_ms: int = option(
         "retention.ms", 7 * DAY_MS,
         _ms(-1, "-1 (unlimited) or an integer >= 0 (milliseconds)"), dynamic=True,
         synonym="log.retention.ms",
-        doc="How long a segment is kept after its last record before it is deleted (-1: forever).")
+        doc="Segments whose newest record is older than this are deleted (-1: kept forever).")
     index_interval_bytes: int = option(
         "index.interval.bytes", 4096, integer(0, INT32_MAX), dynamic=True,
         synonym="log.index.interval.bytes",
-        doc="How many bytes of records lie between two entries of the offset index.")
+        doc="Bytes of records between two entries of a segment's offset index.")
     max_message_bytes: int = option(
         "max.message.bytes", 1024 * 1024 + 12, integer(0, INT32_MAX), dynamic=True,
-        doc="The largest record batch the log accepts (Kafka's 1 MiB plus the 12-byte log "
-            "overhead); message.max.bytes is accepted as a topic config too.")
+        doc="The largest record batch the topic accepts, in bytes (Kafka's 1 MiB plus the "
+            "12-byte log overhead; message.max.bytes is accepted as a topic config too).")
     cleanup_policy: str = option(
         "cleanup.policy", "delete", CLEANUP_POLICY, dynamic=True,
-        doc="delete: retention removes old segments; compact: the cleaner keeps the latest "
-            "record of each key; both: both.")
+        doc="Which old data goes: 'delete' removes segments past retention.ms or "
+            "retention.bytes; 'compact' keeps the latest record per key.")
     delete_retention_ms: int = option(
         "delete.retention.ms", DAY_MS, _ms(0, "an integer >= 0 (milliseconds)"), dynamic=True,
         synonym="log.cleaner.delete.retention.ms",
-        doc="How long a compacted log keeps a key's tombstone (a null value).")
+        doc="How long the cleaner keeps a tombstone (a null value) of a compacted topic, so "
+            "readers catching up still see the deletion.")
     min_compaction_lag_ms: int = option(
         "min.compaction.lag.ms", 0, _ms(0, "an integer >= 0 (milliseconds)"), dynamic=True,
         synonym="log.cleaner.min.compaction.lag.ms",
-        doc="How long a record stays uncompacted after it is written.")
+        doc="The shortest a record stays uncompacted (records newer than this are left for a "
+            "later clean).")
     max_compaction_lag_ms: int = option(
         "max.compaction.lag.ms", INT64_MAX, _ms(1, "an integer >= 1 (milliseconds)"), dynamic=True,
         synonym="log.cleaner.max.compaction.lag.ms",
-        doc="How long a record may stay uncompacted before the cleaner compacts it whatever the dirty ratio.")
+        doc="The longest a record may stay uncompacted: past it a log is cleaned whatever its "
+            "dirty ratio.")
     min_cleanable_dirty_ratio: float = option(
         "min.cleanable.dirty.ratio", 0.5, number(0, 1), dynamic=True,
         synonym="log.cleaner.min.cleanable.ratio",
-        doc="The share of a log's bytes not yet compacted at which the cleaner compacts it.")
+        doc="A compacted log is cleaned once its uncleaned bytes reach this share of it.")
 
     @property
     def deletes(self) -> bool:

@@ -35,7 +35,6 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..common.options import INT32_MAX, OptionSpec
 from ..controller.configs import (
     DYNAMIC_BROKER_CONFIGS,
     RESOURCE_BROKER,
@@ -43,6 +42,7 @@ from ..controller.configs import (
     TOPIC_CONFIGS,
     ConfigSource,
     ConfigType,
+    config_type,
     default_min_isr,
 )
 from ..controller.image import ClusterImage
@@ -66,20 +66,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-
-
-def config_type(spec: OptionSpec) -> ConfigType:
-    """The Kafka type a DescribeConfigs entry states for a declared option."""
-    if spec.secret:
-        return ConfigType.PASSWORD
-    if spec.kind.name == "int":
-        try:  # an integer option whose range passes 32 bits is a LONG, as in Kafka
-            spec.kind.parse(INT32_MAX + 1)
-            return ConfigType.LONG
-        except ValueError:
-            return ConfigType.INT
-    return {"bool": ConfigType.BOOLEAN, "double": ConfigType.DOUBLE,
-            "list": ConfigType.LIST}.get(spec.kind.name, ConfigType.STRING)
 
 
 def _dynamic_doc(name: str) -> str | None:
