@@ -103,7 +103,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     # ---- applications
     "jobs": {"broker_sim.common", "broker_sim.protocol", "connector.client", "connector.source",
              "connector.sink", "connector.cluster", "connector.spark_session",
-             "connector.data_source"},
+             "connector.data_source", "connector.registry"},
 }
 
 #: Outside pyq: (part prefix, import prefix) never allowed.
@@ -286,8 +286,6 @@ KNOWN_CIRCLES: dict[frozenset[str], str] = {
         "(Kafka's TimerTask/TimerTaskEntry pair); timer_task.py is being edited this stop",
     frozenset({"broker_sim.log.file_records", "broker_sim.log.segment"}):
         "segment.py is being split (issue 35); FileRecords names LogSegment in a type only",
-    frozenset({"broker_sim.server.broker", "broker_sim.server.broker_metrics"}):
-        "BrokerMetrics.watch reads the whole Broker's parts; a narrow view is to come",
     frozenset({"connector.client.config", "connector.client.security_config"}):
         "check_security reads a ClientConfig that calls it from __post_init__: one concept "
         "(the security cross-checks) moved out of config.py for its size",
