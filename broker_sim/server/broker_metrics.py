@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import Counter
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -16,7 +16,34 @@ from .partition import Partition
 from .partition_metrics import TopicPartitionCollector
 
 if TYPE_CHECKING:
-    from .broker import Broker
+    from ..controller.controller import Controller
+    from ..coordinator.group import GroupCoordinator
+    from ..coordinator.group.store import GroupStore
+    from ..coordinator.transaction.coordinator import TransactionCoordinator
+    from ..network import SocketServer
+    from .metadata_cache import MetadataCache
+    from .replica_manager import ReplicaManager
+
+
+class Watched(Protocol):
+    """The parts of a broker (:class:`~.broker.Broker`) its metrics read when scraped."""
+
+    @property
+    def socket_server(self) -> SocketServer: ...
+    @property
+    def replica_manager(self) -> ReplicaManager: ...
+    @property
+    def group_coordinator(self) -> GroupCoordinator: ...
+    @property
+    def group_store(self) -> GroupStore: ...
+    @property
+    def txn_coordinator(self) -> TransactionCoordinator: ...
+    @property
+    def embedded_controller(self) -> Controller | None: ...
+    @property
+    def metadata(self) -> MetadataCache: ...
+    @property
+    def retention_checks(self) -> int: ...
 
 
 class PartitionCollector(Collector):
@@ -96,7 +123,7 @@ class BrokerMetrics:
         if after - before:
             self.isr_expands.inc()
 
-    def watch(self, broker: Broker) -> None:
+    def watch(self, broker: Watched) -> None:
         registry = self.server.registry
         registry.register(NetworkCollector(broker.socket_server))
         rm = broker.replica_manager
