@@ -32,12 +32,21 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..protocol.primitives import ExternalBytes, ExternalBytesChanged
 
-if TYPE_CHECKING:
-    from .segment import LogSegment
+
+class PinnedSegment(Protocol):
+    """What a range needs of its segment (:class:`~.segment.LogSegment`): its name in
+    messages, the generation that a truncation or a swap bumps, and the release of the
+    reader guard the range holds."""
+
+    @property
+    def base_offset(self) -> int: ...
+    @property
+    def generation(self) -> int: ...
+    def _release(self) -> None: ...
 
 
 class SegmentChanged(Exception):
@@ -50,7 +59,7 @@ class FileRecords(ExternalBytes):
 
     __slots__ = ("segment", "fd", "position", "size", "generation", "_released", "_lock")
 
-    def __init__(self, segment: LogSegment, fd: int, position: int, size: int,
+    def __init__(self, segment: PinnedSegment, fd: int, position: int, size: int,
                  generation: int) -> None:
         """The caller has taken the segment's reader guard; this object now owns it."""
         self.segment = segment
