@@ -38,6 +38,7 @@ Modules, one concept each::
     record_scan           the C record scanner (_record_scan.c), loaded through ctypes
     aborted               read_committed: dropping aborted transactions by batch headers
     offsets               ListOffsets (earliest, latest, by timestamp)
+    leader_requests       a per-partition request to each leader, retried until all answer
     offset_fetch          OffsetFetch bodies and answers for one group, at any version
     delete_records        DeleteRecords: move partitions' log start offsets up
 
