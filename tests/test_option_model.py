@@ -14,6 +14,7 @@ import importlib
 import inspect
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -139,13 +140,18 @@ def readme_rows(start: str, end: str) -> list[tuple[list[str], list[str]]]:
     return rows
 
 
-def named(cell: str) -> list[str]:
-    """The option names a first cell gives: ```a` / `b```, ```x` / `.y``` (y relative to
-    x's prefix), ```other `kafka.*` ``` gives none."""
+def named(cell: str, known: Iterable[str] = ()) -> list[str]:
+    """The option names a cell gives: ```a` / `b```, ```x` / `.y``` (y relative to x: the
+    first of x's prefixes that makes a known name, else x's first segment), ```a=VALUE```
+    (the name), ```other `kafka.*` ``` none."""
+    known = set(known)
     names: list[str] = []
     for name in re.findall(r"`([^`]+)`", cell):
+        name = name.split("=", 1)[0]
         if name.startswith(".") and names:
-            name = names[0].split(".", 1)[0] + name
+            base = names[0].split(".")
+            expansions = [".".join(base[:i]) + name for i in range(1, len(base))]
+            name = next((e for e in expansions if e in known), expansions[0])
         if "*" not in name:
             names.append(name)
     return names
@@ -174,12 +180,12 @@ def test_readme_spark_tables_name_declared_options_with_their_defaults() -> None
     for header, cells in rows:
         if cells[0] in NOT_OPTIONS:
             continue
-        for name in named(cells[0]):
+        for name in named(cells[0], declared):
             assert name in declared or name in kafka, f"README names {name!r}, declared nowhere"
             checked.add(name)
         if header[-1] == "default" and cells[-1]:
             shown = cells[-1].replace("`", "").strip()
-            defaults = [declared[name].default_text for name in named(cells[0])]
+            defaults = [declared[name].default_text for name in named(cells[0], declared)]
             assert any(d and (shown == d or d.startswith(shown + " ") or shown.startswith(d + " "))
                        for d in defaults), \
                 f"README says {cells[0]} defaults to {shown!r}; declared: {defaults}"
@@ -192,7 +198,52 @@ def test_every_spark_option_is_in_the_readme() -> None:
     table or in the prose around it."""
     text = README.read_text()
     tabled = {name for _, cells in readme_rows("### Spark's Kafka options", "## Security")
-              for name in named(cells[0])}
+              for name in named(cells[0], _spark_declared())}
     missing = [name for name in _spark_declared() if name not in tabled
                and f"`{name}`" not in text and f"`{name}=" not in text]
     assert not missing, f"not in the README: {missing}"
+
+
+def _declared(*parts: str) -> dict[str, options.OptionSpec]:
+    out: dict[str, options.OptionSpec] = {}
+    for part in parts:
+        for cls in model_classes(part):
+            out.update(options.names(cls))
+    return out
+
+
+@pytest.mark.parametrize(("start", "end", "column", "parts"), [
+    # the defaults that differ from Kafka's (a topic config may be one the controller keeps)
+    ("Defaults are Kafka's, except", "### How a cluster is organised", 0, ("broker",)),
+    ("### A quorum of controllers", "### Operations", 1, ("broker", "controller")),
+    ("## Trust and key stores", "## OAUTHBEARER", 0, ("broker", "client")),
+    ("## OAUTHBEARER (OIDC)", "## Running against Apache Kafka", 0, ("broker", "client")),
+])
+def test_readme_broker_and_client_tables_name_declared_options(
+        start: str, end: str, column: int, parts: tuple[str, ...]) -> None:
+    """Every option a README table of the broker, the controller or the client names is
+    declared (by each of ``parts`` it belongs to), and a default it states is the declared
+    one ("unset" for none)."""
+    from broker_sim.controller.configs import TOPIC_CONFIGS
+
+    declared = _declared(*parts)
+    each = [_declared(part) for part in parts]
+    checked = 0
+    for header, cells in readme_rows(start, end):
+        for name in named(cells[column], declared):
+            if "." not in name:  # --controllers N, controllers=N: command-line flags
+                continue
+            if name in TOPIC_CONFIGS and name not in declared:  # min.insync.replicas
+                continue
+            if len(parts) > 1 and header[0] in ("broker option", "client option"):
+                owner = {"broker option": 0, "client option": parts.index("client")}[header[0]]
+                assert name in each[owner], f"README: {header[0]} {name!r} is not declared"
+            else:
+                assert name in declared, f"README names {name!r}; no {'/'.join(parts)} declares it"
+            checked += 1
+            if header[1:2] == ["default"]:
+                shown = cells[1].replace("`", "").strip()
+                default = declared[name].default_text
+                assert (shown == "unset" and not default) or shown == default, \
+                    f"README says {name} defaults to {shown!r}; declared: {default!r}"
+    assert checked >= 1, checked
