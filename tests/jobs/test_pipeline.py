@@ -166,3 +166,17 @@ def test_generate_then_sessionize_reconciles(spark, shared_broker, tmp_path, cap
 def _end_of(bootstrap: str, topic: str) -> list[int]:
     with Admin({"bootstrap.servers": bootstrap}) as admin:
         return _end(admin, topic)
+
+
+@pytest.mark.parametrize("job, argv, message", [
+    (generate_events, ["--value-format", "avro"], "--value-format avro needs --schema-registry URL"),
+    (generate_events, ["--schema-registry", "http://127.0.0.1:1"],
+     "--schema-registry http://127.0.0.1:1: only with --value-format avro (not json)"),
+    (sessionize, ["--parquet-dir", "x", "--value-format", "avro"],
+     "--value-format avro needs --schema-registry URL"),
+    (sessionize, ["--parquet-dir", "x", "--value-format", "xml"], "invalid choice: 'xml'"),
+])
+def test_value_format_and_registry_go_together(job, argv, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        job.main(argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err
