@@ -17,7 +17,8 @@ positions); it bumps the segment's generation, and so does a truncation that rem
 segment whole (its records' offsets will be reused). A truncation never changes a file
 in place (``LogSegment.truncate_to`` writes a new one), so the bytes a range was read
 from stay as they were, including those already handed to a socket; and
-:meth:`sendfile` refuses to send more once the generation moved: the sender gets
+the sender (``broker_sim.network.file_send``) refuses to send more once :attr:`changed`
+(the generation moved): the sender gets
 ExternalBytesChanged and closes the connection, whose client has then received a prefix
 of the response as it was read, never a byte written after (Kafka only notices a file
 that shrank under ``FileRecords.writeTo``).
@@ -34,7 +35,7 @@ import os
 import threading
 from typing import Protocol
 
-from ..protocol.primitives import ExternalBytes, ExternalBytesChanged
+from ..protocol.primitives import ExternalBytes
 
 
 class PinnedSegment(Protocol):
@@ -97,13 +98,6 @@ class FileRecords(ExternalBytes):
 
     def file_region(self) -> tuple[int, int, int] | None:
         return None if self._released else (self.fd, self.position, self.size)
-
-    def sendfile(self, out_fd: int, offset: int, count: int) -> int:
-        """``os.sendfile`` from ``offset`` into the range; ExternalBytesChanged once the
-        segment was truncated since the read (or the range released)."""
-        if self._released or self.changed:
-            raise ExternalBytesChanged(f"{self!r}: the segment was truncated since the read")
-        return os.sendfile(out_fd, self.fd, self.position + offset, min(count, self.size - offset))
 
     def release(self) -> None:
         """Give the segment's reader guard back (idempotent)."""

@@ -34,7 +34,7 @@ a consumer with a small receive window holds only its own connection, never the
 processor. Each range pins its segment (the reader guard) until its last byte is out or
 the connection closes, so retention, a roll or the cleaner's swap cannot pull the file
 from under a transfer; a truncation can, and once one has begun every further
-``sendfile`` of the range is refused (:meth:`ExternalBytes.sendfile`): the connection is
+``sendfile`` of the range is refused (:func:`.file_send.send_file_region`): the connection is
 closed, its client having received a prefix of the response as it was read, never a
 byte written after. TLS connections get the copying path: the handlers never give them
 file ranges, and a range that reaches one anyway is read into memory here.
@@ -82,6 +82,7 @@ from ..protocol.primitives import ExternalBytes, ExternalBytesChanged
 from ..protocol.schema import Data
 from ..security.principal import from_certificate
 from .connection_quotas import ConnectionQuotas
+from .file_send import send_file_region
 from .listener import Listener
 from .request_channel import Request, RequestChannel, Response
 from .request_stats import RequestStats
@@ -517,7 +518,7 @@ class Processor(ShutdownableThread):
         the socket is full: resumed from there when writable).
 
         A range whose file was truncated since the read is refused before a byte of it
-        moves (``part.sendfile`` raises ExternalBytesChanged): bytes in the socket cannot
+        moves (``send_file_region`` raises ExternalBytesChanged): bytes in the socket cannot
         be taken back, so a changed file costs the client a closed connection after a
         prefix of the response as it was read, never wrong bytes.
         """
@@ -525,7 +526,7 @@ class Processor(ShutdownableThread):
         sock_fd = conn.sock.fileno()
         try:
             while conn.out_pos < size:
-                n = part.sendfile(sock_fd, conn.out_pos, size - conn.out_pos)
+                n = send_file_region(sock_fd, part, conn.out_pos, size - conn.out_pos)
                 if n == 0:  # the file ends before the range: it changed
                     raise _FileChanged("the segment file is shorter than its range")
                 conn.out_pos += n

@@ -18,7 +18,6 @@ fault and must close only that connection.
 
 from __future__ import annotations
 
-import os
 import struct
 import uuid
 from typing import Any
@@ -177,10 +176,11 @@ class ExternalBytesChanged(Exception):
 class ExternalBytes:
     """Bytes that live outside the process's memory (a region of a file), for a zero-copy
     response: the encoder writes their length and leaves a *splice point* where the
-    transport writes them itself (``os.sendfile``), or copies them in with :meth:`read`.
+    transport writes them itself (``broker_sim.network.file_send`` sends
+    :meth:`file_region`), or copies them in with :meth:`read`.
 
-    The protocol layer knows nothing of files: a subclass (the log's ``FileRecords``)
-    says how long the bytes are and how to read them.
+    The protocol layer knows nothing of files and does no I/O: a subclass (the log's
+    ``FileRecords``) says how long the bytes are, where they are and how to read them.
     """
 
     __slots__ = ()
@@ -201,16 +201,6 @@ class ExternalBytes:
     def changed(self) -> bool:
         """True once the bytes at :meth:`file_region` may no longer be the ones meant."""
         return False
-
-    def sendfile(self, out_fd: int, offset: int, count: int) -> int:
-        """``os.sendfile`` at most ``count`` of these bytes, from ``offset`` into them, to
-        ``out_fd``; returns how many went (BlockingIOError: none, the socket is full).
-        Raises ExternalBytesChanged instead, once :attr:`changed` (or released)."""
-        region = self.file_region()
-        if region is None or self.changed:
-            raise ExternalBytesChanged(f"{self!r} changed or was released before it was sent")
-        fd, position, size = region
-        return os.sendfile(out_fd, fd, position + offset, min(count, size - offset))
 
     def release(self) -> None:
         """Called once the bytes are sent or will never be (idempotent)."""

@@ -11,6 +11,7 @@ import pytest
 
 from broker_sim.log import Log, LogConfig
 from broker_sim.log.file_records import FileRecords
+from broker_sim.network.file_send import send_file_region
 from tests.log.support import copied
 
 OpenLog = Callable[..., Log]
@@ -105,7 +106,7 @@ def test_truncation_and_new_appends_leave_a_pinned_ranges_bytes_as_read(open_log
     r, w = os.pipe()
     try:
         with pytest.raises(ExternalBytesChanged):
-            region.sendfile(w, 0, size)
+            send_file_region(w, region, 0, size)
     finally:
         os.close(r)
         os.close(w)
