@@ -23,8 +23,6 @@ lock, a queue by its condition.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import logging
 import threading
 from collections.abc import Callable
@@ -35,6 +33,7 @@ from ..common.clock import SYSTEM_CLOCK, Clock
 from ..network.blocking_client import BlockingConnection
 from ..protocol.api import ApiKey
 from ..protocol.errors import UnknownTopicOrPartition
+from ..timer import SystemTimer, TimerReaper, TimerTask
 
 log = logging.getLogger(__name__)
 
@@ -158,39 +157,34 @@ class _Destination(ShutdownableThread):
         return out
 
 
-class _Retries(ShutdownableThread):
-    """Runs actions after their delay (markers sent again, a completion written again), as
-    read on the broker's clock; due times are in its milliseconds."""
+class _Later(TimerTask):
+    """An action for the timing wheel: markers sent again, a completion written again."""
 
-    def __init__(self, broker_id: int, clock: Clock) -> None:
-        super().__init__(f"txn-markers-{broker_id}-retries")
-        self.clock = clock
-        self._due: list[tuple[int, int, Callable[[], None]]] = []
-        self._seq = itertools.count()
-        self._cond = threading.Condition()
+    __slots__ = ("action",)
 
-    def at(self, delay_s: float, action: Callable[[], None]) -> None:
-        with self._cond:
-            heapq.heappush(self._due, (self.clock.monotonic_ms() + round(delay_s * 1000), next(self._seq),
-                                       action))
-            self._cond.notify()
+    def __init__(self, delay_ms: int, action: Callable[[], None]) -> None:
+        super().__init__(delay_ms)
+        self.action = action
 
-    def wake(self) -> None:
-        with self._cond:
-            self._cond.notify_all()
-
-    def run_once(self) -> None:
-        with self._cond:
-            now = self.clock.monotonic_ms()
-            if not self._due or self._due[0][0] > now:
-                wait = min(POLL_S, (self._due[0][0] - now) / 1000) if self._due else POLL_S
-                self._cond.wait(wait)
-                return
-            _, _, action = heapq.heappop(self._due)
-        action()
+    def run(self) -> None:
+        self.action()
 
 
 class MarkerSender:
+    """The markers of decided transactions, one :class:`_Destination` per leader (see the module).
+
+    Retries after a backoff (a round with partitions left, no leader yet, a completion
+    write that failed) go on the shared timing wheel: a :class:`~broker_sim.timer.SystemTimer`
+    read on the broker's clock, moved by its :class:`~broker_sim.timer.TimerReaper`, as
+    the purgatories' delayed operations, rather than a private heap and thread. Kafka's
+    ``TransactionMarkerChannelManager`` has no scheduler of its own either: it puts failed
+    markers back on the destination's queue and its send thread's network client backs
+    off, and it retries failed log appends on that thread's next poll; here the
+    destination threads block on their connection, so the backoff is an explicit delay,
+    and a delay belongs to the timer. Due actions run on the timer's one executor thread,
+    never on a destination's; after :meth:`shutdown` none runs.
+    """
+
     def __init__(self, broker_id: int, leader_of: Callable[[str, int], int | None],
                  address: Callable[[int], tuple[str, int] | None],
                  clock: Clock = SYSTEM_CLOCK) -> None:
@@ -202,8 +196,9 @@ class MarkerSender:
         self.stopped = threading.Event()
         self._lock = threading.Lock()
         self._destinations: dict[int, _Destination] = {}
-        self._retries = _Retries(broker_id, clock)
-        self._retries.start()
+        self._timer = SystemTimer(f"txn-markers-{broker_id}-retries", clock=clock)
+        self._reaper = TimerReaper(self._timer, f"txn-markers-{broker_id}-reaper")
+        self._reaper.start()
 
     def send(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
              partitions: set[tuple[str, int]], still_owned: Callable[[], bool],
@@ -257,7 +252,12 @@ class MarkerSender:
             return dest
 
     def _later(self, action: Callable[[], None], delay_s: float = RETRY_BACKOFF_S) -> None:
-        self._retries.at(delay_s, action)
+        if self.stopped.is_set():
+            return
+        try:
+            self._timer.add(_Later(round(delay_s * 1000), action))
+        except RuntimeError:  # shut down meanwhile: the next coordinator resends
+            log.debug("marker retry dropped: the sender is shut down")
 
     def retry_later(self, action: Callable[[], None]) -> None:
         """Run ``action`` after the retry backoff (a failed completion write)."""
@@ -267,6 +267,7 @@ class MarkerSender:
         self.stopped.set()
         with self._lock:
             destinations = list(self._destinations.values())
-        self._retries.request_stop()
+        self._reaper.request_stop()
+        self._timer.shutdown(wait=False)
         for dest in destinations:
             dest.request_stop()
