@@ -27,6 +27,12 @@ environment; the pipe has no such race (EOF is sticky). Both arm only when
 removed from the child's environment once read, so processes it starts do not inherit it.
 
 Threading: :func:`hold` starts one daemon thread (``lifeline``) that only reads the pipe.
+It is a plain ``threading.Thread``, not a :class:`~broker_sim.common.ShutdownableThread`,
+on purpose: it has no rounds and no stop. It lives as long as the process, blocked in one
+``read`` that only the parent's death ends, and that end *is* its work (it then stops the
+process); a stop API would be one nobody may call, since a child that stopped its watcher
+could outlive its parent. (This module also stays at the bottom of the layers: it imports
+nothing of pyq, ``MAY_IMPORT`` in ``tests/test_import_layers.py``.)
 """
 
 from __future__ import annotations

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
-import threading
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.exposition import ThreadingWSGIServer
+
+from ..common.shutdownable_thread import ShutdownableThread
 
 log = logging.getLogger(__name__)
 
@@ -18,6 +19,18 @@ _POLL_S = 0.05
 class _QuietHandler(WSGIRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # wsgiref's name
         pass  # one line per scrape would drown the server's log
+
+
+class _ServeThread(ShutdownableThread):
+    """Accepts scrapes: each round waits up to ``httpd.timeout`` for one and hands it to a
+    thread of its own (``ThreadingWSGIServer``), so a stop is seen within one poll."""
+
+    def __init__(self, httpd: ThreadingWSGIServer) -> None:
+        super().__init__("metrics-http")
+        self.httpd = httpd
+
+    def run_once(self) -> None:
+        self.httpd.handle_request()
 
 
 class MetricsServer:
@@ -31,13 +44,14 @@ class MetricsServer:
     state (taking the owner's locks briefly at most) and never block.
 
     Threading: :meth:`start` and :meth:`shutdown` from the owner's thread; shutdown returns
-    within about 50 ms (the serving loop's poll interval).
+    within about 50 ms (the serving thread's poll interval: it is a
+    :class:`~broker_sim.common.ShutdownableThread` whose round waits that long for a scrape).
     """
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=False)
         self._httpd: ThreadingWSGIServer | None = None
-        self._thread: threading.Thread | None = None
+        self._thread: _ServeThread | None = None
 
     @property
     def port(self) -> int:
@@ -52,9 +66,9 @@ class MetricsServer:
     def start(self, host: str, port: int) -> MetricsServer:
         httpd = make_server(host, port, make_wsgi_app(self.registry), ThreadingWSGIServer,
                             handler_class=_QuietHandler)
+        httpd.timeout = _POLL_S
         self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, args=(_POLL_S,),
-                                        name="metrics-http", daemon=True)
+        self._thread = _ServeThread(httpd)
         self._thread.start()
         log.info("metrics on http://%s:%d/metrics", self.host, self.port)
         return self
@@ -63,7 +77,7 @@ class MetricsServer:
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
-        httpd.shutdown()
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.stop(1.0)
         httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(1.0)

@@ -31,7 +31,7 @@ is fenced for good and says so.
 States: UNINITIALIZED → READY (after init) → IN_TRANSACTION (begin) → READY (commit or
 abort); FENCED is final, and fails every queued record (``on_fatal``). Threading: the
 control calls may come from any thread; ``_lock`` serialises use of the manager's
-connections (the adder thread takes it too, so a call never holds it across a flush);
+connections (the adder thread, a :class:`_PartitionAdder`, takes it too, so a call never holds it across a flush);
 ``_cond`` guards the pending and added partition sets and the request in flight.
 """
 
@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from broker_sim.common import SYSTEM_CLOCK, Clock
+from broker_sim.common import SYSTEM_CLOCK, Clock, ShutdownableThread
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.errors import KafkaError, ProducerFenced
 
@@ -74,6 +74,22 @@ class TransactionError(KafkaError):
     """A transactional call made in the wrong state (e.g. send outside a transaction)."""
 
 
+class _PartitionAdder(ShutdownableThread):
+    """The ``txn-partitions`` thread: each round asks the coordinator for what the sender
+    handed over (:meth:`TransactionManager._add_handed_over`); ``wake`` ends its wait."""
+
+    def __init__(self, manager: TransactionManager) -> None:
+        super().__init__("txn-partitions")
+        self.manager = manager
+
+    def run_once(self) -> None:
+        self.manager._add_handed_over(self.stopping)
+
+    def wake(self) -> None:
+        with self.manager._cond:
+            self.manager._cond.notify_all()
+
+
 class TransactionManager:
     def __init__(self, config: ProducerConfig, idempotence: IdempotenceManager,
                  flush: Callable[[float | None], None], clock: Clock = SYSTEM_CLOCK,
@@ -97,10 +113,8 @@ class TransactionManager:
         self._adding = False  # an AddPartitionsToTxn is out (the sender's or the adder's)
         self._handoff: set[TopicPartition] | None = None  # for the adder thread to add
         self._error: BaseException | None = None
-        self._closed = False
         idempotence.partition_added = self._partitions.__contains__
-        self._adder = threading.Thread(target=self._add_pending, name="txn-partitions",
-                                       daemon=True)
+        self._adder = _PartitionAdder(self)
         self._adder.start()
 
     # ---- the calls the producer exposes -------------------------------------------------
@@ -188,31 +202,31 @@ class TransactionManager:
             self._adding = False
             self._cond.notify_all()
 
-    def _add_pending(self) -> None:
-        """The adder thread: the AddPartitionsToTxn the sender thread handed over, asked
-        until answered; then wake the sender, whose batches for those partitions may go."""
-        while True:
+    def _add_handed_over(self, stopping: threading.Event) -> None:
+        """A round of the adder thread: the AddPartitionsToTxn the sender thread handed
+        over, asked until answered; then wake the sender, whose batches for those partitions
+        may go. Returns at once when ``stopping``."""
+        with self._cond:
+            while self._handoff is None and not stopping.is_set():
+                self._cond.wait()
+            if stopping.is_set() or self._handoff is None:
+                return
+            batch, self._handoff = self._handoff, None
+        try:
+            with self._lock:
+                self._add(batch)
+        except BaseException as e:  # fenced, refused, timed out
+            log.error("transactional id %r: adding %s to the transaction failed: %s",
+                      self.transactional_id, sorted(batch), e)
             with self._cond:
-                while self._handoff is None and not self._closed:
-                    self._cond.wait()
-                if self._closed or self._handoff is None:
-                    return
-                batch, self._handoff = self._handoff, None
-            try:
-                with self._lock:
-                    self._add(batch)
-            except BaseException as e:  # fenced, refused, timed out
-                log.error("transactional id %r: adding %s to the transaction failed: %s",
-                          self.transactional_id, sorted(batch), e)
-                with self._cond:
-                    self._error = e
-                    self._pending.clear()
-                    self._adding = False
-                    self._cond.notify_all()
-                self._on_fatal(e)
-                continue
-            self._added(batch)
-            self._wake()
+                self._error = e
+                self._pending.clear()
+                self._adding = False
+                self._cond.notify_all()
+            self._on_fatal(e)
+            return
+        self._added(batch)
+        self._wake()
 
     def _add(self, partitions: set[TopicPartition]) -> None:
         pid, epoch = self.idempotence.producer_id_and_epoch
@@ -266,10 +280,7 @@ class TransactionManager:
             self.state = TransactionState.READY
 
     def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-        self._adder.join(5)
+        self._adder.stop(5)
         self._sync.close()
 
     # ---- plumbing -----------------------------------------------------------------------
