@@ -55,7 +55,6 @@ import logging
 import os
 import shutil
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -254,15 +253,17 @@ def build_offset_map(log: Log, first_dirty: int, end: int, max_entries: int, abo
 
 
 def clean(log: Log, now_ms: int, max_entries: int, range_: Cleanable | None = None,
-          should_stop: Callable[[], bool] = _never) -> CleanStats | None:
+          should_stop: Callable[[], bool] = _never,
+          clock: Clock = SYSTEM_CLOCK) -> CleanStats | None:
     """Clean ``log`` once if it has a cleanable range; the stats of what was done.
 
     ``should_stop`` is polled before each batch read or rewritten; once it returns True
     the pass is abandoned with CleanAborted: the group being rewritten is dropped with its
     ``cleaning/`` files before its swap (a swap, once committed, is finished), groups
     swapped already stay (each is a whole clean of its segments) and the checkpoint is
-    not moved, so the next pass starts where this one did."""
-    t0 = time.monotonic()
+    not moved, so the next pass starts where this one did. The stats' ``seconds`` are
+    read on ``clock`` (the cleaner's)."""
+    t0 = clock.monotonic_ms()
     range_ = range_ or cleanable(log, now_ms)
     if range_ is None:
         return None
@@ -279,7 +280,7 @@ def clean(log: Log, now_ms: int, max_entries: int, range_: Cleanable | None = No
                             should_stop):
             break  # the log changed under the clean (retention, truncation): next time
     write_checkpoint(log.dir, end)
-    stats.seconds = time.monotonic() - t0
+    stats.seconds = (clock.monotonic_ms() - t0) / 1000
     return stats
 
 
@@ -537,7 +538,8 @@ class LogCleaner:
         lg, range_ = picked
         try:
             try:
-                stats = clean(lg, self._clock.wall_ms(), self.max_entries, range_, self._stopping.is_set)
+                stats = clean(lg, self._clock.wall_ms(), self.max_entries, range_,
+                              self._stopping.is_set, self._clock)
             except CleanAborted as e:
                 log.info("cleaning %s abandoned: the cleaner is stopping (%s)", lg.name, e)
                 return None
