@@ -369,7 +369,8 @@ class BrokerConfig:
                                                       values.get("listener_security_protocol_map"))
             except ValueError as e:
                 raise ConfigError(f"listeners={props['listeners']!r} is not allowed: {e}") from e
-        if values.get("log_retention_hours") is not None:
+        # log.retention.ms wins over log.retention.hours, as in Kafka, whatever their order
+        if values.get("log_retention_hours") is not None and "retention.ms" not in log_props:
             log_props["retention.ms"] = str(values["log_retention_hours"] * 3_600_000)
         if log_props:
             try:
@@ -412,9 +413,10 @@ class BrokerConfig:
         for part, base in ((self, default), (self.leader_balance, default.leader_balance),
                            (self.oauthbearer, default.oauthbearer), (self.group, default.group),
                            (self.transaction, default.transaction)):
-            for name, spec in declared(type(part)).items():
+            for spec in declared(type(part)).values():
                 value = getattr(part, spec.attr)
-                out[name] = (_format(spec, value), value != getattr(base, spec.attr))
+                for name in (spec.name, *spec.aliases):  # node.id and log.dir too, as Kafka
+                    out[name] = (_format(spec, value), value != getattr(base, spec.attr))
         for spec in declared(LogConfig).values():
             if spec.synonym is not None:
                 value, base_value = getattr(self.log, spec.attr), getattr(default.log, spec.attr)

@@ -40,9 +40,20 @@ def test_the_unknown_option_message_lists_every_declared_name() -> None:
     assert sorted(listed) == sorted(BROKER_OPTIONS)
 
 
-def test_static_properties_name_every_declared_option() -> None:
-    described = BrokerConfig().static_properties()
-    assert set(described) == {spec.name for spec in BROKER_OPTIONS.values()}
+def test_static_properties_name_every_declared_option_and_alias() -> None:
+    described = BrokerConfig.from_properties({"node.id": "3", "log.dir": "/data"}).static_properties()
+    assert set(described) == set(BROKER_OPTIONS)  # node.id and log.dir too, as Kafka lists them
+    assert described["node.id"] == described["broker.id"] == ("3", True)
+    assert described["log.dir"] == described["log.dirs"] == ("/data", True)
+
+
+@pytest.mark.parametrize("order", [("log.retention.hours", "log.retention.ms"),
+                                   ("log.retention.ms", "log.retention.hours")])
+def test_log_retention_ms_wins_over_hours_whatever_the_order(order: tuple[str, str]) -> None:
+    given = {"log.retention.hours": "168", "log.retention.ms": "60000"}
+    config = BrokerConfig.from_properties({name: given[name] for name in order})
+    assert config.log.retention_ms == 60_000
+    assert BrokerConfig.from_properties({"log.retention.hours": "2"}).log.retention_ms == 7_200_000
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
