@@ -66,3 +66,12 @@ def test_the_controller_refuses_a_bad_option_naming_it(overrides: dict[str, str]
     with pytest.raises(ValueError, match=message):
         ControllerOptions.from_overrides(overrides)
     assert set(overrides) <= set(declared(ControllerOptions))
+
+
+@pytest.mark.parametrize("name", ["num.io.threads", "group.max.size", "offsets.topic.num.partitions",
+                                  "transaction.max.timeout.ms", "transaction.state.log.min.isr"])
+def test_an_out_of_range_integer_is_shown_as_one_by_every_part(name: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^{name}=0 is not allowed: must be at least 1$"):
+        BrokerConfig.from_properties({name: "0"})
+    with pytest.raises(ConfigError, match=rf"^{name}='x' is not allowed: must be at least 1$"):
+        BrokerConfig.from_properties({name: "x"})

@@ -26,9 +26,15 @@ def at_least(low: int) -> Kind:
 
 
 def refused(spec: OptionSpec, value: object, rule: str) -> ValueError:
-    """``name=value is not allowed: must be RULE`` (a string value quoted), the broker
+    """``name=value is not allowed: must be RULE`` (a string value quoted, but an integer
+    option's out-of-range number shown as one, as the broker's own options), the broker
     coordinators' message for a refused option."""
     shown = repr(value) if isinstance(value, str) else format_value(value)
+    if isinstance(value, str) and spec.kind.name == "int":
+        try:
+            shown = str(int(value.strip()))
+        except ValueError:
+            pass
     return ValueError(f"{spec.name}={shown} is not allowed: must be {rule}")
 
 
