@@ -27,7 +27,6 @@ Two guarantees:
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from broker_sim.common import SYSTEM_CLOCK, Clock
 from broker_sim.protocol.api import ApiKey
 from broker_sim.protocol.records.compression import codec_id
 from connector.client.config import AdminConfig
@@ -93,10 +93,14 @@ def _column(batch: pa.RecordBatch, name: str) -> pa.Array | None:
 
 
 class TaskWriter:
-    """Splits one task's Arrow batches by topic-partition and hands them to the sender."""
+    """Splits one task's Arrow batches by topic-partition and hands them to the sender.
 
-    def __init__(self, options: SinkOptions, sender: BatchSender, sync: Any) -> None:
+    A partition's partial batch lingers (``kafka.linger.ms``) as read on ``clock``."""
+
+    def __init__(self, options: SinkOptions, sender: BatchSender, sync: Any,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.options, self.sender, self.sync = options, sender, sync
+        self._clock = clock
         self.rows = 0  # rows seen so far: the round-robin position of keyless rows
         self._partition_counts: dict[str, int] = {}
         # Rows of a partition not sent yet, so batches fill up across Spark's Arrow batches
@@ -135,7 +139,7 @@ class TaskWriter:
             self._write_topic(batch, str(topic), rows)
         self.rows += n
         if self._linger_ms is not None:
-            self._send_lingered(time.monotonic() * 1000)
+            self._send_lingered(self._clock.monotonic_ms())
 
     def _send_lingered(self, now_ms: float) -> None:
         """Send partial batches that have waited ``kafka.linger.ms`` for more rows."""
@@ -190,7 +194,7 @@ class TaskWriter:
         key = (topic, partition)
         pieces = self._pending.setdefault(key, [])
         if not pieces:
-            self._pending_since[key] = time.monotonic() * 1000
+            self._pending_since[key] = self._clock.monotonic_ms()
         pieces.append(rows)
         limit = self._batch_bytes
         if sum(int(p.sizes.sum()) for p in pieces) < limit:
