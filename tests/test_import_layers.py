@@ -94,7 +94,8 @@ MAY_IMPORT: dict[str, set[str]] = {
                           "connector.client", "connector.local_security", "connector.console"},
     # ``pyq console`` serves connector.console, a Kafka client's web pages (and a schema
     # registry's client's: schemas, decoded keys and values).
-    "connector.console": {"broker_sim.protocol", "connector.client", "connector.registry"},
+    "connector.console": {"broker_sim.common", "broker_sim.protocol", "connector.client",
+                          "connector.registry"},
     # ``pyq cluster start`` is ``pyq-broker cluster`` (broker_sim.cli.run_cluster).
     "connector.cli": {"broker_sim.common", "broker_sim.protocol", "broker_sim.security",
                       "broker_sim.cli", "broker_sim.lifeline", "connector.client", "connector.local_security",

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import deque
 from typing import Any
 
+from broker_sim.common import SYSTEM_CLOCK, Clock, ShutdownableThread
 from broker_sim.protocol.errors import PyqError
 from connector.client import Admin
 
@@ -22,6 +22,20 @@ DEFAULT_SAMPLES = 720
 DEFAULT_INTERVAL_MS = 5_000
 
 
+class _Sampler(ShutdownableThread):
+    """``pyq-console-lag``: a round samples at once, then waits an interval (a stop ends the wait)."""
+
+    def __init__(self, history: LagHistory) -> None:
+        super().__init__("pyq-console-lag")
+        self.history = history
+
+    def run_once(self) -> None:
+        try:
+            self.history.sample()
+        finally:  # an unexpected failure (logged by the loop) waits its interval too
+            self.stopping.wait(self.history.interval_ms / 1000)
+
+
 class LagHistory:
     """Samples of each group's lag, ``{"time": ms, "total": n, "partitions": {"t-p": n},
     "committed": n, "partition_count": n, "lag": n or None}`` (``committed``: the sum of
@@ -30,7 +44,10 @@ class LagHistory:
     the newest last, at most ``samples`` per group (the oldest dropped); a group is
     sampled from the first round after it appears (ListGroups) until it is gone.
 
-    Threading: :meth:`start` runs the sampling rounds on a daemon thread of its own, which
+    Sample times are the wall time of ``clock``.
+
+    Threading: :meth:`start` runs the sampling rounds on a thread of its own (a
+    :class:`~broker_sim.common.ShutdownableThread`), which
     reaches the cluster through an Admin of its own (made from the console's client
     options, used by that thread only), so a page never waits for a round;
     :meth:`samples`, :meth:`rate` and :meth:`latest_round` are read by request threads,
@@ -41,7 +58,7 @@ class LagHistory:
     """
 
     def __init__(self, clients: ConsoleClients, interval_ms: int = DEFAULT_INTERVAL_MS,
-                 samples: int = DEFAULT_SAMPLES) -> None:
+                 samples: int = DEFAULT_SAMPLES, clock: Clock = SYSTEM_CLOCK) -> None:
         if interval_ms < 100:
             raise ValueError(f"lag history interval {interval_ms} ms is not allowed: must be "
                              "at least 100")
@@ -52,24 +69,19 @@ class LagHistory:
         self._samples = samples
         self._history: dict[str, deque[dict[str, Any]]] = {}
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._clock = clock
+        self._thread: _Sampler | None = None
         self.last_error: str | None = None
 
     def start(self) -> LagHistory:
-        self._thread = threading.Thread(target=self._run, name="pyq-console-lag", daemon=True)
+        self._thread = _Sampler(self)
         self._thread.start()
         return self
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.sample()
-            self._stop.wait(self.interval_ms / 1000)
 
     def sample(self) -> None:
         """One round: every group's lag now."""
         try:
-            now = int(time.time() * 1000)
+            now = self._clock.wall_ms()
             groups = [g.group_id for g in self._admin.list_groups()]
             taken = {}
             for group, rows in group_lags(self._admin, groups).items():
@@ -103,7 +115,7 @@ class LagHistory:
         itself)."""
         with self._lock:
             taken = self._round
-        if taken is None or time.time() * 1000 - taken[0] > 2 * self.interval_ms:
+        if taken is None or self._clock.wall_ms() - taken[0] > 2 * self.interval_ms:
             return None
         return taken
 
@@ -119,7 +131,6 @@ class LagHistory:
             recent[-1]["time"] - recent[0]["time"])
 
     def close(self) -> None:
-        self._stop.set()
         if self._thread is not None:
-            self._thread.join()
+            self._thread.stop(timeout=None)  # a round in progress finishes first
         self._admin.close()
