@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from typing import Any
 
-from werkzeug.serving import make_server
+from werkzeug.serving import BaseWSGIServer, make_server
+
+from broker_sim.common import ShutdownableThread
 
 from .app import create_app
 from .clients import ConsoleClients
 from .lag_history import DEFAULT_INTERVAL_MS, LagHistory
+
+#: How long a round of the serving thread waits for a request (bounds how long close takes).
+_POLL_S = 0.1
+
+
+class _ServeThread(ShutdownableThread):
+    """``pyq-console``: a round answers one request (on a thread of its own) or times out."""
+
+    def __init__(self, server: BaseWSGIServer) -> None:
+        super().__init__("pyq-console")
+        self.server = server
+
+    def run_once(self) -> None:
+        self.server.handle_request()
 
 
 class ConsoleServer:
@@ -20,7 +35,7 @@ class ConsoleServer:
     ``registry_user``, as :func:`.app.create_app` takes them) when given.
 
     Threading: :meth:`serve_forever` runs on the caller's thread (``pyq console``) or
-    :meth:`start` on a daemon thread of its own; each request is answered on a thread of
+    :meth:`start` on a :class:`~broker_sim.common.ShutdownableThread` of its own; each request is answered on a thread of
     its own, and they reach the cluster one at a time (:class:`.clients.ConsoleClients`).
     The lag history (:class:`.lag_history.LagHistory`, every ``lag_interval_ms``, over an
     Admin of its own, so pages never wait for it) is sampled from construction on.
@@ -46,7 +61,7 @@ class ConsoleServer:
             self.clients.close()
             raise
         self.lag_history.start()
-        self._thread: threading.Thread | None = None
+        self._thread: _ServeThread | None = None
 
     @property
     def address(self) -> tuple[str, int]:
@@ -62,15 +77,14 @@ class ConsoleServer:
         self._server.serve_forever()
 
     def start(self) -> ConsoleServer:
-        self._thread = threading.Thread(target=self.serve_forever, name="pyq-console",
-                                        daemon=True)
+        self._server.timeout = _POLL_S
+        self._thread = _ServeThread(self._server)
         self._thread.start()
         return self
 
     def close(self) -> None:
         if self._thread is not None:  # on the caller's thread, serve_forever has returned
-            self._server.shutdown()
-            self._thread.join()
+            self._thread.stop(timeout=None)
         self._server.server_close()
         self.lag_history.close()
         self.clients.close()
