@@ -181,7 +181,7 @@ class BrokerConfig:
         doc="How often retention looks for segments to delete.")
     log_retention_hours: int | None = option(
         "log.retention.hours", None, integer(None, None, optional=True),
-        doc="log.retention.ms in hours.")
+        doc="log.retention.ms in hours (log.retention.ms wins when both are set, as in Kafka).")
     log_cleaner_enable: bool = option("log.cleaner.enable", True, BOOL,
                                       doc="Whether the log cleaner compacts compacted topics.")
     log_cleaner_threads: int = option("log.cleaner.threads", 1, at_least(1),
