@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ..common.clock import SYSTEM_CLOCK, Clock
 from ..protocol.errors import NotController, RequestTimedOut
 from ..raft import (
     DATA,
@@ -92,12 +93,14 @@ class MetadataQuorum:
     no longer the leader of that epoch.
 
     A lone voter elects itself at once (its clock starts past the election timeout), as
-    Kafka's single controller does.
+    Kafka's single controller does. The Raft core's time (timeouts, fetch times) is read
+    on ``clock``, in milliseconds since construction.
     """
 
     def __init__(self, node_id: int, data_dir: Path, voters: dict[int, tuple[str, int]],
                  host: str = "127.0.0.1", port: int | None = None,
-                 config: RaftConfig | None = None, seed: int | None = None) -> None:
+                 config: RaftConfig | None = None, seed: int | None = None,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         if not voters:
             raise ValueError("quorum option voters={} is invalid: at least one voter is needed")
         self.node_id = node_id
@@ -111,7 +114,8 @@ class MetadataQuorum:
         self.transport = QuorumTransport(host, port, self._inbox.put,
                                          lambda node: self._inbox.put(_LinkLost(node, node_id, 0)))
         self.transport.set_peers({n: a for n, a in voters.items() if n != node_id})
-        self._t0 = time.monotonic()
+        self._clock = clock
+        self._t0 = clock.monotonic_ms()
         self._shift = 2 * self.config.election_timeout if set(voters) == {node_id} else 0
         self._lock = threading.Lock()
         self.core = RaftCore(node_id, frozenset(voters), self.config,
@@ -231,7 +235,7 @@ class MetadataQuorum:
         with self._lock:
             core = self.core
             now = self._now()
-            wall = int(time.time() * 1000)
+            wall = self._clock.wall_ms()
             states = core.replica_states()
             leader = core.leader_id
             hw = core.high_watermark
@@ -264,7 +268,7 @@ class MetadataQuorum:
 
     # ---- the driver thread -----------------------------------------------------------------
     def _now(self) -> int:
-        return int((time.monotonic() - self._t0) * 1000) + self._shift
+        return self._clock.monotonic_ms() - self._t0 + self._shift
 
     def _run(self) -> None:
         while True:
