@@ -42,6 +42,7 @@ from joserfc import errors as jose_errors
 from joserfc import jwk, jwt
 from joserfc.util import urlsafe_b64decode
 
+from ..common.clock import SYSTEM_CLOCK, Clock
 from ..common.options import LIST, custom, declared, format_value, integer, option, parse_value
 from ..protocol.errors import InvalidConfig, PyqError, SaslAuthenticationFailed
 
@@ -241,8 +242,11 @@ class JwksValidator:
     """
 
     def __init__(self, config: OAuthBearerConfig, now: Callable[[], float] = time.time,
-                 fetch_timeout_s: float = 10.0) -> None:
+                 fetch_timeout_s: float = 10.0, clock: Clock = SYSTEM_CLOCK) -> None:
+        """``now``: wall seconds for the tokens' claims; ``clock``: the key set's age, the
+        fetch backoff and the missing-kid rate limit (its monotonic time)."""
         assert config.jwks_endpoint_url is not None
+        self._clock = clock
         self.url = config.jwks_endpoint_url
         self._claims = _ClaimChecks(config, now)
         self._now = now
@@ -256,17 +260,20 @@ class JwksValidator:
         self._retry_at = 0.0
         self._backoff = FETCH_BACKOFF_S
 
+    def _monotonic_s(self) -> float:
+        return self._clock.monotonic_ms() / 1000
+
     def _fetch(self) -> None:
         """Fetch the key set unless a failed fetch's backoff is running; keep the old keys,
         if any, when it fails; raise TokenRefused when there are none."""
-        if self._failure is not None and time.monotonic() < self._retry_at:
+        if self._failure is not None and self._monotonic_s() < self._retry_at:
             if self._keys is None:
                 raise TokenRefused(self._failure)
             return
         try:
             self._download()
         except TokenRefused as e:
-            self._failure, self._retry_at = str(e), time.monotonic() + self._backoff
+            self._failure, self._retry_at = str(e), self._monotonic_s() + self._backoff
             self._backoff = min(self._backoff * 2, FETCH_BACKOFF_MAX_S)
             if self._keys is None:
                 raise
@@ -283,19 +290,19 @@ class JwksValidator:
             raise TokenRefused(f"the JWKS endpoint {self.url} answered HTTP {e.code}") from None
         except (OSError, ValueError, TypeError, jose_errors.JoseError) as e:
             raise TokenRefused(f"the JWKS endpoint {self.url} gave no key set ({e})") from None
-        self._keys, self._fetched_at = keys, time.monotonic()
+        self._keys, self._fetched_at = keys, self._monotonic_s()
         log.debug("fetched %d keys from %s", len(keys.keys), self.url)
 
     def _key_set(self, kid: str | None) -> jwk.KeySet:
         with self._lock:
-            if self._keys is None or time.monotonic() - self._fetched_at >= self._refresh_s:
+            if self._keys is None or self._monotonic_s() - self._fetched_at >= self._refresh_s:
                 self._fetch()
             assert self._keys is not None
             known = kid is None or any(k.kid == kid for k in self._keys.keys)
             if not known and kid is not None and len(kid) <= _MAX_KID_LENGTH:
                 last = self._missing.get(kid)
-                if last is None or time.monotonic() - last >= MISSING_KID_RETRY_S:
-                    self._missing[kid] = time.monotonic()
+                if last is None or self._monotonic_s() - last >= MISSING_KID_RETRY_S:
+                    self._missing[kid] = self._monotonic_s()
                     self._missing.move_to_end(kid)
                     while len(self._missing) > _MISSING_KID_ENTRIES:
                         self._missing.popitem(last=False)
