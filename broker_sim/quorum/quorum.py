@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..common.clock import SYSTEM_CLOCK, Clock
+from ..common.shutdownable_thread import ShutdownableThread
 from ..protocol.errors import NotController, RequestTimedOut
 from ..raft import (
     DATA,
@@ -74,11 +75,23 @@ class QuorumDescription:
     observers: tuple[ReplicaState, ...]
 
 
+class _Driver(ShutdownableThread):
+    """The quorum's driver thread: rounds of :meth:`MetadataQuorum._drive_once`."""
+
+    def __init__(self, quorum: MetadataQuorum, name: str) -> None:
+        super().__init__(name)
+        self.quorum = quorum
+
+    def run_once(self) -> None:
+        self.quorum._drive_once(self)
+
+
 class MetadataQuorum:
     """Drives a :class:`~broker_sim.raft.RaftCore` with real disks, sockets and time.
 
-    One driver thread (``quorum-<id>``) owns the I/O: it steps inbound messages into the
-    core, ticks it every 20 ms with a monotonic millisecond clock, and drains each
+    One driver thread (``quorum-<id>``, a :class:`~broker_sim.common.ShutdownableThread`)
+    owns the I/O: it steps inbound messages into the core, ticks it every 20 ms with
+    ``clock``'s monotonic milliseconds, and drains each
     :class:`~broker_sim.raft.Ready` in order — persist to the :class:`~.storage.
     MetadataLogStore` (fsync), hand a snapshot and then the committed entries to the
     listener, wake :meth:`await_committed`, send the messages. Application calls
@@ -130,7 +143,7 @@ class MetadataQuorum:
         self._leader_epoch = -1  # the epoch this node leads, once its LEADER_CHANGE committed
         self._reported: tuple[int | None, int] | None = None
         self._closed = False
-        self._thread = threading.Thread(target=self._run, name=f"quorum-{node_id}", daemon=True)
+        self._thread = _Driver(self, f"quorum-{node_id}")
 
     # ---- the application's calls ---------------------------------------------------------
     @property
@@ -258,9 +271,8 @@ class MetadataQuorum:
             if self._closed:
                 return
             self._closed = True
-        self._inbox.put(None)
-        if self._thread.is_alive():
-            self._thread.join(timeout=5)
+        self._inbox.put(None)  # ends the driver's wait for messages
+        self._thread.stop(timeout=5)
         self.transport.close()
         self.store.close()
         with self._done:
@@ -270,45 +282,50 @@ class MetadataQuorum:
     def _now(self) -> int:
         return self._clock.monotonic_ms() - self._t0 + self._shift
 
-    def _run(self) -> None:
+    def _drive_once(self, driver: ShutdownableThread) -> None:
+        """One round of the driver thread: wait up to a tick for messages, step the core
+        with all that came, tick it, handle what is ready. Asks ``driver`` to stop at
+        :meth:`close` or when handling fails."""
+        try:
+            item = self._inbox.get(timeout=_TICK_S)
+        except queue.Empty:
+            item = _WAKE
+        if item is None:
+            driver.request_stop()
+            return
+        batch = [item]
         while True:
             try:
-                item = self._inbox.get(timeout=_TICK_S)
+                more = self._inbox.get_nowait()
             except queue.Empty:
-                item = _WAKE
-            if item is None:
+                break
+            if more is None:
+                driver.request_stop()
                 return
-            batch = [item]
-            while True:
-                try:
-                    more = self._inbox.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    return
-                batch.append(more)
-            with self._lock:
-                if self._closed:
-                    return
-                for msg in batch:
-                    if isinstance(msg, _LinkLost):
-                        self.core.peer_disconnected(msg.src)
-                    elif msg is not _WAKE:
-                        try:
-                            self.core.step(msg)
-                        except (ValueError, TypeError):
-                            log.warning("quorum %d: dropped a message %r", self.node_id, msg)
-                self.core.tick(self._now())
-                ready = self.core.ready()
-            if ready:
-                try:
-                    self._handle(ready)
-                except Exception:
-                    log.exception("quorum %d: the driver failed; stopping it", self.node_id)
-                    with self._done:
-                        self._closed = True
-                        self._done.notify_all()
-                    return
+            batch.append(more)
+        with self._lock:
+            if self._closed:
+                driver.request_stop()
+                return
+            for msg in batch:
+                if isinstance(msg, _LinkLost):
+                    self.core.peer_disconnected(msg.src)
+                elif msg is not _WAKE:
+                    try:
+                        self.core.step(msg)
+                    except (ValueError, TypeError):
+                        log.warning("quorum %d: dropped a message %r", self.node_id, msg)
+            self.core.tick(self._now())
+            ready = self.core.ready()
+        if ready:
+            try:
+                self._handle(ready)
+            except Exception:
+                log.exception("quorum %d: the driver failed; stopping it", self.node_id)
+                with self._done:
+                    self._closed = True
+                    self._done.notify_all()
+                driver.request_stop()
 
     def _persist(self, ops: list[PersistOp]) -> None:
         pending: list[Entry] = []
