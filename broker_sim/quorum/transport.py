@@ -19,8 +19,10 @@ end at once and reports the node to ``on_disconnect`` (the last sender seen on t
 connection), so a follower need not wait out its fetch timeout to learn its leader is gone.
 
 Threading: the accept thread, one reader thread per inbound connection (calling
-``on_message`` with each decoded message, and ``on_disconnect`` once when it ends) and one sender thread per peer; :meth:`close`
-stops them all (closing the sockets wakes the blocked ones).
+``on_message`` with each decoded message, and ``on_disconnect`` once when it ends) and one
+sender thread per peer, each a :class:`~broker_sim.common.ShutdownableThread` doing one
+accept, frame read or frame write a round; :meth:`close` stops them all (closing the
+sockets wakes the blocked ones, a None in a sender's queue ends it).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import struct
 import threading
 from collections.abc import Callable
 
+from ..common.shutdownable_thread import ShutdownableThread
 from ..raft import Message
 from .codec import decode, encode
 
@@ -70,31 +73,33 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
     return b"".join(chunks)
 
 
-class _Peer:
-    """The outbound link to one peer: a queue and the thread that writes it out."""
+class _Peer(ShutdownableThread):
+    """The outbound link to one peer: a queue and the thread (``quorum-send-<id>``) that
+    writes it out, one frame a round; a None in the queue (:meth:`close`) ends it."""
 
     def __init__(self, node_id: int, address: tuple[str, int]) -> None:
+        super().__init__(f"quorum-send-{node_id}")
         self.node_id = node_id
         self.address = address
         self.queue: queue.Queue[bytes | None] = queue.Queue()
         self.sock: socket.socket | None = None
-        self.thread = threading.Thread(target=self._run, name=f"quorum-send-{node_id}",
-                                       daemon=True)
-        self.thread.start()
+        self.start()
 
-    def _run(self) -> None:
-        while True:
-            frame = self.queue.get()
-            if frame is None:
-                break
-            try:
-                if self.sock is None:
-                    self.sock = socket.create_connection(self.address, timeout=2.0)
-                    self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                    self.sock.settimeout(10.0)
-                self.sock.sendall(frame)
-            except OSError:
-                self._drop_connection()
+    def run_once(self) -> None:
+        frame = self.queue.get()
+        if frame is None:
+            self.request_stop()
+            return
+        try:
+            if self.sock is None:
+                self.sock = socket.create_connection(self.address, timeout=2.0)
+                self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                self.sock.settimeout(10.0)
+            self.sock.sendall(frame)
+        except OSError:
+            self._drop_connection()
+
+    def on_stopped(self) -> None:
         self._drop_connection()
 
     def _drop_connection(self) -> None:
@@ -119,6 +124,36 @@ class _Peer:
                 pass
 
 
+class _Acceptor(ShutdownableThread):
+    """``quorum-accept``: one inbound connection a round; ends when the listening socket
+    is closed (:meth:`QuorumTransport.close`)."""
+
+    def __init__(self, transport: QuorumTransport) -> None:
+        super().__init__("quorum-accept")
+        self.transport = transport
+
+    def run_once(self) -> None:
+        if not self.transport._accept_one():
+            self.request_stop()
+
+
+class _Reader(ShutdownableThread):
+    """``quorum-recv``: one inbound connection's frames, one a round, until it ends."""
+
+    def __init__(self, transport: QuorumTransport, conn: socket.socket) -> None:
+        super().__init__("quorum-recv")
+        self.transport = transport
+        self.conn = conn
+        self.src: int | None = None  # the node whose messages this connection carries
+
+    def run_once(self) -> None:
+        if not self.transport._read_one(self):
+            self.request_stop()
+
+    def on_stopped(self) -> None:
+        self.transport._connection_ended(self)
+
+
 class QuorumTransport:
     """Binds ``host:port`` at construction (``port`` 0: an ephemeral one, see :attr:`port`);
     :meth:`start` begins accepting. ``peers`` maps node ids to quorum addresses and may be
@@ -135,8 +170,7 @@ class QuorumTransport:
         self._inbound: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._closed = False
-        self._accept_thread = threading.Thread(target=self._accept, name="quorum-accept",
-                                               daemon=True)
+        self._accept_thread = _Acceptor(self)
 
     def start(self) -> None:
         self._accept_thread.start()
@@ -162,50 +196,54 @@ class QuorumTransport:
         payload = encode(msg)
         peer.send(_LEN.pack(len(payload)) + payload)
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self._server.accept()
-            except OSError:
-                return
-            with self._lock:
-                if self._closed:
-                    conn.close()
-                    return
-                self._inbound.add(conn)
-            threading.Thread(target=self._read, args=(conn,), name="quorum-recv",
-                             daemon=True).start()
-
-    def _read(self, conn: socket.socket) -> None:
-        src: int | None = None  # the node whose messages this connection carries
+    def _accept_one(self) -> bool:
+        """Accept one connection and start its reader; False once the listener is closed."""
         try:
-            while True:
-                head = _recv_exact(conn, _LEN.size)
-                if head is None:
-                    break
-                (length,) = _LEN.unpack(head)
-                if length > _MAX_FRAME:
-                    log.warning("quorum: a %d-byte frame; closing the connection", length)
-                    break
-                payload = _recv_exact(conn, length)
-                if payload is None:
-                    break
-                try:
-                    msg = decode(payload)
-                except (ValueError, TypeError, KeyError):
-                    log.warning("quorum: an undecodable frame; closing the connection")
-                    break
-                src = msg.src
-                self._on_message(msg)
+            conn, _ = self._server.accept()
         except OSError:
-            pass
-        finally:
-            with self._lock:
-                self._inbound.discard(conn)
-                closing = self._closed
-            conn.close()
-            if src is not None and not closing and self._on_disconnect is not None:
-                self._on_disconnect(src)
+            return False
+        with self._lock:
+            if self._closed:
+                conn.close()
+                return False
+            self._inbound.add(conn)
+        _Reader(self, conn).start()
+        return True
+
+    def _read_one(self, reader: _Reader) -> bool:
+        """Read one frame of ``reader``'s connection and hand its message on; False when
+        the connection ended (closed, reset, an oversized or undecodable frame)."""
+        conn = reader.conn
+        try:
+            head = _recv_exact(conn, _LEN.size)
+            if head is None:
+                return False
+            (length,) = _LEN.unpack(head)
+            if length > _MAX_FRAME:
+                log.warning("quorum: a %d-byte frame; closing the connection", length)
+                return False
+            payload = _recv_exact(conn, length)
+            if payload is None:
+                return False
+            try:
+                msg = decode(payload)
+            except (ValueError, TypeError, KeyError):
+                log.warning("quorum: an undecodable frame; closing the connection")
+                return False
+        except OSError:
+            return False
+        reader.src = msg.src
+        self._on_message(msg)
+        return True
+
+    def _connection_ended(self, reader: _Reader) -> None:
+        conn = reader.conn
+        with self._lock:
+            self._inbound.discard(conn)
+            closing = self._closed
+        conn.close()
+        if reader.src is not None and not closing and self._on_disconnect is not None:
+            self._on_disconnect(reader.src)
 
     def close(self) -> None:
         with self._lock:
@@ -228,4 +266,4 @@ class QuorumTransport:
         if self._accept_thread.is_alive():
             self._accept_thread.join(timeout=2)
         for peer in peers:
-            peer.thread.join(timeout=2)
+            peer.join(timeout=2)
