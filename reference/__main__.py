@@ -3,28 +3,37 @@
 ``python -m reference spark-kafka`` fetches Spark's Kafka connector likewise, and
 ``python -m reference spark-kafka-requirements`` prints what the virtualenv of
 ``benchmarks/vs_spark_kafka.py`` installs (``make bench-vs``): this project's runtime
-dependencies, with the pyspark of the connector's version in place of the pinned one.
+dependencies and its ``spark`` extra, with the pyspark of the connector's version in place
+of the pinned one.
 """
 
 from __future__ import annotations
 
 import sys
-from importlib.metadata import requires
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - tomli is a dependency on 3.10
+    import tomli as tomllib
 
 from reference.jars import MissingRequirement, kafka_jars, spark_kafka_jars, spark_kafka_version
 
+ROOT = Path(__file__).resolve().parents[1]
 USAGE = "usage: python -m reference kafka | spark-kafka | spark-kafka-requirements"
 
 
 def spark_kafka_requirements() -> list[str]:
-    """pyq's runtime requirements (as installed, so as pyproject.toml has them), pyspark
-    pinned to the version of Spark's Kafka connector in ``reference/spark-kafka/pom.xml``."""
-    found = requires("pyq") or []
-    runtime = [r for r in found if "extra ==" not in r]
-    pyspark = [r for r in runtime if r.replace("_", "-").lower().startswith("pyspark")]
+    """pyq's runtime requirements and its ``spark`` extra, as ``pyproject.toml`` has them
+    (not the installed metadata, which lags behind an edit until the next install), with
+    pyspark pinned to the version of Spark's Kafka connector in
+    ``reference/spark-kafka/pom.xml``."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = [*project["dependencies"], *project["optional-dependencies"]["spark"]]
+    pyspark = [r for r in wanted if r.replace("_", "-").lower().startswith("pyspark")]
     if len(pyspark) != 1:
-        raise RuntimeError(f"expected one pyspark requirement among {runtime}")
-    return [r for r in runtime if r not in pyspark] + [f"pyspark=={spark_kafka_version()}"]
+        raise RuntimeError(f"expected one pyspark requirement among {wanted}")
+    return [r for r in wanted if r not in pyspark] + [f"pyspark=={spark_kafka_version()}"]
 
 
 def main(argv: list[str]) -> int:
