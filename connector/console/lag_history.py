@@ -37,10 +37,11 @@ class _Sampler(ShutdownableThread):
 
 
 class LagHistory:
-    """Samples of each group's lag, ``{"time": ms, "total": n, "partitions": {"t-p": n},
-    "committed": n, "partition_count": n, "lag": n or None}`` (``committed``: the sum of
-    its committed offsets, for a rate; ``lag``: :func:`.lag.total`, None when no lag is
-    known, for the groups page),
+    """Samples of each group's lag, ``{"time": ms, "lag": n or None, "partitions": {"t-p": n},
+    "committed": n, "partition_count": n}`` (``lag``: :func:`.lag.total`, None when no
+    partition's lag is known — a group listed before its first commit is durable, a topic
+    without a leader — so the chart shows a gap there, never a lag of 0; ``committed``: the
+    sum of its committed offsets, for a rate),
     the newest last, at most ``samples`` per group (the oldest dropped); a group is
     sampled from the first round after it appears (ListGroups) until it is gone.
 
@@ -87,10 +88,10 @@ class LagHistory:
             for group, rows in group_lags(self._admin, groups).items():
                 lags = {f"{r['topic']}-{r['partition']}": r["lag"] for r in rows
                         if r["lag"] is not None}
-                taken[group] = {"time": now, "total": sum(lags.values()), "partitions": lags,
+                taken[group] = {"time": now, "lag": total(rows), "partitions": lags,
                                 "committed": sum(r["committed"] for r in rows
                                                  if r["committed"] is not None),
-                                "partition_count": len(rows), "lag": total(rows)}
+                                "partition_count": len(rows)}
         except PyqError as e:
             self.last_error = f"{type(e).__name__}: {' '.join(str(e).split())}"
             log.warning("lag history: sampling failed, trying again in %d ms: %s",
