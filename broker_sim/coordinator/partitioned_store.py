@@ -195,11 +195,15 @@ class PartitionedStore(Generic[E]):
         with self._lock:
             return self._entities.get(key)
 
-    def get_or_create(self, key: str) -> E:
+    def get_or_create(self, key: str, init: Callable[[E], None] | None = None) -> E:
+        """The entity of ``key``, created if there is none (``init`` sees a new one before
+        anyone else can)."""
         with self._lock:
             entity = self._entities.get(key)
             if entity is None:
                 entity = self._new(key)
+                if init is not None:
+                    init(entity)
                 self._entities[key] = entity
             return entity
 

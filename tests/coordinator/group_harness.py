@@ -51,8 +51,14 @@ class Outcome:
 
 class GroupHarness:
     def __init__(self, data_dir: Path, config: GroupConfig | None = None,
-                 prepare: Callable[[GroupCoordinator], None] = lambda c: None) -> None:
+                 prepare: Callable[[GroupCoordinator], None] = lambda c: None,
+                 offsets_isr: tuple[int, ...] = (0,), offsets_min_isr: int = 1) -> None:
+        """``offsets_isr``: the ISR of every ``__consumer_offsets`` partition (replicas
+        0 and 1 when it names 1, and broker 1 never fetches: acks=all writes wait until
+        they time out); ``offsets_min_isr``: its min.insync.replicas."""
         self.prepare = prepare
+        self.offsets_isr = list(offsets_isr)
+        self.offsets_min_isr = offsets_min_isr
         self.config = config or GroupConfig(group_initial_rebalance_delay_ms=3000,
                                             offsets_topic_num_partitions=PARTITIONS)
         self.clock = ManualClock(0, wall_start_ms=1_700_000_000_000)
@@ -64,8 +70,10 @@ class GroupHarness:
         self.start()
 
     def apply_image(self) -> None:
-        offsets = TopicInfo("offsets", {}, [PartitionInfo([0], [0], 0, self.epoch)
-                                            for _ in range(PARTITIONS)])
+        replicas = [0, 1] if 1 in self.offsets_isr or self.offsets_min_isr > 1 else [0]
+        offsets = TopicInfo("offsets", {"min.insync.replicas": str(self.offsets_min_isr)},
+                            [PartitionInfo(replicas, self.offsets_isr, 0, self.epoch)
+                             for _ in range(PARTITIONS)])
         topic = TopicInfo("t", {}, [PartitionInfo([0], [0], 0, self.epoch) for _ in range(6)])
         self.replicas.apply_image(ClusterImage(
             version=self.epoch + 1, brokers={0: BrokerInfo("127.0.0.1", 1, 1)},

@@ -57,7 +57,8 @@ class GroupAdmin:
         if group is None:
             return GroupSummary(0, group_id, S.DEAD.value, "", "", [])
         with group.lock:
-            if group.consumer is not None:  # as Kafka: DescribeGroups sees classic groups only
+            # as Kafka: DescribeGroups sees classic groups only, once they are durable
+            if group.consumer is not None or not group.visible:
                 return GroupSummary(0, group_id, S.DEAD.value, "", "", [])
             stable = group.is_(S.STABLE)
             protocol = group.protocol_name or ""
@@ -75,7 +76,7 @@ class GroupAdmin:
         out = []
         for group in self.store.groups():
             with group.lock:
-                if group.is_(S.DEAD):
+                if group.is_(S.DEAD) or not group.visible:
                     continue
                 state = group.state_name
                 if wanted is None or state.lower() in wanted:
@@ -107,7 +108,7 @@ class GroupAdmin:
                 done(group_id, GroupIdNotFound.code)
                 continue
             with group.lock:
-                if group.is_(S.DEAD):
+                if group.is_(S.DEAD) or not group.visible:
                     done(group_id, GroupIdNotFound.code)
                 elif not group.is_(S.EMPTY) or group.has_consumer_members:
                     done(group_id, NonEmptyGroup.code)

@@ -203,6 +203,7 @@ class ConsumerProtocol:
                 return
             group = store.get_or_create(hb.group_id)
         with group.lock:
+            group.first_commit_pending = False  # a member's group, whatever its commits do
             try:
                 answer, recs = self._heartbeat(group, hb)
             except KafkaError as e:

@@ -129,6 +129,7 @@ class ClassicMembership:
                 return
             group = self.store.get_or_create(group_id)
         with group.lock:
+            group.first_commit_pending = False  # a member's group, whatever its commits do
             if group.consumer is not None and not group.consumer.members:
                 self.consumer.drop(group)  # an empty consumer-protocol group turns classic
             if group.is_(S.DEAD):

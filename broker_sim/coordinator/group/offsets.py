@@ -41,7 +41,10 @@ class OffsetManager:
     ``__consumer_offsets`` (a commit takes effect in its write's callback, never before);
     an offset committed inside a transaction waits in ``group.pending_txn_offsets`` under its
     producer id until the transaction's marker decides it (:meth:`on_transaction_completed`);
-    a deletion removes offsets only once their tombstones are written.
+    a deletion removes offsets only once their tombstones are written. A group an
+    OffsetCommit creates is not visible (:attr:`.GroupMetadata.visible`) until one of its
+    commits is written, and is dropped when all of those fail, as Kafka's coordinator
+    reads groups at the last committed offset and reverts a failed write.
 
     Threading: request handlers call in concurrently; every read and change of a group's
     offsets happens under the group's lock, write callbacks included.
@@ -74,7 +77,7 @@ class OffsetManager:
             if generation_id >= 0:
                 fail(IllegalGeneration.code)  # a member of a group that is not here
                 return
-            group = self.store.get_or_create(group_id)
+            group = self.store.get_or_create(group_id, GroupMetadata.mark_first_commit_pending)
         with group.lock:
             simple = generation_id < 0 and not member_id and instance_id is None
             if group.is_(S.DEAD):
@@ -102,6 +105,15 @@ class OffsetManager:
             else:
                 self.member_alive(group, group.members[member_id])
                 self._store_offsets(group, offsets, callback, transaction)
+            self._drop_if_never_written(group)  # refused before any write
+
+    def _drop_if_never_written(self, group: GroupMetadata) -> None:
+        """Under the group's lock: a group that only commits created, none of them written
+        and none under way, never existed (as Kafka reverts a failed write)."""
+        if not group.visible and group.commits_in_flight == 0 and not group.offsets \
+                and not group.pending_txn_offsets and not group.is_(S.DEAD):
+            group.transition_to(S.DEAD, self.store.clock.wall_ms())
+            self.store.remove(group)
 
     def _store_offsets(self, group: GroupMetadata, offsets: dict[tuple[str, int], CommittedOffset],
                        callback: Callable[[dict[tuple[str, int], int]], None],
@@ -116,16 +128,21 @@ class OffsetManager:
 
         def stored(error: KafkaError | None) -> None:
             with group.lock:
+                group.commits_in_flight -= 1
                 if error is None:
+                    group.first_commit_pending = False
                     if transaction is None:
                         group.offsets.update(valid)
                     else:
                         group.pending_txn_offsets.setdefault(transaction[0], {}).update(valid)
                     if group.is_(S.DEAD):  # deleted meanwhile: the commit revives nothing
                         error = CoordinatorNotAvailable("the group was unloaded")
+                else:
+                    self._drop_if_never_written(group)
                 codes.update({tp: code_of(error) for tp in valid})
                 callback(codes)
 
+        group.commits_in_flight += 1  # under the group's lock, held by the caller
         self.store.append(group.group_id, self.store.offset_records(group.group_id, valid), stored,
                           transaction)
 
