@@ -119,14 +119,19 @@ class Published:
 
 
 class _SessionExpiry(TimerTask):
+    """A broker's session running out, ``delay_ms`` after its last heartbeat; it tells the
+    controller how late it runs (a stalled controller runs it late)."""
+
     def __init__(self, controller: Controller, broker_id: int, epoch: int, delay_ms: int) -> None:
         super().__init__(delay_ms)
         self.controller = controller
         self.broker_id = broker_id
         self.epoch = epoch
+        self.due_ms = controller.timer.clock.monotonic_ms() + delay_ms
 
     def run(self) -> None:
-        self.controller.expire_session(self.broker_id, self.epoch)
+        late_ms = self.controller.timer.clock.monotonic_ms() - self.due_ms
+        self.controller.expire_session(self.broker_id, self.epoch, late_ms)
 
 
 def _round_robin(alive: list[int], start: int, partitions: int, rf: int) -> list[list[int]]:
@@ -357,14 +362,29 @@ class Controller(LeaderElections, AdminChanges):
             self._arm_session(broker_id, info.epoch)
             return info.epoch
 
-    def expire_session(self, broker_id: int, epoch: int) -> None:
+    def expire_session(self, broker_id: int, epoch: int, late_ms: int = 0) -> None:
+        """Fence ``broker_id`` (of broker epoch ``epoch``): its session ran out ``late_ms``
+        after it was due. Later than half a session means this controller itself was
+        stalled (paused, starved): the broker's heartbeats may be waiting unread, so it gets
+        a fresh session, as after an election, instead of being fenced on silence this
+        controller could not have heard; a stalled controller that has lost its leadership
+        meanwhile learns it from the quorum and steps down. A fence that does not commit
+        (no longer active) changes nothing."""
         with self._lock:
             info = self.image.brokers.get(broker_id)
             if info is None or info.epoch != epoch or not info.alive or not self.is_active:
                 return
+            if late_ms > self.session_timeout_ms // 2:
+                log.info("broker %d: its session ran out %d ms late, this controller was "
+                         "stalled: a fresh session instead of fencing it", broker_id, late_ms)
+                self._arm_session(broker_id, epoch, 2 * self.session_timeout_ms)
+                return
             log.warning("broker %d session expired: fencing it and moving its leaderships", broker_id)
             self._fence(broker_id)
-            self._commit()
+            try:
+                self._commit()
+            except KafkaError as e:
+                log.info("broker %d: its fence did not commit (%s): nothing changed", broker_id, e)
 
     def _fence(self, broker_id: int) -> None:
         """Mark ``broker_id`` dead, move its leaderships and take it out of ISRs (lock held;
