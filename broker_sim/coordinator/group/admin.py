@@ -58,7 +58,7 @@ class GroupAdmin:
             return GroupSummary(0, group_id, S.DEAD.value, "", "", [])
         with group.lock:
             # as Kafka: DescribeGroups sees classic groups only, once they are durable
-            if group.consumer is not None or not group.visible:
+            if group.consumer is not None or group.first_commit_pending:
                 return GroupSummary(0, group_id, S.DEAD.value, "", "", [])
             stable = group.is_(S.STABLE)
             protocol = group.protocol_name or ""
@@ -76,7 +76,7 @@ class GroupAdmin:
         out = []
         for group in self.store.groups():
             with group.lock:
-                if group.is_(S.DEAD) or not group.visible:
+                if group.is_(S.DEAD) or group.first_commit_pending:
                     continue
                 state = group.state_name
                 if wanted is None or state.lower() in wanted:
@@ -108,7 +108,7 @@ class GroupAdmin:
                 done(group_id, GroupIdNotFound.code)
                 continue
             with group.lock:
-                if group.is_(S.DEAD) or not group.visible:
+                if group.is_(S.DEAD) or group.first_commit_pending:
                     done(group_id, GroupIdNotFound.code)
                 elif not group.is_(S.EMPTY) or group.has_consumer_members:
                     done(group_id, NonEmptyGroup.code)

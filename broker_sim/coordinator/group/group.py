@@ -82,17 +82,13 @@ class GroupMetadata:
         #: consumer-protocol records read back by a loading coordinator, until restored.
         self.loaded_consumer_records: dict[bytes, bytes] = {}
         #: created by an OffsetCommit whose write is not yet durable: until one such write
-        #: is, the group is not listed or described (Kafka reads groups at the last
-        #: committed offset), and if every one fails it is dropped (see :attr:`visible`).
+        #: is, the group is not listed, described or deleted (Kafka reads groups at the
+        #: last committed offset), and if every one fails it is dropped. A member joining
+        #: (classic or consumer protocol) clears it, so while it is set the group is Empty,
+        #: with no members.
         self.first_commit_pending = False
         #: OffsetCommit writes of this group not yet answered.
         self.commits_in_flight = 0
-
-    @property
-    def visible(self) -> bool:
-        """False while the group is only the subject of a first commit not yet durable."""
-        return not (self.first_commit_pending and self.is_(GroupState.EMPTY)
-                    and not self.members and self.consumer is None)
 
     def mark_first_commit_pending(self) -> None:
         self.first_commit_pending = True

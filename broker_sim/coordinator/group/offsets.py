@@ -42,9 +42,9 @@ class OffsetManager:
     an offset committed inside a transaction waits in ``group.pending_txn_offsets`` under its
     producer id until the transaction's marker decides it (:meth:`on_transaction_completed`);
     a deletion removes offsets only once their tombstones are written. A group an
-    OffsetCommit creates is not visible (:attr:`.GroupMetadata.visible`) until one of its
-    commits is written, and is dropped when all of those fail, as Kafka's coordinator
-    reads groups at the last committed offset and reverts a failed write.
+    OffsetCommit creates is hidden (:attr:`.GroupMetadata.first_commit_pending`) until
+    one of its commits is written, and is dropped when all of those fail, as Kafka's
+    coordinator reads groups at the last committed offset and reverts a failed write.
 
     Threading: request handlers call in concurrently; every read and change of a group's
     offsets happens under the group's lock, write callbacks included.
@@ -110,7 +110,7 @@ class OffsetManager:
     def _drop_if_never_written(self, group: GroupMetadata) -> None:
         """Under the group's lock: a group that only commits created, none of them written
         and none under way, never existed (as Kafka reverts a failed write)."""
-        if not group.visible and group.commits_in_flight == 0 and not group.offsets \
+        if group.first_commit_pending and group.commits_in_flight == 0 and not group.offsets \
                 and not group.pending_txn_offsets and not group.is_(S.DEAD):
             group.transition_to(S.DEAD, self.store.clock.wall_ms())
             self.store.remove(group)
